@@ -1,0 +1,75 @@
+"""cudnn-magic: see which cuDNN your kernel really loaded, why a cell failed, and how to fix it.
+
+In a notebook::
+
+    %load_ext cudnn_magic
+    %cudnn_check
+
+From Python (no IPython needed)::
+
+    import cudnn_magic
+    report = cudnn_magic.check()            # Report (cudnn_magic.model)
+    diagnoses = cudnn_magic.explain(text)   # list[Diagnosis], strongest first
+    snapshot = cudnn_magic.gpu_memory()     # MemorySnapshot (bytes)
+
+Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
+magics module is imported by :func:`load_ipython_extension` only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .model import Diagnosis, MemorySnapshot, Report
+
+__all__ = ["__version__", "check", "explain", "gpu_memory", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def check(import_frameworks: bool = False, deep: bool = False) -> Report:
+    """Run every probe and return the :class:`~cudnn_magic.model.Report`.
+
+    Args:
+        import_frameworks: import installed frameworks for exact runtime answers (slow:
+            ``import tensorflow`` alone takes seconds).
+        deep: also load each on-disk cuDNN candidate in a child process.
+
+    Never raises for environment problems; they appear in ``report.notes``.
+    """
+    from .check import run_check
+
+    return run_check(import_frameworks=import_frameworks, deep=deep)
+
+
+def explain(text: str, report: Report | None = None) -> list[Diagnosis]:
+    """Explain an error text or log (any mix of traceback and native log lines).
+
+    Returns diagnoses strongest first; an empty list when nothing is cuDNN-related.
+    """
+    from .diagnose import diagnose
+
+    return diagnose(exception="", log=text, report=report)
+
+
+def gpu_memory() -> MemorySnapshot:
+    """One sample of every visible GPU's memory (bytes), via NVML. Never raises: with no
+    driver, ``snapshot.error`` says why."""
+    from .memory import sample
+
+    return sample()
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Called by ``%load_ext cudnn_magic``: register the magics and turn on annotation."""
+    from .magics import load
+
+    load(ip)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Called by ``%unload_ext cudnn_magic``: undo everything ``load_ipython_extension`` did."""
+    from .magics import unload
+
+    unload(ip)

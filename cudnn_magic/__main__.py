@@ -1,0 +1,7 @@
+"""``python -m cudnn_magic`` runs the command line (see :mod:`cudnn_magic.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

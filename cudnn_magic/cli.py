@@ -1,0 +1,128 @@
+"""The ``cudnn-magic`` command line (also ``python -m cudnn_magic``).
+
+Exit codes (DESIGN.md): ``check`` 0 when no finding has severity "error", 1 when one does;
+``explain`` 0 when it ran; 2 on a usage or internal error for every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence, TextIO
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cudnn-magic",
+        description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
+    c.add_argument("--json", action="store_true", help="print the JSON report (DESIGN.md contract)")
+    c.add_argument("--import-frameworks", action="store_true",
+                   help="import installed frameworks for exact runtime answers (slow)")
+    c.add_argument("--deep", action="store_true",
+                   help="load every cuDNN copy a framework could pick in a child process and report what fails")
+    c.add_argument("--load", metavar="PATH", action="append", default=[],
+                   help="load this libcudnn first (as a framework would), then check; repeatable")
+
+    e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
+    e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
+    e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (DESIGN.md contract)")
+    e.add_argument("--facts", action="store_true",
+                   help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
+                        "logs produced here; logs from CI or another machine are explained from their text")
+
+    m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
+    m.add_argument("--json", action="store_true", help="print the JSON snapshot (DESIGN.md contract)")
+    m.add_argument("--watch", type=float, metavar="SECONDS", default=None,
+                   help="refresh every SECONDS seconds until interrupted")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit code (see module docstring)."""
+    out = out or sys.stdout
+    parser = _parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:  # argparse already printed the usage message
+        return 0 if exc.code == 0 else 2
+    if args.command is None:
+        parser.print_help(out)
+        return 2
+    try:
+        if args.command == "check":
+            return _check(args, out)
+        if args.command == "explain":
+            return _explain(args, out)
+        if args.command == "memory":
+            from .memory import cli_memory
+
+            return cli_memory(as_json=args.json, watch=args.watch, out=out)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a CLI reports, it does not dump a traceback
+        print(f"cudnn-magic: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    parser.print_help(out)
+    return 2
+
+
+def _check(args: argparse.Namespace, out: TextIO) -> int:
+    from .check import run_check
+    from .render.report import report_json, report_text
+
+    if args.load:
+        from .probes.loaded import load_like_a_framework
+
+        for path in args.load:
+            err = load_like_a_framework(path)
+            if err:
+                print(f"cudnn-magic: could not load {path}: {err}", file=sys.stderr)
+                return 2
+    report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
+    if args.json:
+        json.dump(report_json(report), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(report_text(report))
+        out.write("\n")
+    return 1 if report.worst_severity == "error" else 0
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
+    from .diagnose import diagnose
+    from .render.diagnosis import diagnoses_json, diagnoses_text
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(args.file, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    text = data.decode("utf-8", errors="replace")
+    report = None
+    if args.facts:
+        from .check import run_check
+
+        report = run_check()
+    diagnoses = diagnose(exception="", log=text, report=report)
+    if args.json:
+        json.dump(diagnoses_json(diagnoses), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(diagnoses_text(diagnoses) or "No cuDNN-related error found in the input.")
+        out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

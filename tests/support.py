@@ -1,0 +1,170 @@
+"""Shared test helpers: C stand-ins built with gcc, the real cuDNN wheel, and real kernels.
+
+Everything named ``standin`` here is a stand-in at the native boundary only (a tiny C library
+that answers like the real one); nothing above the C ABI is faked.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+from typing import Iterable
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+NATIVE_SRC = Path(__file__).resolve().parent / "native"
+
+
+def have_gcc() -> bool:
+    return shutil.which("gcc") is not None
+
+
+def build_c_library(source: str, out: Path, soname: str | None = None, extra: Iterable[str] = ()) -> Path:
+    """Compile C ``source`` into the shared library ``out`` (with ``soname``) using gcc.
+
+    Skips the calling test when gcc is missing.
+    """
+    if not have_gcc():
+        pytest.skip("gcc is needed to build the C stand-in")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = out.parent / (out.name.replace(".", "_") + ".c")
+    src.write_text(textwrap.dedent(source))
+    cmd = ["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(src)]
+    if soname:
+        cmd.insert(1, f"-Wl,-soname,{soname}")
+    cmd.extend(extra)
+    subprocess.run(cmd, check=True, capture_output=True)
+    return out
+
+
+CUDNN_STANDIN_C = r"""
+/* Stand-in for libcudnn: answers the version queries like the real library.
+   Built by the tests; CUDNN_STANDIN_{MAJOR,MINOR,PATCH} set at compile time. */
+#include <stddef.h>
+size_t cudnnGetVersion(void) {
+#if STANDIN_MAJOR >= 9
+  return STANDIN_MAJOR * 10000 + STANDIN_MINOR * 100 + STANDIN_PATCH;
+#else
+  return STANDIN_MAJOR * 1000 + STANDIN_MINOR * 100 + STANDIN_PATCH;
+#endif
+}
+int cudnnGetProperty(int type, int *value) {
+  if (!value) return 3;
+  if (type == 0) *value = STANDIN_MAJOR; else if (type == 1) *value = STANDIN_MINOR;
+  else if (type == 2) *value = STANDIN_PATCH; else return 3;
+  return 0;
+}
+size_t cudnnGetCudartVersion(void) { return 12040; }
+const char *cudnnGetErrorString(int status) { return status == 0 ? "CUDNN_STATUS_SUCCESS" : "CUDNN_STATUS_STANDIN"; }
+"""
+
+
+def build_cudnn_standin(directory: Path, version: str, soname: str | None = None) -> Path:
+    """Build ``libcudnn.so.<major>`` (a stand-in) answering ``version`` ("9.1.0") in ``directory``."""
+    major, minor, patch = (int(x) for x in version.split("."))
+    soname = soname or f"libcudnn.so.{major}"
+    return build_c_library(
+        CUDNN_STANDIN_C,
+        directory / soname,
+        soname=soname,
+        extra=[f"-DSTANDIN_MAJOR={major}", f"-DSTANDIN_MINOR={minor}", f"-DSTANDIN_PATCH={patch}"],
+    )
+
+
+def real_cudnn_lib_dir() -> Path | None:
+    """The real cuDNN 9 from the ``nvidia-cudnn-jit-cu12`` (or ``nvidia-cudnn-cu12``) wheel."""
+    for sub in ("nvidia/cudnn_jit/lib", "nvidia/cudnn/lib"):
+        for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+            d = Path(base) / sub
+            if (d / "libcudnn.so.9").exists() and (d / "libcudnn_graph.so.9").exists():
+                return d
+    return None
+
+
+def require_real_cudnn() -> Path:
+    d = real_cudnn_lib_dir()
+    if d is None:
+        pytest.skip("real cuDNN wheel not installed: pip install --no-deps nvidia-cudnn-jit-cu12")
+    return d
+
+
+def kernel_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a test kernel: temp HOME/JUPYTER_*/IPYTHONDIR, no PYTEST_CURRENT_TEST
+    (ipykernel turns its fd capture off when it sees it), repo on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    home = tmp / "home"
+    for sub in ("runtime", "data", "config", "ipython"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    env.update(
+        HOME=str(home),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        IPYTHONDIR=str(home / "ipython"),
+        PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_notebook(cells: list[str], tmp: Path, env: dict[str, str] | None = None, timeout: int = 120,
+                 allow_errors: bool = True, save_as: Path | None = None):
+    """Execute ``cells`` in a real ipykernel through nbclient and return the executed notebook.
+
+    The kernel runs this interpreter (``sys.executable``) with :func:`kernel_env`.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+        resources={"metadata": {"path": str(tmp)}},
+    )
+    # nbclient hands extra execute() kwargs to KernelManager.start_kernel (Popen env).
+    client.execute(env=kernel_env(tmp, env))
+    if save_as is not None:
+        nbformat.write(nb, str(save_as))
+    return nb
+
+
+def outputs_text(cell) -> str:
+    """All text of a cell's outputs (stream text, text/plain, text/html, error traceback)."""
+    parts: list[str] = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        elif out.get("output_type") == "error":
+            parts.append("\n".join(out.get("traceback", [])))
+            parts.append(f"{out.get('ename')}: {out.get('evalue')}")
+        else:
+            data = out.get("data", {})
+            for mime in ("text/plain", "text/html", "application/json"):
+                if mime in data:
+                    parts.append(str(data[mime]))
+    return "\n".join(parts)
+
+
+def python_has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def kernelspec_python() -> str:
+    return sys.executable
+
+
+def glob_one(pattern: str) -> str | None:
+    hits = glob.glob(pattern)
+    return hits[0] if hits else None
