@@ -1,0 +1,280 @@
+"""Every cuDNN on disk that could be picked, and which one the dynamic loader WILL pick.
+
+Where we look (in this order; a file found twice is listed once, under its first source):
+pip wheels (``nvidia/cudnn/lib``, ``nvidia/cudnn_jit/lib``, frameworks' own lib dirs) in every
+``sys.path`` entry, the conda env, each ``LD_LIBRARY_PATH`` entry, the ``ld.so`` cache
+(``/etc/ld.so.cache``), ``CUDA_HOME``/``CUDA_PATH``/``CUDA_ROOT``, ``/usr/local/cuda*`` and the
+system library dirs.
+
+Versions come from the file's real name (``libcudnn.so.8.9.7``), the owning wheel, the
+``cudnn_version.h`` next to it, or -- for a main library with none of those -- a query in a
+child process. An unmapped copy is NEVER loaded into this process (FACTS.md: a copy without
+its sub-library aborts the process on the first call).
+
+Loader order (glibc ``ld.so(8)`` "Rpath token expansion" and search order): a library already
+loaded with the same soname is reused; else ``DT_RPATH`` of the requesting object (only when it
+has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, ``DT_RUNPATH`` of the requesting object, the
+``ld.so`` cache, then the default dirs ``/lib`` and ``/usr/lib`` (64-bit variants included).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import struct
+import sys
+from dataclasses import dataclass, field
+
+from ..model import LibraryCopy, Resolution
+from . import libnames
+from .elf import NotElf, read_dynamic
+from .owners import owner_of, pip_version_of
+
+WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
+                 "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
+SYSTEM_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+               "/usr/lib64", "/lib64", "/usr/lib", "/lib", "/usr/local/lib", "/usr/lib/wsl/lib")
+DEFAULT_DIRS_64 = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu")
+
+
+@dataclass
+class Inventory:
+    """Result of :func:`probe_installed`: copies on disk, the ld.so cache map, and notes."""
+
+    copies: list[LibraryCopy] = field(default_factory=list)
+    ldcache: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], str | None]:
+    """Parse glibc's ``ld.so.cache`` (new format "glibc-ld.so.cache1.1", per glibc
+    ``sysdeps/generic/dl-cache.h``) into ``{soname: [paths in cache order]}``.
+
+    Returns (map, note); the note says why the cache could not be read. Never raises.
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(64 << 20)
+    except OSError as exc:
+        return {}, f"ld.so cache {path} unreadable ({exc.strerror or exc})"
+    magic_new = b"glibc-ld.so.cache1.1"
+    start = data.find(magic_new)
+    if start < 0:
+        return {}, f"ld.so cache {path}: unknown format"
+    try:
+        nlibs, _len_strings = struct.unpack_from("<II", data, start + 20)
+        # struct cache_file_new: magic[17] version[3] nlibs len_strings flags[1] pad[3] extension_offset unused[3]
+        off = start + 20 + 4 + 4 + 1 + 3 + 4 + 12
+        out: dict[str, list[str]] = {}
+        for i in range(min(nlibs, 200_000)):
+            _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
+
+            def cstr(o: int) -> str:
+                o += start
+                end = data.find(b"\0", o)
+                return data[o:end].decode("utf-8", "replace")
+
+            out.setdefault(cstr(key), []).append(cstr(value))
+        return out, None
+    except struct.error:
+        return {}, f"ld.so cache {path}: truncated"
+
+
+def _site_dirs() -> list[str]:
+    seen: list[str] = []
+    for p in sys.path:
+        if p and os.path.isdir(p) and p not in seen and (p.endswith(("site-packages", "dist-packages"))):
+            seen.append(p)
+    return seen
+
+
+def candidate_dirs(environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None) -> list[tuple[str, str]]:
+    """(directory, source) pairs to search, in reporting order."""
+    env = os.environ if environ is None else environ
+    dirs: list[tuple[str, str]] = []
+    for site in _site_dirs():
+        for sub in WHEEL_SUBDIRS:
+            dirs.append((os.path.join(site, sub), "pip wheel" if sub.startswith("nvidia") else "framework lib dir"))
+    for prefix in {env.get("CONDA_PREFIX", ""), sys.prefix}:
+        if prefix and os.path.isdir(os.path.join(prefix, "conda-meta")):
+            dirs.append((os.path.join(prefix, "lib"), "conda env"))
+    for entry in env.get("LD_LIBRARY_PATH", "").split(":"):
+        if entry:
+            dirs.append((entry, "LD_LIBRARY_PATH"))
+    for soname, paths in (ldcache or {}).items():
+        if soname.startswith("libcudnn"):
+            for p in paths:
+                dirs.append((os.path.dirname(p), "ld.so cache"))
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_PATH", "CUDNN_HOME"):
+        v = env.get(var)
+        if v:
+            dirs += [(os.path.join(v, "lib64"), var), (os.path.join(v, "lib"), var)]
+    for root in sorted(glob.glob("/usr/local/cuda*")):
+        dirs += [(os.path.join(root, "lib64"), "CUDA toolkit dir"),
+                 (os.path.join(root, "targets", "x86_64-linux", "lib"), "CUDA toolkit dir")]
+    home = env.get("HOME")
+    if home:
+        for d in glob.glob(os.path.join(home, ".cupy", "cuda_lib", "*", "cudnn", "*", "lib64")):
+            dirs.append((d, "CuPy install_library"))
+    dirs += [(d, "system dir") for d in SYSTEM_DIRS]
+    return dirs
+
+
+def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | None = None,
+                    query_unknown: bool = True, ldcache_path: str = "/etc/ld.so.cache") -> Inventory:
+    """Inventory every cuDNN file on disk (see module docstring). Never raises.
+
+    Args:
+        environ: environment to read ``LD_LIBRARY_PATH``/``CUDA_HOME`` from (default: this
+            process's).
+        mapped: real paths already mapped here (their copies are marked ``loaded``).
+        query_unknown: ask main libraries of unknown version in child processes.
+        ldcache_path: the ``ld.so`` cache file.
+    """
+    inv = Inventory()
+    if not sys.platform.startswith("linux"):
+        inv.notes.append(f"on-disk inventory unavailable on this platform ({sys.platform})")
+        return inv
+    inv.ldcache, note = read_ldcache(ldcache_path)
+    if note:
+        inv.notes.append(note)
+    mapped = mapped or set()
+    seen: dict[str, int] = {}
+    unknown: list[int] = []
+    for d, source in candidate_dirs(environ, inv.ldcache):
+        try:
+            entries = os.listdir(d)
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            continue
+        except OSError as exc:
+            if source in ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "conda env"):
+                inv.notes.append(f"could not list {d} ({source}): {exc.strerror or exc}")
+            continue
+        for name in sorted(entries):
+            if not name.startswith("libcudnn") or not libnames.is_cudnn_name(name):
+                continue
+            path = os.path.join(d, name)
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            error = None
+            if not os.path.exists(path):
+                inv.notes.append(f"broken symlink {path} -> {os.readlink(path) if os.path.islink(path) else '?'}")
+                continue
+            try:
+                read_dynamic(real)
+            except NotElf as exc:
+                error = f"not a usable shared library: {exc}"
+            except OSError as exc:
+                error = f"unreadable: {exc.strerror or exc}"
+            owner = owner_of(path)
+            version, vsource = _version(real, owner) if error is None else (None, None)
+            # Prefer the soname-style name for display (libcudnn.so.9 rather than libcudnn.so.9.1.0)
+            copy = LibraryCopy(
+                path=real, name=os.path.basename(real), soname=libnames.soname_of(os.path.basename(real)),
+                version=version, version_source=vsource, owner=owner, source=source,
+                loaded=real in mapped, is_main=libnames.is_main(name), error=error,
+            )
+            seen[real] = len(inv.copies)
+            inv.copies.append(copy)
+            if version is None and error is None and copy.is_main:
+                unknown.append(len(inv.copies) - 1)
+    if unknown and query_unknown:
+        from .subprocess_probe import query_versions
+        from ..versions import try_parse
+        import dataclasses
+
+        res = query_versions([inv.copies[i].path for i in unknown])
+        for i in unknown:
+            c = inv.copies[i]
+            r = res.get(c.path)
+            if r and r.version is not None and try_parse(r.version):
+                inv.copies[i] = dataclasses.replace(c, version=str(try_parse(r.version)),
+                                                    version_source="cudnnGetVersion in a child process")
+            elif r and r.error:
+                inv.copies[i] = dataclasses.replace(c, error=r.error)
+    return inv
+
+
+def _version(real: str, owner: str) -> tuple[str | None, str | None]:
+    parsed = libnames.parse_name(os.path.basename(real))
+    if parsed and parsed[2]:
+        return parsed[2], "file name"
+    pv = pip_version_of(owner)
+    if pv and "cudnn" in owner:
+        v = libnames.pip_dist_version_to_cudnn(pv)
+        if v:
+            return v, "wheel version"
+    hv = libnames.header_version(os.path.dirname(real))
+    if hv:
+        major = parsed[1] if parsed else None
+        if major is None or hv[0].split(".")[0] == str(major):
+            return hv[0], os.path.basename(hv[1])
+    return None, None
+
+
+def _expand(entry: str, origin: str) -> str:
+    for tok in ("$ORIGIN", "${ORIGIN}"):
+        entry = entry.replace(tok, origin)
+    entry = entry.replace("$LIB", "lib64").replace("${LIB}", "lib64")
+    entry = entry.replace("$PLATFORM", "x86_64").replace("${PLATFORM}", "x86_64")
+    return os.path.normpath(entry)
+
+
+def resolve(soname: str, consumer: str, consumer_library: str | None, *, environ: dict[str, str] | None = None,
+            ldcache: dict[str, list[str]] | None = None, mapped: list[str] | None = None) -> Resolution:
+    """Which file ``dlopen(soname)`` from ``consumer_library`` (or a plain ``dlopen`` when None)
+    would get, per glibc's search order (module docstring). Never raises.
+
+    Args:
+        soname: e.g. ``libcudnn.so.9``.
+        consumer: display name of who asks ("PyTorch").
+        consumer_library: path of the ELF object whose RPATH/RUNPATH applies.
+        mapped: paths already mapped in this process (a mapped file whose name equals the
+            soname, or whose ELF SONAME equals it, is reused by the loader).
+    """
+    env = os.environ if environ is None else environ
+    order: list[tuple[str, str]] = []  # (dir, reason)
+    for p in mapped or ():
+        base = os.path.basename(p)
+        if base == soname or libnames.soname_of(base) == soname:
+            return Resolution(consumer, consumer_library, soname, p, "already mapped in this process (the loader reuses it)")
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    origin = ""
+    if consumer_library:
+        origin = os.path.dirname(consumer_library)
+        try:
+            dyn = read_dynamic(consumer_library)
+            rpath, runpath = dyn.rpath, dyn.runpath
+        except (OSError, NotElf):
+            pass
+    lib_name = os.path.basename(consumer_library) if consumer_library else ""
+    if rpath and not runpath:
+        order += [(_expand(e, origin), f"RPATH {e} of {lib_name}") for e in rpath]
+    for e in env.get("LD_LIBRARY_PATH", "").split(":"):
+        if e:
+            order.append((os.path.normpath(e), f"LD_LIBRARY_PATH entry {e}"))
+    order += [(_expand(e, origin), f"RUNPATH {e} of {lib_name}") for e in runpath]
+    hits: list[tuple[str, str]] = []
+    for d, why in order:
+        cand = os.path.join(d, soname)
+        if os.path.exists(cand):
+            hits.append((os.path.realpath(cand), why))
+    for p in (ldcache or {}).get(soname, []):
+        if os.path.exists(p):
+            hits.append((os.path.realpath(p), "ld.so cache"))
+    for d in DEFAULT_DIRS_64:
+        cand = os.path.join(d, soname)
+        if os.path.exists(cand):
+            hits.append((os.path.realpath(cand), f"default dir {d}"))
+    uniq: list[tuple[str, str]] = []
+    for h in hits:
+        if h[0] not in [u[0] for u in uniq]:
+            uniq.append(h)
+    if not uniq:
+        return Resolution(consumer, consumer_library, soname, None, "not found by the loader's search")
+    picked, why = uniq[0]
+    return Resolution(consumer, consumer_library, soname, picked, why, tuple(u[0] for u in uniq[1:]))

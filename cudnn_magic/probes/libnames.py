@@ -1,0 +1,80 @@
+"""cuDNN file names, sonames and the versions a file's name or nearby header give away.
+
+File naming per NVIDIA's cuDNN Linux packages: ``libcudnn.so.9.1.0`` (real file),
+``libcudnn.so.9`` (soname link), ``libcudnn.so`` (dev link); sub-libraries ``libcudnn_ops.so.9``,
+``libcudnn_cnn_infer.so.8`` ...; pip wheels ship only the soname (``libcudnn.so.9``).
+Header: ``CUDNN_MAJOR``/``CUDNN_MINOR``/``CUDNN_PATCHLEVEL`` in ``cudnn_version.h`` (cuDNN 8+)
+or ``cudnn.h`` (7 and older).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
+_HDR = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+
+
+def parse_name(name: str) -> tuple[str, int | None, str | None] | None:
+    """``libcudnn_ops.so.9.1.0`` -> ("cudnn_ops", 9, "9.1.0"); ``libcudnn.so.9`` -> ("cudnn", 9, None).
+
+    The third item is a full version only when the name carries major.minor.patch.
+    Returns None for names that are not cuDNN libraries.
+    """
+    m = _NAME.match(name)
+    if not m:
+        return None
+    stem, major, minor, patch = m.groups()
+    full = f"{major}.{minor}.{patch}" if patch is not None else None
+    return stem, int(major) if major else None, full
+
+
+def is_cudnn_name(name: str) -> bool:
+    return parse_name(name) is not None
+
+
+def is_main(name: str) -> bool:
+    """True for ``libcudnn.so*`` itself (the library frameworks link), False for sub-libraries."""
+    p = parse_name(name)
+    return bool(p and p[0] == "cudnn")
+
+
+def soname_of(name: str) -> str:
+    """``libcudnn_ops.so.9.1.0`` -> ``libcudnn_ops.so.9``; names without a major stay as they are."""
+    p = parse_name(name)
+    if not p or p[1] is None:
+        return name
+    return f"lib{p[0]}.so.{p[1]}"
+
+
+def header_version(lib_dir: str) -> tuple[str, str] | None:
+    """Version from ``cudnn_version.h`` next to a library directory: ``../include`` (pip wheels,
+    tarballs, CUDA toolkits), the same directory, or the system include dirs for system library
+    dirs. Returns (version, header path) or None."""
+    cands = [
+        os.path.join(lib_dir, os.pardir, "include"),
+        lib_dir,
+    ]
+    if lib_dir.startswith(("/usr/lib", "/lib")):
+        cands += ["/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu"]
+    for inc in cands:
+        for hname in ("cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"):
+            path = os.path.normpath(os.path.join(inc, hname))
+            try:
+                with open(path, "rb") as fh:
+                    text = fh.read(200_000)
+            except OSError:
+                continue
+            vals = dict((k.decode(), int(v)) for k, v in _HDR.findall(text))
+            if {"MAJOR", "MINOR", "PATCHLEVEL"} <= vals.keys():
+                return f"{vals['MAJOR']}.{vals['MINOR']}.{vals['PATCHLEVEL']}", path
+    return None
+
+
+def pip_dist_version_to_cudnn(version: str) -> str | None:
+    """``9.27.0.42`` (wheel version) -> ``9.27.0`` (cuDNN version)."""
+    parts = version.split(".")
+    if len(parts) >= 3 and all(p.isdigit() for p in parts[:3]):
+        return ".".join(parts[:3])
+    return None
