@@ -1,0 +1,289 @@
+"""Render a :class:`~cudnn_magic.model.Report` as text, HTML or JSON. Pure functions.
+
+The JSON follows DESIGN.md's ``check`` contract (keys may be added, never renamed).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Any
+
+from ..model import Driver, Report, Unavailable, to_plain
+
+_VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
+_SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The DESIGN.md ``check`` JSON: cudnn_loaded, cudnn_installed, frameworks, driver, gpus,
+    findings (plus resolutions, notes, elapsed_s)."""
+    drv: Any
+    if isinstance(report.driver, Unavailable):
+        drv = None
+    elif isinstance(report.driver, Driver):
+        drv = to_plain(report.driver)
+    else:
+        drv = None
+    return {
+        "cudnn_loaded": [
+            {"path": c.path, "version": c.version, "owner": c.owner, "name": c.name, "main": c.is_main,
+             "version_source": c.version_source, "error": c.error}
+            for c in report.cudnn_loaded
+        ],
+        "cudnn_installed": [
+            {"path": c.path, "version": c.version, "source": c.source, "owner": c.owner, "name": c.name,
+             "main": c.is_main, "loaded": c.loaded, "version_source": c.version_source, "error": c.error}
+            for c in report.cudnn_installed
+        ],
+        "frameworks": [
+            {"name": f.name, "version": f.version, "imported": f.imported, "cudnn_compiled": f.cudnn_compiled,
+             "cuda_compiled": f.cuda_compiled, "verdict": f.verdict, "rule": f.rule, "distribution": f.distribution,
+             "cudnn_used": f.cudnn_used, "cudnn_used_path": f.cudnn_used_path, "cudnn_compiled_source": f.cudnn_compiled_source,
+             "detail": f.detail}
+            for f in report.frameworks
+        ],
+        "driver": drv,
+        "driver_unavailable": report.driver.reason if isinstance(report.driver, Unavailable) else None,
+        "gpus": [to_plain(g) for g in report.gpus],
+        "findings": [
+            {"id": f.id, "severity": f.severity, "title": f.title, "detail": f.detail,
+             "fixes": [{"id": x.id, "title": x.title, "action": x.action, "restart_required": x.restart_required,
+                        "applicable": x.applicable} for x in f.fixes]}
+            for f in report.findings
+        ],
+        "resolutions": [to_plain(r) for r in report.resolutions],
+        "notes": list(report.notes),
+        "elapsed_s": round(report.elapsed_s, 4),
+    }
+
+
+def _ver(v: str | None) -> str:
+    return v if v else "?"
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def summary_line(report: Report) -> str:
+    """One line: the mapped cuDNN and the worst verdict."""
+    mains = [c for c in report.cudnn_loaded if c.is_main]
+    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or "no cuDNN mapped in this process"
+    errors = sum(1 for f in report.findings if f.severity == "error")
+    warns = sum(1 for f in report.findings if f.severity == "warning")
+    state = "OK" if not errors and not warns else f"{errors} error(s), {warns} warning(s)"
+    return f"cuDNN in this kernel: {loaded} -- {state}"
+
+
+def report_text(report: Report) -> str:
+    """Plain text for terminals and logs."""
+    out = [summary_line(report), ""]
+    out.append("cuDNN mapped in this process")
+    if report.cudnn_loaded:
+        out.append(_table([[c.name, _ver(c.version), c.owner, c.directory] for c in report.cudnn_loaded],
+                          ["library", "version", "owner", "directory"]))
+    else:
+        out.append("  none (no framework has loaded cuDNN yet; see below for what each would load)")
+    out.append("")
+    out.append("Frameworks")
+    if report.frameworks:
+        out.append(_table(
+            [[f.name, f.version, "yes" if f.imported else "no", _ver(f.cudnn_compiled), _ver(f.cuda_compiled),
+              _ver(f.cudnn_used), f.verdict.upper()] for f in report.frameworks],
+            ["framework", "version", "imported", "built with cuDNN", "CUDA", "cuDNN used", "verdict"]))
+        for f in report.frameworks:
+            if f.detail:
+                out.append(f"  {f.name}: {f.detail}")
+            if f.rule and f.verdict in ("mismatch", "ok"):
+                out.append(f"    rule: {f.rule}")
+    else:
+        out.append("  none installed (TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime)")
+    out.append("")
+    out.append("Driver and GPUs")
+    if isinstance(report.driver, Unavailable):
+        out.append(f"  {report.driver.reason}")
+    elif report.driver is not None:
+        out.append(f"  driver {report.driver.version}, CUDA driver API {report.driver.cuda_driver_version or '?'}")
+    for g in report.gpus:
+        cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
+        mem = f"{_gib(g.used_bytes)}/{_gib(g.total_bytes)} used" if g.total_bytes else "memory ?"
+        out.append(f"  GPU {g.index}: {g.name}, compute capability {cc}, {mem}" + (f" [{g.error}]" if g.error else ""))
+    out.append("")
+    out.append("Findings")
+    if report.findings:
+        for f in report.findings:
+            out.append(f"  [{f.severity.upper()}] {f.id}: {f.title}")
+            out.append(f"      {f.detail}")
+            for x in f.fixes:
+                out.append(f"      fix {x.id}: {x.action}" + ("  (restart the kernel after)" if x.restart_required else ""))
+    else:
+        out.append("  none")
+    others = [c for c in report.cudnn_installed if not c.loaded]
+    out.append("")
+    out.append("Other cuDNN copies on disk")
+    if others:
+        out.append(_table([[c.name, _ver(c.version), c.source, c.owner, c.directory] for c in others if c.is_main]
+                          or [["(sub-libraries only)", "", "", "", ""]],
+                          ["library", "version", "found via", "owner", "directory"]))
+    else:
+        out.append("  none")
+    if report.resolutions:
+        out.append("")
+        out.append("What the dynamic loader picks")
+        for r in report.resolutions:
+            out.append(f"  {r.consumer}: {r.soname} -> {r.picked or 'NOT FOUND'} ({r.reason})"
+                       + (f"; hides {', '.join(r.shadowed)}" if r.shadowed else ""))
+    if report.notes:
+        out.append("")
+        out.append("Could not read")
+        out += [f"  {n}" for n in report.notes]
+    out.append("")
+    out.append(f"({report.elapsed_s * 1000:.0f} ms)")
+    return "\n".join(out)
+
+
+def _gib(n: int | None) -> str:
+    if n is None:
+        return "?"
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _e(s: object) -> str:
+    return html.escape(str(s), quote=True)
+
+
+_CSS = """
+<style>
+.cm-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4;max-width:1100px}
+.cm-report h4{margin:10px 0 4px 0;font-size:13px}
+.cm-report table{border-collapse:collapse;margin:2px 0 6px 0}
+.cm-report th,.cm-report td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
+.cm-report code{font-size:12px;word-break:break-all}
+.cm-badge{display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-weight:600;font-size:11px}
+.cm-finding{border-left:4px solid;padding:4px 8px;margin:4px 0;background:var(--jp-layout-color2,#f6f8fa)}
+.cm-muted{color:var(--jp-ui-font-color2,#57606a)}
+.cm-report details{margin:6px 0}
+</style>
+"""
+
+
+def _badge(text: str, color: str) -> str:
+    return f'<span class="cm-badge" style="background:{color}">{_e(text)}</span>'
+
+
+def report_html(report: Report) -> str:
+    """Compact HTML (tables, verdict colours, details toggles); every value escaped."""
+    h: list[str] = [_CSS, '<div class="cm-report">']
+    errors = [f for f in report.findings if f.severity == "error"]
+    warns = [f for f in report.findings if f.severity == "warning"]
+    status = (_badge("OK", _VERDICT_COLOR["ok"]) if not errors and not warns else
+              (_badge(f"{len(errors)} error(s)", _SEV_COLOR["error"]) if errors else "")
+              + (" " + _badge(f"{len(warns)} warning(s)", _SEV_COLOR["warning"]) if warns else ""))
+    h.append(f"<div><b>cudnn-magic check</b> {status} <span class='cm-muted'>({report.elapsed_s * 1000:.0f} ms)</span></div>")
+
+    h.append("<h4>cuDNN mapped in this kernel</h4>")
+    if report.cudnn_loaded:
+        h.append("<table><tr><th>library</th><th>version</th><th>owner</th><th>path</th></tr>")
+        for c in report.cudnn_loaded:
+            src = f" title='{_e(c.version_source or '')}'"
+            h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b></td><td>{_e(c.owner)}</td>"
+                     f"<td><code>{_e(c.path)}</code></td></tr>")
+        h.append("</table>")
+    else:
+        h.append("<div class='cm-muted'>None yet: no framework has loaded cuDNN in this kernel. "
+                 "The table below shows what each would load.</div>")
+
+    h.append("<h4>Frameworks</h4>")
+    if report.frameworks:
+        h.append("<table><tr><th>framework</th><th>built with cuDNN</th><th>CUDA</th><th>cuDNN used</th>"
+                 "<th>verdict</th><th>why</th></tr>")
+        for f in report.frameworks:
+            imp = "" if not f.imported else " <span class='cm-muted'>(imported)</span>"
+            h.append(
+                f"<tr><td>{_e(f.name)} {_e(f.version)}{imp}</td>"
+                f"<td title='{_e(f.cudnn_compiled_source or '')}'>{_e(_ver(f.cudnn_compiled))}</td>"
+                f"<td>{_e(_ver(f.cuda_compiled))}</td>"
+                f"<td title='{_e(f.cudnn_used_path or '')}'>{_e(_ver(f.cudnn_used))}</td>"
+                f"<td>{_badge(f.verdict, _VERDICT_COLOR.get(f.verdict, '#6e7781'))}</td>"
+                f"<td>{_e(f.detail)}<br><span class='cm-muted'>rule: {_e(f.rule)}</span></td></tr>")
+        h.append("</table>")
+    else:
+        h.append("<div class='cm-muted'>No TensorFlow, PyTorch, JAX, CuPy or ONNX Runtime installed.</div>")
+
+    h.append("<h4>Driver and GPUs</h4>")
+    if isinstance(report.driver, Unavailable):
+        h.append(f"<div class='cm-muted'>{_e(report.driver.reason)}</div>")
+    elif report.driver is not None:
+        h.append(f"<div>Driver <b>{_e(report.driver.version)}</b>, CUDA driver API "
+                 f"<b>{_e(report.driver.cuda_driver_version or '?')}</b></div>")
+    if report.gpus:
+        h.append("<table><tr><th>GPU</th><th>name</th><th>compute capability</th><th>memory used / total</th></tr>")
+        for g in report.gpus:
+            cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
+            h.append(f"<tr><td>{g.index}</td><td>{_e(g.name)}</td><td>{cc}</td>"
+                     f"<td>{_gib(g.used_bytes)} / {_gib(g.total_bytes)}{(' ' + _e(g.error)) if g.error else ''}</td></tr>")
+        h.append("</table>")
+
+    h.append("<h4>Findings</h4>")
+    if not report.findings:
+        h.append("<div class='cm-muted'>None.</div>")
+    for f in report.findings:
+        col = _SEV_COLOR[f.severity]
+        fixes = "".join(
+            f"<div>Fix <code>{_e(x.id)}</code>: {_e(x.title)} &mdash; <code>{_e(x.action)}</code>"
+            f"{' <i>(restart the kernel after)</i>' if x.restart_required else ''}</div>" for x in f.fixes)
+        h.append(f"<div class='cm-finding' style='border-color:{col}'>{_badge(f.severity, col)} "
+                 f"<b>{_e(f.title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{_e(f.detail)}</div>{fixes}</div>")
+
+    others = [c for c in report.cudnn_installed if not c.loaded]
+    h.append(f"<details><summary>Other cuDNN copies on disk ({sum(1 for c in others if c.is_main)} main libraries, "
+             f"{sum(1 for c in others if not c.is_main)} sub-libraries)</summary>")
+    if others:
+        h.append("<table><tr><th>library</th><th>version</th><th>found via</th><th>owner</th><th>path</th></tr>")
+        for c in others:
+            err = f" <span style='color:#cf222e'>{_e(c.error)}</span>" if c.error else ""
+            h.append(f"<tr><td>{_e(c.name)}</td><td title='{_e(c.version_source or '')}'>{_e(_ver(c.version))}</td>"
+                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code>{_e(c.path)}</code>{err}</td></tr>")
+        h.append("</table>")
+    h.append("</details>")
+    if report.resolutions:
+        h.append("<details><summary>What the dynamic loader picks for each framework</summary><table>"
+                 "<tr><th>framework</th><th>soname</th><th>picked</th><th>because</th><th>hides</th></tr>")
+        for r in report.resolutions:
+            h.append(f"<tr><td>{_e(r.consumer)}</td><td>{_e(r.soname)}</td><td><code>{_e(r.picked or 'NOT FOUND')}</code></td>"
+                     f"<td>{_e(r.reason)}</td><td>{'<br>'.join('<code>' + _e(s) + '</code>' for s in r.shadowed)}</td></tr>")
+        h.append("</table></details>")
+    if report.notes:
+        h.append("<details><summary>Could not read</summary><ul>"
+                 + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul></details>")
+    h.append("</div>")
+    return "".join(h)
+
+
+class ReportView:
+    """What ``%cudnn_check`` returns: the report, displayed as HTML in notebooks and as text in
+    terminals (``_repr_mimebundle_``). ``.report`` is the :class:`Report`; ``.json()`` the
+    contract dict."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def json(self) -> dict[str, Any]:
+        return report_json(self.report)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": report_text(self.report), "text/html": report_html(self.report)}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(report_text(self.report))
+
+    def __repr__(self) -> str:
+        return report_text(self.report)
+
+
+def short_path(p: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + p[len(home):] if home and p.startswith(home + os.sep) else p
