@@ -17,7 +17,7 @@ from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 
-Checker = Literal["tensorflow", "tensorflow-legacy", "xla", "pytorch", "jax", "cupy", "onnxruntime", "nvidia"]
+Checker = Literal["tensorflow", "tensorflow-legacy", "tensorflow-compat-version", "xla", "pytorch", "jax", "cupy", "onnxruntime", "nvidia"]
 
 
 @dataclass(frozen=True, order=True)
@@ -143,6 +143,10 @@ RULES: dict[str, str] = {
         "same major; same minor, or compiled major >= 7 and runtime minor >= compiled minor "
         "(TensorFlow 1.x-2.1 stream_executor/cuda/cudnn_version.cc)"
     ),
+    "tensorflow-compat-version": (
+        "same major and minor (\"compatibility version\" major*1000+minor*100 must be equal; TensorFlow before "
+        "1.13, stream_executor/cuda/cuda_dnn.cc)"
+    ),
     "pytorch": (
         "same major; below cuDNN 7 same minor, else runtime minor >= compiled minor "
         "(torch/backends/cudnn/__init__.py _init)"
@@ -164,10 +168,14 @@ RULES: dict[str, str] = {
 
 
 def checker_for_tensorflow(tf_version: str | None) -> Checker:
-    """TensorFlow before 2.2 used the legacy rule (cudnn_version.cc); later ones XLA's."""
+    """TensorFlow before 1.13 compared "compatibility versions" (major.minor equal); 1.13 to 2.1
+    used cudnn_version.cc's rule; 2.2 and later XLA's."""
     if tf_version:
         try:
-            if Version(tf_version).release[:2] < (2, 2):
+            rel = Version(tf_version).release[:2]
+            if rel < (1, 13):
+                return "tensorflow-compat-version"
+            if rel < (2, 2):
                 return "tensorflow-legacy"
         except InvalidVersion:
             pass
@@ -205,7 +213,8 @@ def judge(checker: Checker, runtime: object, compiled: object) -> Judgement:
     if src.minor is None or rt.minor is None:
         return Judgement(None, rule, f"majors agree ({rt.major}); the compiled-against minor is not known")
     exact_minor = (
-        (checker == "tensorflow-legacy" and src.major < 7)
+        checker == "tensorflow-compat-version"
+        or (checker == "tensorflow-legacy" and src.major < 7)
         or (checker == "pytorch" and src.major < 7)
     )
     if exact_minor:
