@@ -1,0 +1,397 @@
+"""``%gpu_memory``: a live GPU memory panel (ipywidgets) fed by one sampler thread per kernel.
+
+Layout: one row per visible GPU or MIG instance (name, used/total bar, free memory, this
+kernel's share, other processes, a history sparkline of the last minutes with the peak
+marked), a Stop button and a status line.
+
+Threading rules (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the sampler
+thread ONLY assigns widget trait values; it never prints or displays. It runs in a copy of
+the creating cell's context and sets that cell's parent header for itself
+(``set_thread_parent`` on ipykernel 7; ipykernel 6 keeps one process-wide parent), so its
+``comm_msg`` updates stay tied to the panel's cell (ipywidgets #4001/#4020, ipykernel #1450).
+A failing sample shows on the status line or the GPU's row; the thread keeps going.
+
+:func:`load` only registers the magic: ipywidgets and pynvml are imported on first use.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextvars
+import threading
+import time
+from collections import deque
+from typing import Any, Callable
+
+from IPython.core import magic_arguments
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from ..model import GpuMemory, MemorySnapshot
+
+__all__ = ["MemoryMagics", "MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel", "load", "unload"]
+
+THREAD_NAME = "cudnn-magic-gpu-memory"
+DEFAULT_INTERVAL_S = 1.0
+HISTORY_S = 300.0  # the sparkline shows the last five minutes
+
+_PANEL: MemoryPanel | None = None
+_PANEL_LOCK = threading.Lock()
+
+
+def current_panel() -> MemoryPanel | None:
+    """The kernel's one panel, or None."""
+    return _PANEL
+
+
+class MemoryView:
+    """A snapshot that displays as a table: text in terminals, HTML in notebooks.
+
+    Attributes:
+        snapshot: the :class:`~cudnn_magic.model.MemorySnapshot` (bytes).
+    """
+
+    def __init__(self, snapshot: MemorySnapshot) -> None:
+        self.snapshot = snapshot
+
+    def __repr__(self) -> str:
+        from ..render.memory import snapshot_text
+
+        return snapshot_text(self.snapshot)
+
+    def _repr_html_(self) -> str:
+        from ..render.memory import snapshot_html
+
+        return snapshot_html(self.snapshot)
+
+
+def _row_key(g: GpuMemory) -> str:
+    return g.uuid or f"{g.index}:{g.visible_index}:{g.name}"
+
+
+class _Row:
+    """Widgets of one GPU row and its history of ``(timestamp_s, used_bytes)``."""
+
+    def __init__(self, W: Any, history_s: float) -> None:
+        self.label = W.HTML()
+        self.bar = W.FloatProgress(value=0.0, min=0.0, max=1.0, bar_style="success",
+                                   layout=W.Layout(width="320px"))
+        self.detail = W.HTML()
+        self.plot = W.HTML()
+        self.box = W.HBox([W.VBox([self.label, self.bar, self.detail]), self.plot])
+        self.history: deque[tuple[float, int | None]] = deque(maxlen=4096)
+        self.history_s = history_s
+        self.total_bytes: int | None = None
+
+    def update(self, g: GpuMemory, now: float) -> None:
+        from ..render.memory import row_detail_html, row_label_html, sparkline_svg
+
+        self.label.value = row_label_html(g)
+        if g.total_bytes:
+            frac = (g.used_bytes or 0) / g.total_bytes
+            self.bar.value = max(0.0, min(1.0, frac))
+            self.bar.bar_style = "danger" if frac > 0.9 else ("warning" if frac > 0.75 else "success")
+            self.total_bytes = g.total_bytes
+        self.detail.value = row_detail_html(g)
+        self.history.append((now, g.used_bytes))
+        while self.history and now - self.history[0][0] > self.history_s:
+            self.history.popleft()
+        self.plot.value = sparkline_svg(list(self.history), self.total_bytes)
+
+    def gone(self, reason: str) -> None:
+        from ..render.memory import row_detail_html
+
+        self.detail.value = row_detail_html(None, reason)
+        self.bar.bar_style = "danger"
+
+    def close(self) -> None:
+        for w in (self.label, self.bar, self.detail, self.plot):
+            w.close()
+        for child in self.box.children:
+            child.close()
+        self.box.close()
+
+
+class MemoryPanel:
+    """The live panel: widgets plus (optionally) the sampler thread.
+
+    Args:
+        interval_s: seconds between samples.
+        sampler: returns a :class:`MemorySnapshot` (default :func:`cudnn_magic.memory.sample`).
+        shell: the IPython shell (for the parent header of the creating cell), or None.
+        history_s: seconds of history the sparkline keeps.
+    """
+
+    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S, sampler: Callable[[], MemorySnapshot] | None = None,
+                 shell: Any = None, history_s: float = HISTORY_S) -> None:
+        import ipywidgets as W
+
+        if sampler is None:
+            from ..memory import sample as sampler  # type: ignore[assignment]
+        self._W = W
+        self.interval_s = float(interval_s)
+        self._sampler: Callable[[], MemorySnapshot] = sampler  # type: ignore[assignment]
+        self._shell = shell
+        self._history_s = history_s
+        self._rows: dict[str, _Row] = {}
+        self._apply_lock = threading.Lock()
+        self._stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.samples = 0
+        self.last: MemorySnapshot | None = None
+        self.closed = False
+        self.title = W.HTML("<b>GPU memory</b>")
+        self.status = W.HTML()
+        self.stop_button = W.Button(description="Stop", icon="stop", tooltip="stop sampling GPU memory",
+                                    layout=W.Layout(width="90px"))
+        self.stop_button.on_click(lambda _b: self.stop())
+        self.rows_box = W.VBox()
+        self.widget = W.VBox([W.HBox([self.title, self.stop_button]), self.rows_box, self.status])
+
+    # -- sampling ---------------------------------------------------------------------
+    def refresh(self) -> MemorySnapshot:
+        """Take one sample now and update the widgets (synchronous; safe from any thread)."""
+        s = self._sampler()
+        self._apply(s)
+        return s
+
+    def _apply(self, s: MemorySnapshot) -> None:
+        with self._apply_lock:
+            now = s.timestamp or time.time()
+            seen = set()
+            added = False
+            for g in s.gpus:
+                key = _row_key(g)
+                seen.add(key)
+                row = self._rows.get(key)
+                if row is None:
+                    row = self._rows[key] = _Row(self._W, self._history_s)
+                    added = True
+                row.update(g, now)
+            for key, row in self._rows.items():
+                if key not in seen:
+                    row.gone(s.error or "this GPU is no longer reported by NVML")
+            if added:
+                self.rows_box.children = tuple(r.box for r in self._rows.values())
+            self.samples += 1
+            self.last = s
+            when = time.strftime("%H:%M:%S", time.localtime(now))
+            state = f"every {self.interval_s:g} s" if self.running else "stopped"
+            err = ""
+            if s.error:
+                import html
+
+                err = f' &middot; <span style="color:#d1242f">{html.escape(s.error)}</span>'
+            self.status.value = f"<small>sample {self.samples} at {when} &middot; {state}{err}</small>"
+
+    @property
+    def running(self) -> bool:
+        """True while the sampler thread is alive and not asked to stop."""
+        t = self._thread
+        return t is not None and t.is_alive() and not self._stop_event.is_set()
+
+    def start(self, interval_s: float | None = None) -> None:
+        """Start the sampler thread (or just change its interval when it already runs).
+
+        Captures the current cell's parent header and context here, in the caller's thread.
+        """
+        if interval_s is not None:
+            self.interval_s = max(0.05, float(interval_s))
+        if self.closed:
+            raise RuntimeError("this GPU memory panel was closed")
+        if self.running:
+            return
+        self._stop_event = threading.Event()
+        parent = None
+        kernel = getattr(self._shell, "kernel", None)
+        if kernel is not None and hasattr(kernel, "get_parent"):
+            try:
+                parent = kernel.get_parent()
+            except Exception:  # noqa: BLE001
+                parent = None
+        ctx = contextvars.copy_context()
+        self._thread = threading.Thread(target=ctx.run, args=(self._loop, self._stop_event, parent),
+                                        name=THREAD_NAME, daemon=True)
+        self._thread.start()
+        self.stop_button.disabled = False
+        self.stop_button.description = "Stop"
+
+    def _loop(self, stop: threading.Event, parent: dict | None) -> None:
+        tokens = None
+        setter = getattr(self._shell, "set_thread_parent", None)  # ipykernel >= 7: this thread only
+        if setter is not None and parent:
+            try:
+                tokens = setter(parent)
+            except Exception:  # noqa: BLE001
+                tokens = None
+        try:
+            while not stop.is_set():
+                try:
+                    self.refresh()
+                except Exception as exc:  # noqa: BLE001 - show it, keep sampling
+                    try:
+                        import html
+
+                        self.status.value = (f'<small style="color:#d1242f">sampling failed: '
+                                             f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</small>")
+                    except Exception:  # noqa: BLE001
+                        pass
+                stop.wait(self.interval_s)
+        finally:
+            reset = getattr(self._shell, "reset_thread_parent", None)
+            if tokens is not None and reset is not None:
+                try:
+                    reset(tokens)
+                except Exception:  # noqa: BLE001
+                    pass
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Stop the sampler thread and wait for it (not when called from the thread itself)."""
+        self._stop_event.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout_s if timeout_s is not None else self.interval_s + 5.0)
+        self._thread = None if (t is None or not t.is_alive()) else t
+        try:
+            self.stop_button.disabled = True
+            self.stop_button.description = "Stopped"
+            if self.last is not None:
+                self.status.value = self.status.value.replace(f"every {self.interval_s:g} s", "stopped")
+        except Exception:  # noqa: BLE001 - widgets may already be closed
+            pass
+
+    def close(self) -> None:
+        """Stop sampling and close every widget (their comms go away)."""
+        self.stop()
+        with self._apply_lock:
+            for row in self._rows.values():
+                row.close()
+            self._rows.clear()
+            for w in (self.title, self.status, self.stop_button, self.rows_box):
+                w.close()
+            for child in self.widget.children:
+                child.close()
+            self.widget.close()
+        self.closed = True
+
+    # -- display ----------------------------------------------------------------------
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else ("closed" if self.closed else "stopped")
+        return f"<GPU memory panel: {len(self._rows)} GPU(s), every {self.interval_s:g} s, {state}>"
+
+
+def _is_notebook(shell: Any) -> bool:
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _watch_terminal(interval_s: float) -> MemoryView:
+    """Redraw the table in place (ANSI) every ``interval_s`` seconds until Ctrl-C."""
+    import sys
+
+    from ..memory import sample
+    from ..render.memory import snapshot_text
+
+    s = sample()
+    try:
+        while True:
+            sys.stdout.write("\x1b[H\x1b[J" + snapshot_text(s) + "\n(Ctrl-C to stop)\n")
+            sys.stdout.flush()
+            if s.error and not s.gpus:
+                break
+            time.sleep(interval_s)
+            s = sample()
+    except KeyboardInterrupt:
+        pass
+    return MemoryView(s)
+
+
+@magics_class
+class MemoryMagics(Magics):
+    """``%gpu_memory``: live GPU memory per GPU and process."""
+
+    @line_magic
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("--interval", type=float, default=None, metavar="SECONDS",
+                              help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g}); "
+                                   "changes the running sampler's interval")
+    @magic_arguments.argument("--stop", action="store_true", help="stop the sampler thread")
+    @magic_arguments.argument("--watch", action="store_true",
+                              help="terminal IPython: redraw the table in place until Ctrl-C")
+    def gpu_memory(self, line: str = "") -> Any:
+        """Show GPU memory per visible GPU (MIG instances as their own rows): used/total,
+        free, this kernel's share and other processes, with a history plot; it keeps updating
+        while other cells run.
+
+        In a notebook this returns the :class:`MemoryPanel` (one sampler thread per kernel;
+        running it again reuses it). In terminal IPython it returns a table
+        (``--watch`` refreshes it in place). With no NVIDIA driver it says so in one line.
+
+        In [1]: %load_ext cudnn_magic
+        In [2]: %gpu_memory --interval 0.5
+        In [3]: %gpu_memory --stop
+        """
+        global _PANEL
+        args = magic_arguments.parse_argstring(self.gpu_memory, line)
+        if args.stop:
+            panel = _PANEL
+            if panel is None or not panel.running:
+                print("No GPU memory sampler is running.")
+                return None
+            panel.stop()
+            return None
+        shell = self.shell
+        if not _is_notebook(shell):
+            if args.watch:
+                return _watch_terminal(args.interval or DEFAULT_INTERVAL_S)
+            from ..memory import sample
+
+            return MemoryView(sample())
+        with _PANEL_LOCK:
+            panel = _PANEL
+            if panel is None or panel.closed:
+                from ..memory import sample
+
+                first = sample()
+                if first.error and not first.gpus:
+                    return MemoryView(first)  # one line: no driver / no NVML; no thread
+                panel = MemoryPanel(interval_s=args.interval or DEFAULT_INTERVAL_S, shell=shell)
+                panel._apply(first)
+                _PANEL = panel
+        panel.start(args.interval)
+        return panel
+
+
+def _atexit_stop() -> None:
+    panel = _PANEL
+    if panel is not None:
+        try:
+            panel.stop(timeout_s=1.0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def load(ip: Any) -> None:
+    """Register ``%gpu_memory`` (cheap: no ipywidgets, no pynvml import here)."""
+    ip.register_magics(MemoryMagics)
+    atexit.register(_atexit_stop)
+
+
+def unload(ip: Any) -> None:
+    """Stop the sampler, close the panel's widgets, and unregister ``%gpu_memory``."""
+    global _PANEL
+    with _PANEL_LOCK:
+        panel, _PANEL = _PANEL, None
+    if panel is not None:
+        panel.close()
+    atexit.unregister(_atexit_stop)
+    magics = ip.magics_manager.magics
+    for kind in ("line", "cell"):
+        for name in list(magics.get(kind, {})):
+            owner = getattr(magics[kind][name], "__self__", None)
+            if isinstance(owner, MemoryMagics):
+                del magics[kind][name]
+    ip.magics_manager.registry.pop("MemoryMagics", None)
