@@ -1,0 +1,515 @@
+"""Kernel side of the fd-2 capture: install, sync, cheap change test, slices, uninstall.
+
+Design (measured in ``../shared/research/jupyter-lab-notes.md`` §2, "ProcTee"): fd 2 is pointed
+at a pipe read by :mod:`cudnn_magic.capture.helper`, a separate process that logs every byte to
+a bounded on-disk file and forwards it to the previous fd 2 without ever blocking its reader.
+Ordering is made exact only when it matters (a failing cell, or a cell that wrote something):
+:meth:`Tee.sync` sends a marker through fd 2 and waits for the helper's ack, which comes after
+everything written before the marker has been handed to the previous fd 2;
+:func:`drain_ipykernel` then waits for ipykernel's own pipe to empty and flushes ``sys.stderr``.
+
+Records live in ``<root>/<key>/<instance>/`` where ``root`` is
+``jupyter_runtime_dir()/cudnn-magic`` (or ``<tempdir>/cudnn-magic-<uid>`` without jupyter_core),
+``key`` is the basename of the kernel's connection file without ``.json`` (stable across
+restarts by the kernel manager and by JupyterLab's auto-restart) or, outside a kernel,
+``terminal-<tty>`` (``terminal-pts-3``; the terminal's device, stable while the window lives)
+or ``process-<parent pid>`` without a tty, and ``instance`` is ``<start time ns>-<pid>``. Each
+instance directory (0o700) holds ``meta.json``, ``fd2.<offset>.log`` segments and ``state``
+(files 0o600). See :mod:`cudnn_magic.capture.helper` for the formats.
+"""
+
+from __future__ import annotations
+
+import array
+import fcntl
+import json
+import logging
+import mmap
+import os
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple, Optional
+
+from . import helper as _helper
+
+log = logging.getLogger("cudnn_magic")
+
+DEFAULT_MAX_BYTES = 4 << 20
+"""Log bound (4 MiB): the record keeps at least the last 2 MiB and at most the last 4 MiB."""
+
+KEEP_INSTANCES = 4
+"""Instance directories kept per key (older ones are removed at install)."""
+
+SYNC_TIMEOUT_S = _helper.FLUSH_CAP_S + 1.0
+"""Longest wait (seconds) for the helper's ack to a sync marker."""
+
+_F_SETPIPE_SZ = 1031
+_PIPE_SIZE = 1 << 20  # 1 MiB: Linux's default pipe-max-size for unprivileged users
+
+
+def fionread(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd`` (either end on Linux); 0 on error. About 1 µs."""
+    buf = array.array("i", [0])
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, buf, True)
+    except OSError:
+        return 0
+    return buf[0]
+
+
+class LogSlice(bytes):
+    """Bytes of the log between two offsets. ``truncated`` counts the bytes at the start of
+    the requested range that the bounded log no longer holds (rotated away); ``start``/``end``
+    are the offsets actually covered."""
+
+    truncated: int = 0
+    start: int = 0
+    end: int = 0
+
+
+class Mark(NamedTuple):
+    """Where the capture stood at a point in time: ``offset`` is the log offset (bytes),
+    ``pending`` the bytes still in the pipe then (they belong after ``offset``)."""
+
+    offset: int
+    pending: int
+
+
+def records_root() -> Path:
+    """The directory holding every kernel's records (created 0o700)."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        root = Path(jupyter_runtime_dir()) / "cudnn-magic"
+    except Exception:  # noqa: BLE001 - jupyter_core missing or broken
+        root = Path(tempfile.gettempdir()) / f"cudnn-magic-{os.getuid()}"
+    _private_dir(root)
+    return root
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(path)
+    import stat as _stat
+
+    if not _stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise OSError(f"{path} is not a directory owned by this user")
+    if st.st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def record_key(shell: object = None) -> str:
+    """The stable key of this process's records (see the module docstring)."""
+    if shell is not None and any(c.__name__ == "ZMQInteractiveShell" for c in type(shell).__mro__):
+        try:
+            from ipykernel.connect import get_connection_file
+
+            name = os.path.basename(get_connection_file())
+            if name.endswith(".json"):
+                name = name[:-5]
+            if name:
+                return _safe(name)
+        except Exception:  # noqa: BLE001
+            log.debug("cudnn_magic: no connection file", exc_info=True)
+    for fd in (0, 1):
+        try:
+            if os.isatty(fd):
+                tty = os.ttyname(fd)
+                return "terminal-" + _safe(tty.replace("/dev/", "").replace("/", "-"))
+        except OSError:
+            pass
+    return f"process-{os.getppid()}"
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")[:120] or "unnamed"
+
+
+class Tee:
+    """fd 2 -> pipe -> helper process. Use :meth:`install`; all methods are safe to call after
+    the helper died (they then do nothing and return empty results)."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.directory: Path | None = None
+        self.key = ""
+        self.proc: subprocess.Popen | None = None
+        self.saved_fd = -1  # dup of the fd 2 we replaced
+        self.pipe_w = -1  # our write end, kept to test FIONREAD (same pipe as fd 2)
+        self.ack_r = -1
+        self.ctl_w = -1
+        self.state: mmap.mmap | None = None
+        self.death: str | None = None  # why the helper stopped, until reported
+        self._lock = threading.Lock()
+        self._token = 0
+        self._ack_buf = b""
+        self._uninstalling = False
+        self.last_forwarded = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @classmethod
+    def install(cls, key: str, root: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                fallback_fd: int | None = None, meta: dict | None = None,
+                on_death: Callable[[str], None] | None = None) -> "Tee":
+        """Start the helper and point fd 2 at it.
+
+        Args:
+            key: record key (:func:`record_key`).
+            root: records root (default :func:`records_root`).
+            max_bytes: log bound in bytes (default 4 MiB).
+            fallback_fd: where the helper writes if the previous fd 2 breaks (ipykernel's
+                ``sys.stderr._original_stdstream_copy``: the real stderr / server log).
+            meta: extra fields for ``meta.json``.
+            on_death: called (from a watcher thread) with a reason if the helper exits while
+                installed; fd 2 is restored before the call.
+
+        Raises:
+            OSError: the helper could not be started (fd 2 is then left as it was).
+        """
+        self = cls()
+        self.key = key
+        root = root or records_root()
+        keydir = root / key
+        _private_dir(keydir)
+        _prune(keydir, KEEP_INSTANCES - 1)
+        inst = keydir / f"{time.time_ns()}-{os.getpid()}"
+        _private_dir(inst)
+        self.directory = inst
+        state_path = inst / "state"
+        fd = os.open(state_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, b"\0" * 64)
+            self.state = mmap.mmap(fd, 64)
+        finally:
+            os.close(fd)
+
+        r, w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        ctl_r, ctl_w = os.pipe()
+        try:
+            fcntl.fcntl(w, _F_SETPIPE_SZ, _PIPE_SIZE)
+        except OSError:
+            pass
+        downstream = os.dup(2)
+        fb = fallback_fd if fallback_fd is not None and fallback_fd >= 0 else -1
+        pass_fds = [downstream, ack_w, ctl_r] + ([fb] if fb >= 0 else [])
+        cmd = [sys.executable, "-I", "-S", _helper.__file__,
+               "--dir", str(inst), "--state", str(state_path), "--downstream", str(downstream),
+               "--fallback", str(fb), "--ack", str(ack_w), "--ctl", str(ctl_r),
+               "--kernel-pid", str(os.getpid()), "--max-bytes", str(int(max_bytes)),
+               "--meta", json.dumps(dict(meta or {}, key=key))]
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdin=r, stdout=subprocess.DEVNULL, stderr=downstream, pass_fds=pass_fds,
+                close_fds=True, start_new_session=True,
+            )
+        except BaseException:
+            for x in (r, w, ack_r, ack_w, ctl_r, ctl_w, downstream):
+                os.close(x)
+            raise
+        for x in (r, ack_w, ctl_r):
+            os.close(x)
+        os.set_blocking(ctl_w, False)
+        self.ack_r, self.ctl_w, self.saved_fd = ack_r, ctl_w, downstream
+        try:
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001
+            pass
+        os.dup2(w, 2)  # the switch: atomic for every writer
+        self.pipe_w = w
+        self.active = True
+        self._on_death = on_death
+        threading.Thread(target=self._watch, name="cudnn-magic-capture-watch", daemon=True).start()
+        return self
+
+    def _watch(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        code = proc.wait()
+        with self._lock:
+            if self._uninstalling or not self.active:
+                return
+            self._restore_fd2()
+            self.active = False
+            self.death = (f"the fd-2 capture helper (pid {proc.pid}) exited with status {code}; "
+                          "native stderr goes straight to the previous fd 2 again")
+        cb = self._on_death
+        if cb is not None:
+            try:
+                cb(self.death)
+            except Exception:  # noqa: BLE001
+                log.debug("cudnn_magic: on_death failed", exc_info=True)
+
+    def _restore_fd2(self) -> None:
+        if self.saved_fd >= 0:
+            try:
+                os.dup2(self.saved_fd, 2)
+            except OSError:
+                log.debug("cudnn_magic: restoring fd 2 failed", exc_info=True)
+
+    def pop_death(self) -> str | None:
+        """The helper-death message, once (``None`` afterwards or if it is alive)."""
+        msg, self.death = self.death, None
+        return msg
+
+    def uninstall(self, timeout: float = 3.0) -> None:
+        """Restore fd 2, tell the helper this was a clean stop, close the pipe and wait up to
+        ``timeout`` seconds for it to flush and exit. If it is still running (a child process
+        that inherited fd 2 still holds the pipe) it is left to exit on that child's EOF:
+        killing it would break the child's stderr."""
+        with self._lock:
+            self._uninstalling = True
+            was_active = self.active
+            self.active = False
+            if was_active:
+                try:
+                    self.sync(timeout=min(timeout, SYNC_TIMEOUT_S), _force=True)
+                except Exception:  # noqa: BLE001
+                    log.debug("cudnn_magic: final sync failed", exc_info=True)
+                self._restore_fd2()
+            self._send_ctl(b"B", b"")
+            for name in ("pipe_w", "ctl_w", "ack_r", "saved_fd"):
+                fd = getattr(self, name)
+                if fd >= 0:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                    setattr(self, name, -1)
+        proc = self.proc
+        if proc is not None:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.debug("cudnn_magic: helper %d still running after uninstall (fd 2 held by a child?)", proc.pid)
+        if self.state is not None:
+            try:
+                self.state.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self.state = None
+
+    def clean_exit(self) -> None:
+        """Record a clean exit of this process (atexit); the helper marks ``meta.json``."""
+        self._send_ctl(b"X", b"")
+
+    # -- cheap per-cell state --------------------------------------------------------------------
+
+    def mark(self) -> Mark:
+        """Where the capture stands now, without a round trip (about 2 µs)."""
+        st = self.state
+        if not self.active or st is None:
+            return Mark(0, 0)
+        pending = fionread(self.pipe_w)
+        gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+        if gen & 1:  # a chunk is being counted right now: wait a moment for a stable value
+            for _ in range(200):
+                time.sleep(0.0001)
+                gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+                if not gen & 1:
+                    break
+            pending = fionread(self.pipe_w)
+        return Mark(offset, pending)
+
+    def changed_since(self, mark: Mark) -> bool:
+        """True when fd 2 may have received bytes after ``mark`` (never a false ``False``).
+
+        Checked in this order: bytes still in the pipe; a chunk being counted; the log offset.
+        The helper raises ``gen`` before reading and stores ``offset`` before lowering it, so a
+        chunk that has left the pipe is always visible here. About 2 µs.
+        """
+        st = self.state
+        if not self.active or st is None:
+            return False
+        if mark.pending or fionread(self.pipe_w):
+            return True
+        gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+        return bool(gen & 1) or offset != mark.offset
+
+    def forwarded(self) -> int:
+        """Bytes the helper has written to the previous fd 2 so far."""
+        st = self.state
+        if st is None:
+            return 0
+        return _helper._STATE.unpack_from(st, 0)[2]
+
+    def note_cell(self, number: Optional[int], source: str, offset: int) -> None:
+        """Tell the helper a cell started (for ``meta.json``'s ``last_cell``). Never blocks;
+        the source is cut to 3,000 bytes so the record is written atomically."""
+        if not self.active:
+            return
+        payload = json.dumps({"n": number, "offset": offset, "t": time.time(),
+                              "source": source[:3000]}).encode("utf-8", "replace")
+        if len(payload) > 3900:
+            payload = json.dumps({"n": number, "offset": offset, "t": time.time(),
+                                  "source": source[:600]}).encode("utf-8", "replace")[:3900]
+        self._send_ctl(b"C", payload)
+
+    def _send_ctl(self, kind: bytes, payload: bytes) -> None:
+        if self.ctl_w < 0:
+            return
+        try:
+            os.write(self.ctl_w, kind + struct.pack(">I", len(payload)) + payload)
+        except OSError:  # full (helper stuck) or gone: meta is best effort
+            pass
+
+    # -- sync and slices ---------------------------------------------------------------------------
+
+    def sync(self, timeout: float = SYNC_TIMEOUT_S, _force: bool = False) -> int | None:
+        """Send a marker through fd 2 and wait until the helper has logged and forwarded
+        everything written before it.
+
+        Returns:
+            The log offset (bytes) at the marker, or ``None`` if the helper did not answer in
+            ``timeout`` seconds (or is not running).
+        """
+        if not (self.active or _force) or self.ack_r < 0 or self.pipe_w < 0:
+            return None
+        self._token += 1
+        token = b"%d" % self._token
+        try:
+            os.write(self.pipe_w, _helper.MAGIC + b"S" + token + b"\0")
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in self._ack_buf:
+                line, self._ack_buf = self._ack_buf.split(b"\n", 1)
+                parts = line.split()
+                if parts and parts[0] == token and len(parts) >= 4:
+                    self.last_forwarded = int(parts[2])
+                    if parts[3] != b"1":
+                        log.debug("cudnn_magic: previous fd 2 did not take all bytes in time")
+                    return int(parts[1])
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.debug("cudnn_magic: capture sync timed out")
+                return None
+            try:
+                ready, _, _ = select.select([self.ack_r], [], [], left)
+            except InterruptedError:
+                continue
+            if not ready:
+                continue
+            chunk = os.read(self.ack_r, 4096)
+            if not chunk:
+                return None  # helper gone
+            self._ack_buf += chunk
+
+    def slice(self, start: int, end: int | None = None) -> LogSlice:
+        """The logged bytes in ``[start, end)`` (``end=None``: to the end of the log).
+
+        Sync first (:meth:`sync`) for an exact end. Bytes that rotated out of the bounded log
+        are missing from the front; ``result.truncated`` says how many.
+        """
+        return read_slice(self.directory, start, end) if self.directory else _mk(b"", start, start, 0)
+
+
+def read_slice(directory: Path | str, start: int, end: int | None = None) -> LogSlice:
+    """Read ``[start, end)`` from the log segments in ``directory`` (see the helper)."""
+    segs: list[tuple[int, str]] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        names = []
+    for name in names:
+        if name.startswith("fd2.") and name.endswith(".log"):
+            try:
+                segs.append((int(name[4:-4]), os.path.join(directory, name)))
+            except ValueError:
+                pass
+    segs.sort()
+    parts: list[bytes] = []
+    first = None
+    last = start
+    for i, (seg_start, path) in enumerate(segs):
+        seg_end_limit = segs[i + 1][0] if i + 1 < len(segs) else None
+        if seg_end_limit is not None and seg_end_limit <= start:
+            continue
+        if end is not None and seg_start >= end:
+            break
+        lo = max(start, seg_start)
+        try:
+            with open(path, "rb") as f:
+                f.seek(lo - seg_start)
+                want = -1 if end is None else max(0, (end if seg_end_limit is None else min(end, seg_end_limit)) - lo)
+                data = f.read(want) if want != -1 else f.read()
+        except OSError:
+            continue
+        if not data:
+            continue
+        if first is None:
+            first = lo
+        parts.append(data)
+        last = lo + len(data)
+    if first is None:
+        if segs and end is not None and end <= segs[0][0]:
+            return _mk(b"", end, end, end - start)
+        return _mk(b"", start, start, 0)
+    return _mk(b"".join(parts), first, last, max(0, first - start))
+
+
+def _mk(data: bytes, start: int, end: int, truncated: int) -> LogSlice:
+    s = LogSlice(data)
+    s.start, s.end, s.truncated = start, end, truncated
+    return s
+
+
+def _prune(keydir: Path, keep: int) -> None:
+    """Remove all but the newest ``keep`` instance directories of a key whose helper is gone."""
+    try:
+        insts = sorted((p for p in keydir.iterdir() if p.is_dir()), key=lambda p: p.name)
+    except OSError:
+        return
+    for old in insts[:-keep] if keep > 0 else insts:
+        meta = old / "meta.json"
+        try:
+            pid = json.loads(meta.read_text()).get("helper_pid")
+            if pid and _helper._pid_alive(int(pid)):
+                continue
+        except (OSError, ValueError):
+            pass
+        for f in old.iterdir():
+            try:
+                f.unlink()
+            except OSError:
+                pass
+        try:
+            old.rmdir()
+        except OSError:
+            pass
+
+
+def drain_ipykernel(timeout: float = 1.0) -> None:
+    """Wait until ipykernel's own fd-capture pipe is empty, then flush ``sys.stderr``.
+
+    ipykernel's reader thread reads that pipe 1,000 bytes at a time and needs the GIL to turn
+    them into stream output; this waits (releasing the GIL) until the pipe is empty and a
+    further 2 ms pass with it still empty, then flushes, so the bytes precede what comes next
+    (the traceback). A no-op outside ipykernel or when its capture is off.
+    """
+    err = sys.stderr
+    fid = getattr(err, "_fid", None)
+    if isinstance(fid, int) and fid >= 0:
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while time.monotonic() < deadline and quiet < 2:
+            if fionread(fid):
+                quiet = 0
+                time.sleep(0.001)
+            else:
+                quiet += 1
+                time.sleep(0.001)
+    try:
+        err.flush()
+    except Exception:  # noqa: BLE001
+        pass
