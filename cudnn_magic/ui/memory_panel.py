@@ -64,8 +64,19 @@ class MemoryView:
         return snapshot_html(self.snapshot)
 
 
-def _row_key(g: GpuMemory) -> str:
-    return g.uuid or f"{g.index}:{g.visible_index}:{g.name}"
+def _slot(g: GpuMemory) -> str:
+    return f"{g.index}:{g.visible_index}:{int(g.mig)}"
+
+
+def _close_tree(w: Any) -> None:
+    """Close a widget, its children, and its Layout/Style widgets (each has its own comm)."""
+    for child in getattr(w, "children", ()) or ():
+        _close_tree(child)
+    for attr in ("layout", "style"):
+        sub = getattr(w, attr, None)
+        if sub is not None and hasattr(sub, "close"):
+            sub.close()
+    w.close()
 
 
 class _Row:
@@ -104,11 +115,7 @@ class _Row:
         self.bar.bar_style = "danger"
 
     def close(self) -> None:
-        for w in (self.label, self.bar, self.detail, self.plot):
-            w.close()
-        for child in self.box.children:
-            child.close()
-        self.box.close()
+        _close_tree(self.box)
 
 
 class MemoryPanel:
@@ -133,6 +140,7 @@ class MemoryPanel:
         self._shell = shell
         self._history_s = history_s
         self._rows: dict[str, _Row] = {}
+        self._key_by_slot: dict[str, str] = {}  # a lost GPU has no UUID any more: keep its row
         self._apply_lock = threading.Lock()
         self._stop_event = threading.Event()
         self._thread: threading.Thread | None = None
@@ -160,7 +168,11 @@ class MemoryPanel:
             seen = set()
             added = False
             for g in s.gpus:
-                key = _row_key(g)
+                slot = _slot(g)
+                if g.uuid:
+                    key = self._key_by_slot[slot] = g.uuid
+                else:
+                    key = self._key_by_slot.get(slot, slot)
                 seen.add(key)
                 row = self._rows.get(key)
                 if row is None:
@@ -266,11 +278,7 @@ class MemoryPanel:
             for row in self._rows.values():
                 row.close()
             self._rows.clear()
-            for w in (self.title, self.status, self.stop_button, self.rows_box):
-                w.close()
-            for child in self.widget.children:
-                child.close()
-            self.widget.close()
+            _close_tree(self.widget)
         self.closed = True
 
     # -- display ----------------------------------------------------------------------
