@@ -158,9 +158,9 @@ def _e(s: object) -> str:
 _CSS = """
 <style>
 .cm-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4;max-width:1100px}
-.cm-report h4{margin:10px 0 4px 0;font-size:13px}
-.cm-report table{border-collapse:collapse;margin:2px 0 6px 0}
-.cm-report th,.cm-report td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
+div.cm-report h4{margin:10px 0 4px 0;font-size:13px;font-weight:600}
+div.cm-report table{border-collapse:collapse;margin:2px 0 6px 0;table-layout:auto}
+div.cm-report table th,div.cm-report table td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
 .cm-report code{font-size:12px;word-break:break-all}
 .cm-badge{display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-weight:600;font-size:11px}
 .cm-finding{border-left:4px solid;padding:4px 8px;margin:4px 0;background:var(--jp-layout-color2,#f6f8fa)}
