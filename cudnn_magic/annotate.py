@@ -1,0 +1,558 @@
+"""Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
+
+IPython glue only: the knowledge lives in :mod:`cudnn_magic.diagnose` and the rendering in
+:mod:`cudnn_magic.render.diagnosis`. What happens (DESIGN.md, "How an error cell gets
+annotated"; measured in ``../shared/research/jupyter-lab-notes.md`` §1-2):
+
+* ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
+  through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,
+  and ``pre_run_cell``/``post_run_cell`` callbacks.
+* A failing cell: the handler syncs the capture (so the cell's native stderr reaches the
+  notebook before the traceback), drains ipykernel's own pipe, calls
+  ``self.showtraceback(...)`` FIRST (the traceback, the error reply, ``sys.last_value`` and
+  ``%debug`` are exactly as without the extension), then diagnoses the exception together with
+  the fd-2 bytes this cell wrote and, only when something cuDNN-related is found, displays one
+  text/plain + text/html bundle (and, in a kernel, a small widget box with a button per fix).
+* A succeeding cell costs two reads of shared counters (a few µs) unless it wrote to fd 2; then
+  its bytes are checked for "GPU silently unused" warnings.
+* If another extension replaces our handler later, ``post_run_cell`` annotates the error instead
+  (after whatever that handler showed).
+
+Nothing here ever raises into IPython: internal errors go to ``logging.getLogger("cudnn_magic")``
+at debug level, and the user's traceback is shown exactly once whatever happens. No string from a
+log is ever executed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import html
+import logging
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from IPython.core.magic import Magics, line_magic, magics_class
+
+log = logging.getLogger("cudnn_magic")
+
+MAX_LOG_FOR_DIAGNOSIS = 4 << 20
+"""Bytes of a cell's fd-2 slice given to ``diagnose`` (the log bound; the newest bytes win)."""
+
+MAX_LOG_FOR_DISPLAY = 64 << 10
+"""Bytes of the slice shown in the "details" part of an annotation (64 KiB; the newest)."""
+
+MAX_TRACEBACK_CHARS = 64 << 10
+"""Characters of the formatted traceback given to ``diagnose``."""
+
+_ANNOTATOR: Optional["Annotator"] = None
+
+
+def _is_kernel_shell(ip: Any) -> bool:
+    return any(c.__name__ == "ZMQInteractiveShell" for c in type(ip).__mro__)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _report() -> Any:
+    """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
+    try:
+        from .check import cached_report
+    except Exception:  # noqa: BLE001 - not built yet, or broken
+        return None
+    try:
+        return cached_report()
+    except Exception:  # noqa: BLE001
+        log.debug("cudnn_magic: cached_report failed", exc_info=True)
+        return None
+
+
+@dataclass
+class ErrorRecord:
+    """The last error seen, kept for ``%cudnn_explain``."""
+
+    exception: str
+    exc_type: str
+    traceback: str
+    log: str
+    truncated: int = 0
+    diagnoses: list = field(default_factory=list)
+
+
+class Explanation:
+    """What ``%cudnn_explain`` returns: diagnoses that display as HTML in notebooks and as text
+    in terminals. ``.diagnoses`` is the list (strongest first)."""
+
+    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "") -> None:
+        self.diagnoses = list(diagnoses)
+        self.log_slice = log_slice
+        self.message = message
+
+    def _text(self) -> str:
+        if not self.diagnoses:
+            return self.message or "cudnn-magic: nothing cuDNN-related found."
+        from .render.diagnosis import diagnoses_text
+
+        return diagnoses_text(self.diagnoses)
+
+    def _html(self) -> str:
+        if not self.diagnoses:
+            return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
+        from .render.diagnosis import diagnoses_html
+
+        return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return {"text/plain": self._text(), "text/html": self._html()}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self._text())
+
+    def __repr__(self) -> str:
+        return self._text()
+
+
+def _display_safe_log(text: str, limit: int = MAX_LOG_FOR_DISPLAY) -> str:
+    """The newest ``limit`` characters of ``text`` with control bytes other than tab/newline
+    replaced (binary garbage stays printable)."""
+    if len(text) > limit:
+        text = f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
+    return "".join(c if c >= " " or c in "\n\t" else "\ufffd" for c in text) if any(
+        c < " " and c not in "\n\t" for c in text) else text
+
+
+class Annotator:
+    """Per-shell state: the capture, the hooks and the last error.
+
+    Args:
+        ip: the ``InteractiveShell``.
+        capture: install the fd-2 capture (``False`` in tests or when
+            ``CUDNN_MAGIC_CAPTURE=0``).
+    """
+
+    def __init__(self, ip: Any, capture: bool = True) -> None:
+        self.ip = ip
+        self.enabled = True
+        self.tee: Any = None
+        self.mark: Any = None
+        self.mark_forwarded = 0
+        self.handled = False
+        self.last: ErrorRecord | None = None
+        self.prev_ctb: Any = None
+        self.prev_exc: tuple = ()
+        self.exc_tuple: tuple = (Exception,)
+        self.installed_ctb: Any = None
+        self.capture_error: str | None = None
+        self._want_capture = capture
+        self._death_reported = False
+
+    # -- install / uninstall -----------------------------------------------------------------------
+
+    def install(self) -> None:
+        ip = self.ip
+        if self._want_capture:
+            self._install_capture()
+        self.prev_ctb = getattr(ip, "CustomTB", None)
+        self.prev_exc = tuple(getattr(ip, "custom_exceptions", ()) or ())
+        extra = tuple(t for t in self.prev_exc if isinstance(t, type) and not issubclass(t, Exception))
+        self.exc_tuple = (Exception,) + extra
+        ip.set_custom_exc(self.exc_tuple, _handler)
+        self.installed_ctb = ip.CustomTB
+        ip.events.register("pre_run_cell", self.pre_run_cell)
+        ip.events.register("post_run_cell", self.post_run_cell)
+        ip.register_magics(AnnotateMagics)
+        atexit.register(self._atexit)
+
+    def _install_capture(self) -> None:
+        if os.environ.get("CUDNN_MAGIC_CAPTURE", "1").strip().lower() in ("0", "off", "no", "false"):
+            self.capture_error = "turned off by CUDNN_MAGIC_CAPTURE"
+            return
+        try:
+            from .capture.tee import Tee, record_key
+
+            fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
+            self.tee = Tee.install(
+                record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
+                meta={"shell": type(self.ip).__name__, "python": sys.executable},
+            )
+            self.mark = self.tee.mark()
+        except Exception as exc:  # noqa: BLE001 - annotation still works from the exception alone
+            self.tee = None
+            self.capture_error = f"{type(exc).__name__}: {exc}"
+            log.debug("cudnn_magic: fd-2 capture not installed", exc_info=True)
+
+    def uninstall(self) -> None:
+        ip = self.ip
+        for ev, cb in (("pre_run_cell", self.pre_run_cell), ("post_run_cell", self.post_run_cell)):
+            try:
+                ip.events.unregister(ev, cb)
+            except ValueError:
+                pass
+        if getattr(ip, "CustomTB", None) is self.installed_ctb:
+            # still ours: put back exactly what was there (the previous handler or none)
+            ip.CustomTB = self.prev_ctb
+            ip.custom_exceptions = self.prev_exc
+        # else: another extension replaced us since; leave its handler alone.
+        try:
+            atexit.unregister(self._atexit)
+        except Exception:  # noqa: BLE001
+            pass
+        if self.tee is not None:
+            tee, self.tee = self.tee, None
+            tee.uninstall()
+        magics = ip.magics_manager.magics
+        for kind in ("line", "cell"):
+            for name in list(magics.get(kind, {})):
+                owner = getattr(magics[kind][name], "__self__", None)
+                if isinstance(owner, AnnotateMagics):
+                    del magics[kind][name]
+        ip.magics_manager.registry.pop("AnnotateMagics", None)
+
+    def _atexit(self) -> None:
+        if self.tee is not None:
+            self.tee.clean_exit()
+
+    # -- per cell ----------------------------------------------------------------------------------
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        try:
+            self.handled = False
+            tee = self.tee
+            if tee is None:
+                return
+            if not tee.active:
+                self._report_death()
+                return
+            self.mark = m = tee.mark()
+            self.mark_forwarded = tee.forwarded()
+            tee.note_cell(getattr(self.ip, "execution_count", None), getattr(info, "raw_cell", "") or "", m.offset)
+        except Exception:  # noqa: BLE001
+            log.debug("cudnn_magic: pre_run_cell failed", exc_info=True)
+
+    def post_run_cell(self, result: Any = None) -> None:
+        try:
+            err = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+            tee = self.tee
+            if tee is not None and not tee.active:
+                self._report_death()
+            if err is not None:
+                if not self.handled and isinstance(err, Exception):
+                    # our handler did not run: another extension replaced it (or IPython
+                    # showed the error itself); the traceback is already out, so just annotate.
+                    self.handled = True
+                    end = self._sync()
+                    self._annotate_error(type(err), err, err.__traceback__, end)
+                return
+            if not self.enabled or tee is None or self.mark is None or not tee.changed_since(self.mark):
+                return
+            self._check_warnings(tee)
+        except Exception:  # noqa: BLE001
+            log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
+
+    def _report_death(self) -> None:
+        tee = self.tee
+        msg = tee.pop_death() if tee is not None else None
+        if msg and not self._death_reported:
+            self._death_reported = True
+            try:
+                print(f"cudnn-magic: {msg}. Error annotations go on without native log lines.", file=sys.stderr)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _sync(self) -> int | None:
+        """Make every fd-2 byte written so far reach the notebook (before what we show next);
+        returns the log offset at that point, or ``None`` without capture."""
+        tee = self.tee
+        if tee is None or not tee.active:
+            try:
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001
+                pass
+            return None
+        from .capture.tee import drain_ipykernel
+
+        end = tee.sync()
+        if end is None or tee.last_forwarded != self.mark_forwarded:
+            drain_ipykernel()
+        else:
+            try:
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        return end
+
+    def cell_log(self, end: int | None) -> tuple[str, int]:
+        """This cell's fd-2 text (newest :data:`MAX_LOG_FOR_DIAGNOSIS` bytes) and how many
+        bytes of it are missing (rotated out of the bounded log or cut here)."""
+        tee = self.tee
+        if tee is None or self.mark is None or end is None:
+            return "", 0
+        start = self.mark.offset
+        cut = max(0, end - start - MAX_LOG_FOR_DIAGNOSIS)
+        data = tee.slice(start + cut, end)
+        return _decode(bytes(data)), cut + data.truncated
+
+    def _check_warnings(self, tee: Any) -> None:
+        end = tee.sync()
+        text, _ = self.cell_log(end)
+        if not text.strip():
+            return
+        from .diagnose import gpu_unused_warnings
+
+        found = gpu_unused_warnings(text)
+        if not found:
+            return
+        found = gpu_unused_warnings(text, report=_report()) or found
+        if tee.last_forwarded != self.mark_forwarded:
+            from .capture.tee import drain_ipykernel
+
+            drain_ipykernel()
+        self._display(found, text, warning=True)
+
+    # -- errors --------------------------------------------------------------------------------------
+
+    def handle(self, shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
+        """The custom exception handler body (see :func:`_handler`)."""
+        self.handled = True
+        shown = False
+        try:
+            prev = self._previous_for(etype)
+            end = self._sync()
+            if prev is not None:
+                try:
+                    prev(etype, value, tb, tb_offset=tb_offset)
+                    shown = True
+                finally:
+                    self._reassert(shell)
+            else:
+                shown = True  # set first: never show it twice, even if showtraceback raises
+                shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            self._annotate_error(etype, value, tb, end)
+        except BaseException:  # noqa: BLE001 - including KeyboardInterrupt during our part
+            log.debug("cudnn_magic: exception handler failed", exc_info=True)
+            if not shown:
+                try:
+                    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+                except BaseException:  # noqa: BLE001
+                    traceback.print_exception(etype, value, tb)
+
+    def _previous_for(self, etype: type) -> Any:
+        if self.prev_ctb is None or not self.prev_exc:
+            return None
+        try:
+            return self.prev_ctb if issubclass(etype, self.prev_exc) else None
+        except TypeError:
+            return None
+
+    def _reassert(self, shell: Any) -> None:
+        """A failing previous handler unregisters *every* handler (IPython's wrapper calls
+        ``set_custom_exc((), None)``): put ours back, without the previous one."""
+        if not getattr(shell, "custom_exceptions", ()):
+            self.prev_ctb, self.prev_exc = None, ()
+            shell.set_custom_exc((Exception,), _handler)
+            self.installed_ctb = shell.CustomTB
+
+    def _annotate_error(self, etype: type, value: BaseException, tb: Any, end: int | None) -> None:
+        text, truncated = self.cell_log(end)
+        try:
+            msg = str(value)
+        except Exception:  # noqa: BLE001
+            msg = "<exception str() failed>"
+        exception = f"{etype.__name__}: {msg}" if msg else etype.__name__
+        try:
+            tb_text = "".join(traceback.format_exception(etype, value, tb))[-MAX_TRACEBACK_CHARS:]
+        except Exception:  # noqa: BLE001
+            tb_text = ""
+        rec = ErrorRecord(exception, etype.__name__, tb_text, text, truncated)
+        self.last = rec
+        if not self.enabled:
+            return
+        rec.diagnoses = self._diagnose(rec)
+        if rec.diagnoses:
+            self._display(rec.diagnoses, text)
+
+    def _diagnose(self, rec: ErrorRecord) -> list:
+        from .diagnose import diagnose
+
+        kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
+        found = diagnose(report=None, **kw)
+        if not found:  # the probes are not consulted for errors unrelated to cuDNN
+            return []
+        return list(diagnose(report=_report(), **kw) or found)
+
+    def _display(self, diagnoses: list, log_text: str, warning: bool = False) -> None:
+        from IPython.display import display
+
+        from .render.diagnosis import diagnoses_html, diagnoses_text
+
+        shown_log = _display_safe_log(log_text)
+        display({"text/plain": diagnoses_text(diagnoses), "text/html": diagnoses_html(diagnoses, log_slice=shown_log)},
+                raw=True)
+        if _is_kernel_shell(self.ip):
+            try:
+                _show_widgets(diagnoses, shown_log)
+            except Exception:  # noqa: BLE001 - widgets are a bonus
+                log.debug("cudnn_magic: widgets not shown", exc_info=True)
+
+    def explain(self, text: str = "") -> Explanation:
+        """``%cudnn_explain`` body: explain ``text``, or the last error again."""
+        if text.strip():
+            from .diagnose import diagnose
+
+            return Explanation(diagnose(exception="", log=text, report=_report()), "")
+        rec = self.last
+        if rec is None:
+            return Explanation([], message="cudnn-magic: no error to explain yet in this session.")
+        diagnoses = self._diagnose(rec)
+        rec.diagnoses = diagnoses
+        return Explanation(diagnoses, _display_safe_log(rec.log),
+                           message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+
+
+def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
+    """Registered with ``set_custom_exc``; must never raise (IPython would unregister it and
+    lose the cell's traceback)."""
+    a = _ANNOTATOR
+    if a is None or a.ip is not self:
+        try:
+            self.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exception(etype, value, tb)
+        return None
+    a.handle(self, etype, value, tb, tb_offset)
+    return None
+
+
+def _show_widgets(diagnoses: list, log_text: str) -> None:
+    """One button per distinct fix (clicking shows the exact command or change) and a details
+    toggle with the captured log. ipywidgets is imported here, never at ``%load_ext``."""
+    import ipywidgets as W
+    from IPython.display import display
+
+    fixes = []
+    seen = set()
+    for d in diagnoses:
+        for fx in getattr(d, "fixes", ()) or ():
+            if fx.id not in seen:
+                seen.add(fx.id)
+                fixes.append(fx)
+    out = W.HTML(value="")
+    buttons = []
+    for fx in fixes:
+        b = W.Button(description=(fx.title[:38] + "…") if len(fx.title) > 39 else fx.title,
+                     tooltip=fx.title, button_style="warning", layout=W.Layout(width="auto"))
+
+        def click(_b: Any, fx: Any = fx) -> None:
+            restart = " Restart the kernel afterwards." if getattr(fx, "restart_required", False) else ""
+            reason = f"<br><i>{html.escape(fx.reason)}</i>" if getattr(fx, "reason", "") else ""
+            out.value = (f"<div><b>{html.escape(fx.title)}</b>: do this{html.escape(restart)}"
+                         f"<pre style='white-space:pre-wrap'>{html.escape(fx.action)}</pre>{reason}</div>")
+
+        b.on_click(click)
+        buttons.append(b)
+    children: list = []
+    if buttons:
+        children.append(W.HBox(buttons))
+        children.append(out)
+    if log_text.strip():
+        toggle = W.ToggleButton(value=False, description="details: captured log", layout=W.Layout(width="auto"))
+        pane = W.HTML(value=f"<pre style='max-height:20em;overflow:auto;white-space:pre-wrap'>{html.escape(log_text)}</pre>",
+                      layout=W.Layout(display="none"))
+
+        def flip(change: dict) -> None:
+            pane.layout.display = "" if change.get("new") else "none"
+
+        toggle.observe(flip, names="value")
+        children.extend([toggle, pane])
+    if children:
+        display(W.VBox(children))
+
+
+@magics_class
+class AnnotateMagics(Magics):
+    """``%cudnn_annotate on|off`` and ``%cudnn_explain [TEXT]``."""
+
+    @line_magic
+    def cudnn_annotate(self, line: str = "") -> None:
+        """Turn the annotation of failing cells (and the GPU-unused note) on or off.
+
+        In [1]: %cudnn_annotate off
+        In [2]: %cudnn_annotate on
+        In [3]: %cudnn_annotate          # prints the state
+        """
+        a = _ANNOTATOR
+        if a is None:
+            print("cudnn-magic: annotation is not loaded (%load_ext cudnn_magic)")
+            return
+        arg = line.strip().lower()
+        if arg in ("on", "1", "true", "yes"):
+            a.enabled = True
+        elif arg in ("off", "0", "false", "no"):
+            a.enabled = False
+        elif arg:
+            from IPython.core.error import UsageError
+
+            raise UsageError("usage: %cudnn_annotate on|off")
+        capture = "on" if a.tee is not None and a.tee.active else f"off ({a.capture_error or 'helper stopped'})"
+        print(f"cudnn-magic annotation: {'on' if a.enabled else 'off'}; native stderr capture: {capture}")
+
+    @line_magic
+    def cudnn_explain(self, line: str = "") -> Explanation:
+        """Explain the last error again (its exception and the native log it printed), or the
+        error text or log given on the line.
+
+        In [4]: %cudnn_explain
+        In [5]: %cudnn_explain Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0
+        In [6]: ex = %cudnn_explain          # ex.diagnoses: list of Diagnosis
+        """
+        a = _ANNOTATOR
+        if a is None:
+            if line.strip():
+                from .diagnose import diagnose
+
+                return Explanation(diagnose(exception="", log=line, report=_report()))
+            return Explanation([], message="cudnn-magic: annotation is not loaded.")
+        return a.explain(line)
+
+
+def load(ip: Any) -> None:
+    """Install capture, exception hook, cell callbacks and magics (called by ``%load_ext``).
+    Loading twice in one shell is a no-op."""
+    global _ANNOTATOR
+    if _ANNOTATOR is not None:
+        if _ANNOTATOR.ip is ip:
+            return
+        unload(_ANNOTATOR.ip)
+    a = Annotator(ip)
+    _ANNOTATOR = a
+    try:
+        a.install()
+    except Exception:
+        _ANNOTATOR = None
+        try:
+            a.uninstall()
+        finally:
+            raise
+
+
+def unload(ip: Any) -> None:
+    """Undo :func:`load`: restore fd 2 and stop the helper, restore the previous exception
+    handler (if ours is still the one installed), unregister callbacks and magics."""
+    global _ANNOTATOR
+    a = _ANNOTATOR
+    if a is None or a.ip is not ip:
+        return
+    _ANNOTATOR = None
+    a.uninstall()
+
+
+def annotator() -> Annotator | None:
+    """The active :class:`Annotator` (for the crash-record feature and tests)."""
+    return _ANNOTATOR
+
+
+__all__ = ["Annotator", "AnnotateMagics", "ErrorRecord", "Explanation", "annotator", "load", "unload"]
