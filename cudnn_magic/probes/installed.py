@@ -259,7 +259,11 @@ def resolve(soname: str, consumer: str, consumer_library: str | None, *, environ
             order.append((os.path.normpath(e), f"LD_LIBRARY_PATH entry {e}"))
     order += [(_expand(e, origin), f"RUNPATH {e} of {lib_name}") for e in runpath]
     hits: list[tuple[str, str]] = []
+    seen_dirs: set[str] = set()
     for d, why in order:
+        if d in seen_dirs:  # real RUNPATHs repeat entries (TensorFlow's has hundreds)
+            continue
+        seen_dirs.add(d)
         cand = os.path.join(d, soname)
         if os.path.exists(cand):
             hits.append((os.path.realpath(cand), why))
