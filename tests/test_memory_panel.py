@@ -176,3 +176,23 @@ def test_panel_through_the_standin(nvml_standin, tmp_path):
     assert len(set(out["labels"])) == 3
     assert "this kernel 1.0 GiB" in out["detail0"]
     assert "GPU is lost" in out["detail1"]
+
+
+def test_terminal_watch_redraws_until_ctrl_c(monkeypatch, capsys):
+    """``%gpu_memory --watch`` in terminal IPython: the table is redrawn in place (ANSI home +
+    clear) each interval; Ctrl-C ends it and the last table is returned."""
+    import cudnn_magic.memory as memory
+    from IPython.core.interactiveshell import InteractiveShell
+
+    script = Script([snap(GiB), snap(2 * GiB), KeyboardInterrupt()])
+    monkeypatch.setattr(memory, "sample", script)
+    ip = InteractiveShell.instance()
+    memory_panel.load(ip)
+    try:
+        view = ip.run_line_magic("gpu_memory", "--watch --interval 0.01")
+    finally:
+        memory_panel.unload(ip)
+    out = capsys.readouterr().out
+    assert out.count("\x1b[H\x1b[J") == 2 and "1.0 GiB / 16.0 GiB" in out and "2.0 GiB / 16.0 GiB" in out
+    assert isinstance(view, MemoryView) and view.snapshot.gpus[0].used_bytes == 2 * GiB
+    assert _sampler_threads() == []
