@@ -1,0 +1,1415 @@
+"""Fix registry: preview exactly what a fix will do, apply it, undo it. No IPython, no widgets.
+
+Every fix is computed from live facts (the :class:`~cudnn_magic.model.Report`, this process's
+environment, the kernelspec on disk), never from a template filled with text from a log:
+
+* requirements are rebuilt from parsed, validated values (:class:`packaging.version.Version`,
+  :class:`packaging.specifiers.SpecifierSet`, :class:`packaging.requirements.Requirement`)
+  and distribution names are checked against :data:`_DIST_NAME`;
+* commands are argument lists run without a shell, and only the kernel's own interpreter
+  (``sys.executable``) is targeted;
+* kernelspec edits are atomic (temporary file + ``os.replace``), keep a byte-for-byte backup
+  (``kernel.json.cudnn-magic-backup-<timestamp>``), are recorded in an undo journal, and only
+  ever touch the running kernel's own kernelspec.
+
+Flow: :func:`plan` returns a :class:`FixPlan` (the preview, with every step spelled out);
+:func:`apply` carries it out and returns a :class:`FixResult` (what was done, how to undo);
+:func:`undo` reverts the last applied plan of a fix id from the journal.
+
+Which kernelspec is "the running kernel's": the connection file jupyter_client writes holds
+``kernel_name`` (``jupyter_client/connect.py`` ``write_connection_file``; the
+``KernelManager`` passes its ``kernel_name``, and jupyter_server and nbclient use that manager),
+and ipykernel knows its connection file (``ipykernel.connect.get_connection_file``). That name
+is looked up with ``KernelSpecManager().find_kernel_specs()``. Without a name (a kernel started
+by other tooling) the one kernelspec whose ``argv[0]`` is this interpreter is used, and none
+when several match. Where the spec is ipykernel's built-in ``python3`` (served from the
+package's ``resources`` folder, not a kernels directory) or read-only, a user-level copy is
+written to ``JUPYTER_DATA_DIR/kernels/<name>/kernel.json`` when that folder comes earlier in
+the kernelspec search path (so it wins); otherwise the fix is not applicable and says why.
+
+Takes effect on a fresh start only: jupyter_client's ``KernelManager`` caches the spec it
+started with (``manager.py`` ``kernel_spec`` property) and reuses its provisioner on restart
+(``_async_pre_start_kernel``: "will not be None on restarts"), so "Restart Kernel" relaunches
+with the environment computed at the first start. A kernelspec ``env`` change applies when the
+kernel is shut down and started again (JupyterLab: Kernel > Shut Down Kernel, then pick the
+kernel again), or in any new notebook. The previews say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal
+
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from .model import FrameworkBuild, Report
+from .versions import CudnnVersion, driver_floor, try_parse
+
+__all__ = [
+    "FIXES", "FixPlan", "FixResult", "Step", "CudnnNeed", "Solution",
+    "plan", "apply", "undo", "framework_need", "solve_cudnn", "find_running_kernelspec",
+]
+
+# Public contract: README "Fix ids". Keep ids stable; add, never rename.
+FIXES: dict[str, str] = {
+    "install-matching-cudnn": "pip install (into the kernel's own environment) the one cuDNN wheel requirement "
+                              "that satisfies every installed framework's rule and pin, then restart",
+    "remove-shadowing-dir": "take the directory that shadows the right cuDNN out of LD_LIBRARY_PATH (or put the "
+                            "wheel's directory first) in this kernel's kernelspec env, with a backup; applies on a "
+                            "fresh kernel start",
+    "reinstall-cudnn": "advice: the exact pip command that reinstalls the cuDNN distribution whose files are "
+                       "missing or of mixed releases",
+    "install-cudnn-deps": "advice: install the missing libraries cuDNN's sub-libraries need (libnvrtc, libcublas, zlib)",
+    "allow-memory-growth": "let TensorFlow/JAX grow GPU memory instead of preallocating it (in-process when the "
+                           "framework has not initialized the GPU yet, else in the kernelspec env)",
+    "free-gpu-memory": "advice: free GPU memory held by this kernel or another process",
+    "upgrade-driver": "advice: the minimum NVIDIA driver for the CUDA a framework was built with",
+    "restart-kernel": "restart this kernel (the notebook stays open; the Jupyter server restarts it)",
+    "import-order": "advice: import the framework whose cuDNN you need first",
+    "make-contiguous": "advice: make a non-contiguous PyTorch tensor contiguous",
+    "same-device": "advice: move tensors and the module to one device",
+    "check-shapes": "advice: check the input's shape against what the layer expects",
+}
+
+StepKind = Literal["run", "set-env", "kernelspec", "call", "restart", "advice"]
+
+_DIST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
+_CUDNN_DIST = re.compile(r"^nvidia-cudnn-cu(\d{2})$")
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
+_EXTRA_IN_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+BACKUP_TAG = ".cudnn-magic-backup-"
+RESTART_NOTE = (
+    "A kernelspec change applies when the kernel is started fresh from its kernelspec: shut the kernel down and "
+    "start it again (JupyterLab: Kernel > Shut Down Kernel, then select the kernel). A plain Restart reuses the "
+    "environment the Jupyter server computed when this kernel first started (jupyter_client caches the spec)."
+)
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing a fix does, spelled out for the preview.
+
+    Attributes:
+        kind: "run" (a command, ``argv``), "set-env" (this process's ``os.environ``),
+            "kernelspec" (edit ``path``), "call" (an in-process Python call, ``snippet``),
+            "restart" (stop the kernel so the Jupyter server restarts it), "advice" (nothing
+            is executed; ``snippet`` is what to do).
+        description: one plain sentence.
+        argv: the exact argument list for "run" (no shell).
+        env: for "set-env"/"kernelspec": ``(name, new value or None to remove)`` pairs.
+        path: the file a "kernelspec" step writes.
+        diff: unified diff lines of that file (before -> after).
+        snippet: code or value to show (and, for "call", what runs).
+    """
+
+    kind: StepKind
+    description: str
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    path: str | None = None
+    diff: tuple[str, ...] = ()
+    snippet: str = ""
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """Exactly what a fix will do here, before it does anything.
+
+    Attributes:
+        fix_id: a key of :data:`FIXES`.
+        title: one line ("Install nvidia-cudnn-cu12==9.10.2.21").
+        applicable: True when :func:`apply` can carry it out from here.
+        reason: why not, when ``applicable`` is False (advice-only fixes say "advice only").
+        steps: what happens, in order.
+        restart_required: the kernel must restart (or start fresh) for it to take effect.
+        notes: facts that decided the plan (sources, the frameworks considered).
+        choices: when the fix cannot apply as a whole but parts can (e.g. conflicting
+            frameworks): ``(label, context)`` pairs; ``plan(fix_id, report, context=ctx)`` gives
+            the plan of that choice.
+        undo_hint: how to undo it, in words.
+        context: the context the plan was computed with (kept for :func:`apply`).
+    """
+
+    fix_id: str
+    title: str
+    applicable: bool
+    reason: str = ""
+    steps: tuple[Step, ...] = ()
+    restart_required: bool = False
+    notes: tuple[str, ...] = ()
+    choices: tuple[tuple[str, dict[str, Any]], ...] = ()
+    undo_hint: str = ""
+    context: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Private: what apply() needs beyond the preview (file bytes, expected hashes).
+    payload: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def action(self) -> str:
+        """The whole effect as one string (a command line, an env change or a snippet)."""
+        parts: list[str] = []
+        for s in self.steps:
+            if s.kind == "run":
+                parts.append(" ".join(_quote(a) for a in s.argv))
+            elif s.kind in ("set-env", "kernelspec"):
+                where = "this kernel's environment" if s.kind == "set-env" else (s.path or "kernel.json")
+                parts.append("; ".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env) + f" in {where}")
+            elif s.snippet:
+                parts.append(s.snippet)
+            else:
+                parts.append(s.description)
+        return "\n".join(parts)
+
+    def text(self) -> str:
+        """The preview as plain text (terminal, CLI, ``text/plain``)."""
+        lines = [f"{self.fix_id}: {self.title}"]
+        if not self.applicable:
+            lines.append(f"  Cannot apply here: {self.reason}")
+        for i, s in enumerate(self.steps, 1):
+            lines.append(f"  {i}. [{s.kind}] {s.description}")
+            if s.argv:
+                lines.append("       $ " + " ".join(_quote(a) for a in s.argv))
+            if s.kind == "set-env":
+                lines += [f"       {k}={'<unset>' if v is None else v}" for k, v in s.env]
+            if s.path:
+                lines.append(f"       file: {s.path}")
+            lines += ["       " + d for d in s.diff]
+            if s.snippet and s.kind in ("call", "advice", "restart"):
+                lines += ["       " + ln for ln in s.snippet.splitlines()]
+        if self.restart_required:
+            lines.append("  Needs a kernel restart to take effect.")
+        for label, _ in self.choices:
+            lines.append(f"  Choice: {label}")
+        for n in self.notes:
+            lines.append(f"  Note: {n}")
+        if self.undo_hint:
+            lines.append(f"  Undo: {self.undo_hint}")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        """The preview as HTML (escaped)."""
+        import html as h
+
+        out = [f"<div class='cudnn-fix-plan'><b>{h.escape(self.title)}</b> <code>{h.escape(self.fix_id)}</code>"]
+        if not self.applicable:
+            out.append(f"<div>Cannot apply here: {h.escape(self.reason)}</div>")
+        out.append("<ol>")
+        for s in self.steps:
+            out.append(f"<li>{h.escape(s.description)}")
+            if s.argv:
+                out.append("<pre>$ " + h.escape(" ".join(_quote(a) for a in s.argv)) + "</pre>")
+            if s.kind == "set-env":
+                out.append("<pre>" + h.escape("\n".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env))
+                           + "</pre>")
+            if s.path:
+                out.append(f"<div>file: <code>{h.escape(s.path)}</code></div>")
+            if s.diff:
+                out.append("<pre>" + h.escape("\n".join(s.diff)) + "</pre>")
+            if s.snippet and s.kind in ("call", "advice", "restart"):
+                out.append("<pre>" + h.escape(s.snippet) + "</pre>")
+            out.append("</li>")
+        out.append("</ol>")
+        if self.restart_required:
+            out.append("<div><b>Needs a kernel restart to take effect.</b></div>")
+        for n in self.notes:
+            out.append(f"<div><small>{h.escape(n)}</small></div>")
+        if self.undo_hint:
+            out.append(f"<div>Undo: {h.escape(self.undo_hint)}</div>")
+        out.append("</div>")
+        return "".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (no private payload)."""
+        from .model import to_plain
+
+        d = {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "payload"}
+        d["action"] = self.action
+        return d
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """What :func:`apply` or :func:`undo` did.
+
+    Attributes:
+        fix_id: the fix.
+        ok: True when every step succeeded.
+        done: one line per step carried out.
+        output: lines a command printed (pip), in order.
+        error: what went wrong, or None.
+        undo_hint: how to undo it ("%cudnn_fix --undo remove-shadowing-dir").
+        restart_required: the kernel must restart (or start fresh) for it to take effect.
+    """
+
+    fix_id: str
+    ok: bool
+    done: tuple[str, ...] = ()
+    output: tuple[str, ...] = ()
+    error: str | None = None
+    undo_hint: str = ""
+    restart_required: bool = False
+
+    def text(self) -> str:
+        lines = [f"{self.fix_id}: {'done' if self.ok else 'FAILED'}"]
+        lines += [f"  - {d}" for d in self.done]
+        if self.error:
+            lines.append(f"  Error: {self.error}")
+        if self.restart_required and self.ok:
+            lines.append("  Restart the kernel for it to take effect.")
+        if self.undo_hint:
+            lines.append(f"  Undo: {self.undo_hint}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+# --------------------------------------------------------------------------- requirement solver
+
+
+@dataclass(frozen=True)
+class CudnnNeed:
+    """What one framework accepts, as a pip requirement on one cuDNN wheel family.
+
+    Attributes:
+        framework: display name with version ("PyTorch 2.9.1").
+        package: ``nvidia-cudnn-cu12``-style distribution (the CUDA major picks the family).
+        specifier: versions it accepts (its pins intersected with its rule).
+        sources: where each part came from (pin text, rule).
+    """
+
+    framework: str
+    package: str
+    specifier: SpecifierSet
+    sources: tuple[str, ...] = ()
+
+    @property
+    def requirement(self) -> str:
+        return render_requirement(self.package, self.specifier)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The solver's answer: one requirement for all, or the conflicts and per-framework choices."""
+
+    requirement: str | None
+    needs: tuple[CudnnNeed, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    choices: tuple[tuple[str, str], ...] = ()  # (framework, requirement)
+
+
+def _marker_applies(marker: Marker | None) -> bool:
+    """A pin counts when its marker holds here, for its extra if it names one (TensorFlow's
+    ``extra == "and-cuda"`` pin counts: that is the install that brings the wheel)."""
+    if marker is None:
+        return True
+    extras = _EXTRA_IN_MARKER.findall(str(marker)) or [""]
+    for extra in extras:
+        try:
+            if marker.evaluate({"extra": extra}):
+                return True
+        except Exception:  # noqa: BLE001 - an odd marker never breaks the solver
+            continue
+    return False
+
+
+def _family_from_cuda(cuda: str | None, cudnn_major: int | None) -> str:
+    major = (cuda or "").split(".")[0]
+    if not major.isdigit():
+        major = "12" if (cudnn_major or 9) >= 9 else "11"
+    if cudnn_major == 8 and int(major) > 12:
+        major = "12"
+    return f"nvidia-cudnn-cu{int(major)}"
+
+
+def _rule_specifier(checker: str, v: CudnnVersion) -> tuple[SpecifierSet, str]:
+    """The versions a checker's rule accepts for compiled-against ``v`` (FACTS.md table)."""
+    m = v.major
+    if v.minor is None or checker == "onnxruntime":
+        spec, text = f">={m},<{m + 1}", f"same major {m}"
+    elif checker == "tensorflow-compat-version" or (checker in ("tensorflow-legacy", "pytorch") and m < 7):
+        spec, text = f">={m}.{v.minor},<{m}.{v.minor + 1}", f"same {m}.{v.minor}"
+    else:
+        spec, text = f">={m}.{v.minor},<{m + 1}", f"same major {m}, minor >= {v.minor}"
+    if m == 9 and (checker == "jax" or (checker in ("nvidia", "cupy") and (v.minor or 0) < 10)):
+        spec += ",!=9.10.0.*"
+        text += ", not 9.10.0"
+    return SpecifierSet(spec), text
+
+
+def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
+    """What ``fw`` accepts: its cuDNN pins (``Requires-Dist``, markers evaluated) intersected
+    with its checker's rule applied to its compiled-against cuDNN. None for builds without
+    cuDNN (CPU builds) or when nothing is known."""
+    label = f"{fw.name} {fw.version}"
+    packages: list[str] = []
+    spec = SpecifierSet()
+    sources: list[str] = []
+    for pin in fw.pins:
+        try:
+            req = Requirement(pin)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if not _CUDNN_DIST.match(name) or not _marker_applies(req.marker):
+            continue
+        packages.append(name)
+        spec &= req.specifier
+        sources.append(f"pin {name}{req.specifier} ({fw.distribution} metadata)")
+    compiled = try_parse(fw.cudnn_compiled) if fw.cudnn_compiled else None
+    if compiled is not None:
+        rule_spec, text = _rule_specifier(fw.checker, compiled)
+        spec &= rule_spec
+        sources.append(f"rule ({fw.checker}): built with {compiled}, needs {text}")
+    if not packages and compiled is None:
+        return None
+    families = sorted(set(packages))
+    package = families[0] if families else _family_from_cuda(fw.cuda_compiled, compiled.major if compiled else None)
+    return CudnnNeed(label, package, spec, tuple(sources))
+
+
+def _candidates(spec: SpecifierSet) -> list[Version]:
+    """Versions that witness whether ``spec`` is satisfiable: every bound it names and the
+    next patch, minor and major after each."""
+    out: set[Version] = set()
+    for s in spec:
+        text = s.version.rstrip("*").rstrip(".")
+        try:
+            v = Version(text)
+        except InvalidVersion:
+            continue
+        r = list(v.release) + [0, 0]
+        out.update({v, Version(f"{r[0]}.{r[1]}.{r[2] + 1}"), Version(f"{r[0]}.{r[1] + 1}"), Version(f"{r[0] + 1}")})
+    return sorted(out)
+
+
+def witness(spec: SpecifierSet) -> Version | None:
+    """The lowest version found that satisfies ``spec``, or None (unsatisfiable)."""
+    for v in _candidates(spec):
+        if spec.contains(v, prereleases=False):
+            return v
+    return None if len(spec) else Version("0")
+
+
+def _short(v: Version) -> str:
+    rel = list(v.release)
+    while len(rel) > 1 and rel[-1] == 0:
+        rel.pop()
+    return ".".join(str(x) for x in rel)
+
+
+def render_requirement(package: str, spec: SpecifierSet) -> str:
+    """A compact requirement equivalent to ``package`` + ``spec`` (e.g. ``==9.10.2.21`` when an
+    exact pin is inside, else ``>=LOW,<HIGH`` plus exclusions inside that range)."""
+    if not _DIST_NAME.match(package):
+        raise ValueError(f"not a distribution name: {package!r}")
+    exact = [s for s in spec if s.operator in ("==", "===") and not s.version.endswith("*")]
+    if exact:
+        return f"{package}=={exact[0].version}"
+    ops = {s.operator for s in spec}
+    if not ops <= {">=", "<", "!=", "=="}:
+        return f"{package}{spec}"
+    lows = [Version(s.version) for s in spec if s.operator == ">="]
+    highs = [Version(s.version) for s in spec if s.operator == "<"]
+    low = max(lows) if lows else None
+    high = min(highs) if highs else None
+    parts: list[str] = []
+    if low is not None:
+        parts.append(f">={low}")
+    for s in spec:
+        if s.operator == "==":  # wildcard ==X.*
+            parts.append(str(s))
+    for s in sorted(spec, key=str):
+        if s.operator != "!=":
+            continue
+        v = Version(s.version.rstrip("*").rstrip("."))
+        if (low is None or v >= Version(_short(low)) or v.release[:2] >= low.release[:2]) and (high is None or v < high):
+            parts.append(str(s))
+    if high is not None:
+        parts.append(f"<{_short(high)}")
+    text = f"{package}{','.join(parts)}"
+    # Sanity: the compact form accepts the same witness.
+    w = witness(spec)
+    req = Requirement(text)
+    if w is not None and not req.specifier.contains(w, prereleases=False):
+        return f"{package}{spec}"
+    return text
+
+
+def solve_cudnn(frameworks: Iterable[FrameworkBuild]) -> Solution:
+    """The one cuDNN requirement satisfying every framework with a cuDNN build, or the
+    conflicts (one line each, naming the frameworks) and each framework's own requirement.
+
+    Rules: FACTS.md "Which runtime cuDNN each framework accepts"; pins: each distribution's
+    ``Requires-Dist`` (``importlib.metadata``). Frameworks in different CUDA wheel families
+    (``nvidia-cudnn-cu12`` vs ``-cu13``) conflict: one process maps one ``libcudnn.so.9``.
+    """
+    needs = tuple(n for n in (framework_need(fw) for fw in frameworks) if n is not None)
+    choices = tuple((n.framework, n.requirement) for n in needs)
+    if not needs:
+        return Solution(None, needs, ("no installed framework needs cuDNN",), ())
+    conflicts: list[str] = []
+    for i, a in enumerate(needs):
+        for b in needs[i + 1:]:
+            if a.package != b.package:
+                conflicts.append(f"{a.framework} needs {a.requirement} but {b.framework} needs {b.requirement} "
+                                 f"(different CUDA wheel families; one process loads one libcudnn)")
+            elif witness(a.specifier & b.specifier) is None:
+                conflicts.append(f"{a.framework} needs {a.requirement} but {b.framework} needs {b.requirement}")
+    for n in needs:
+        if witness(n.specifier) is None:
+            conflicts.append(f"{n.framework} alone is unsatisfiable ({n.package}{n.specifier})")
+    if conflicts:
+        return Solution(None, needs, tuple(conflicts), choices)
+    spec = SpecifierSet()
+    for n in needs:
+        spec &= n.specifier
+    if witness(spec) is None:  # pairwise fine, all together not
+        names = ", ".join(n.framework for n in needs)
+        return Solution(None, needs, (f"no single version satisfies {names} together",), choices)
+    return Solution(render_requirement(needs[0].package, spec), needs, (), choices)
+
+
+# --------------------------------------------------------------------------- environment helpers
+
+
+def _python(context: dict[str, Any]) -> str:
+    return str(context.get("python") or sys.executable)
+
+
+def _pip_check(python: str) -> str | None:
+    """None when ``python -m pip`` works, else the reason."""
+    if python == sys.executable:
+        return None if importlib.util.find_spec("pip") is not None else (
+            f"pip is not installed in this kernel's environment ({sys.prefix}); "
+            "install it with `python -m ensurepip` or use the environment's own package manager")
+    try:
+        r = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot run {python}: {exc}"
+    return None if r.returncode == 0 else f"pip is not installed for {python}"
+
+
+def _installed_version(python: str, dist: str) -> str | None:
+    """Version of ``dist`` installed for ``python`` (validated), or None."""
+    if not _DIST_NAME.match(dist):
+        return None
+    if python == sys.executable:
+        try:
+            import importlib.metadata as md
+
+            raw = md.version(dist)
+        except Exception:  # noqa: BLE001
+            return None
+    else:
+        code = "import sys, importlib.metadata as m\ntry: print(m.version(sys.argv[1]))\nexcept Exception: pass"
+        try:
+            raw = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+    try:
+        return str(Version(raw)) if raw else None
+    except InvalidVersion:
+        return None
+
+
+def _pip_extra_args(context: dict[str, Any]) -> list[str]:
+    """Allowed extra pip arguments: ``--no-index`` and ``--find-links DIR`` (an existing local
+    directory), for offline installs and tests. Anything else is refused."""
+    out: list[str] = []
+    if context.get("no_index"):
+        out.append("--no-index")
+    fl = context.get("find_links")
+    if fl:
+        if not os.path.isdir(str(fl)):
+            raise ValueError(f"--find-links must be an existing local directory: {fl!r}")
+        out += ["--find-links", os.path.abspath(str(fl))]
+    return out
+
+
+def _kernel_app() -> Any:
+    """The running ``IPKernelApp`` when this process is an ipykernel, else None. Imports
+    nothing that is not already imported."""
+    mod = sys.modules.get("ipykernel.kernelapp")
+    if mod is None:
+        return None
+    try:
+        app_cls = mod.IPKernelApp
+        return app_cls.instance() if app_cls.initialized() else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _connection_file(context: dict[str, Any]) -> str | None:
+    if context.get("connection_file"):
+        return str(context["connection_file"])
+    app = _kernel_app()
+    if app is None:
+        return None
+    try:
+        from ipykernel.connect import get_connection_file
+
+        return str(get_connection_file(app))
+    except Exception:  # noqa: BLE001
+        return getattr(app, "connection_file", None) or None
+
+
+def _environ(context: dict[str, Any]) -> dict[str, str]:
+    env = context.get("environ")
+    return dict(env) if env is not None else dict(os.environ)
+
+
+# --------------------------------------------------------------------------- kernelspec
+
+
+@dataclass(frozen=True)
+class KernelSpecTarget:
+    """The running kernel's kernelspec and where an edit will be written.
+
+    Attributes:
+        name: kernelspec name ("python3").
+        spec_dir: the resource directory the spec was found in.
+        write_path: the ``kernel.json`` to write (the spec's own, or a user-level copy).
+        spec: the spec as JSON (a dict), as it is now.
+        original: the bytes of ``write_path`` now (None when it does not exist yet).
+        how: how the kernel was identified, in words.
+        copy_from: set when writing a user-level copy of a spec found elsewhere.
+    """
+
+    name: str
+    spec_dir: str
+    write_path: str
+    spec: dict[str, Any]
+    original: bytes | None
+    how: str
+    copy_from: str | None = None
+
+
+def _same_exe(a: str, b: str, spec_dir: str = "") -> bool:
+    """Does argv[0] ``a`` run interpreter ``b``? jupyter_client replaces a bare ``python``/
+    ``python3``/``python3.X`` argv[0] with the server's interpreter (``format_kernel_cmd``), so
+    such a spec counts when it lives under this interpreter's prefix."""
+    if a in {"python", f"python{sys.version_info[0]}", "python%d.%d" % sys.version_info[:2]}:
+        prefix = os.path.realpath(sys.prefix) + os.sep
+        return os.path.realpath(b) == os.path.realpath(sys.executable) and os.path.realpath(spec_dir).startswith(prefix)
+    found = shutil.which(a) if not os.path.isabs(a) else a
+    return bool(found) and os.path.realpath(str(found)) == os.path.realpath(b)
+
+
+def find_running_kernelspec(context: dict[str, Any] | None = None) -> KernelSpecTarget | str:
+    """Find the running kernel's kernelspec (module docstring), or return why not.
+
+    Context keys: ``kernel_name`` (explicit name, e.g. from the CLI ``--kernel``),
+    ``connection_file``, ``python`` (the interpreter whose spec to match; default
+    ``sys.executable``).
+    """
+    context = context or {}
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+    except ImportError:
+        return "jupyter_client is not installed, so kernelspecs cannot be found"
+    ksm = KernelSpecManager()
+    try:
+        specs = ksm.find_kernel_specs()
+    except Exception as exc:  # noqa: BLE001
+        return f"listing kernelspecs failed: {exc}"
+    python = _python(context)
+    name = str(context.get("kernel_name") or "")
+    how = "named explicitly"
+    if not name:
+        cf = _connection_file(context)
+        if cf:
+            try:
+                with open(cf, encoding="utf-8") as fh:
+                    name = str(json.load(fh).get("kernel_name") or "")
+                how = f"kernel_name {name!r} in the connection file {cf}"
+            except (OSError, ValueError) as exc:
+                return f"cannot read the connection file {cf}: {exc}"
+    if not name:
+        matches = []
+        for n, d in specs.items():
+            spec = _load_spec(n, d)
+            argv = spec.get("argv") if isinstance(spec, dict) else None
+            if isinstance(argv, list) and argv and _same_exe(str(argv[0]), python, d):
+                matches.append(n)
+        if len(matches) != 1:
+            listed = ", ".join(sorted(matches)) or "none"
+            return (f"cannot tell which kernelspec started this kernel: no kernel_name in the connection file and "
+                    f"{len(matches)} kernelspecs run {python} ({listed}); name it with --kernel NAME")
+        name = matches[0]
+        how = f"the only kernelspec whose argv[0] is {python}"
+    if name not in specs:
+        return f"kernelspec {name!r} is not found in {', '.join(ksm.kernel_dirs)}"
+    spec_dir = specs[name]
+    spec = _load_spec(name, spec_dir)
+    if not isinstance(spec, dict):
+        return f"kernelspec {name!r} in {spec_dir} cannot be read: {spec}"
+    bundled = _is_bundled_native(spec_dir)
+    own = os.path.join(spec_dir, "kernel.json")
+    if not bundled and _writable(own):
+        with open(own, "rb") as fh:
+            original = fh.read()
+        return KernelSpecTarget(name, spec_dir, own, spec, original, how)
+    # Read-only or ipykernel's built-in spec: a user-level copy, if it would win the search.
+    try:
+        from jupyter_core.paths import jupyter_data_dir
+
+        user_kernels = os.path.join(jupyter_data_dir(), "kernels")
+    except Exception as exc:  # noqa: BLE001
+        return f"kernelspec {spec_dir} is read-only and the user data dir is unknown: {exc}"
+    dirs = [os.path.normpath(d) for d in ksm.kernel_dirs]
+    parent = os.path.normpath(os.path.dirname(spec_dir))
+    if os.path.normpath(user_kernels) not in dirs:
+        return f"kernelspec {spec_dir} is read-only and {user_kernels} is not on the kernelspec path"
+    if not bundled and parent in dirs and dirs.index(parent) < dirs.index(os.path.normpath(user_kernels)):
+        return (f"kernelspec {spec_dir} is read-only, and a user-level copy in {user_kernels} would be hidden by it "
+                "(the environment's kernels come first, e.g. JUPYTER_PREFER_ENV_PATH)")
+    target = os.path.join(user_kernels, name, "kernel.json")
+    if os.path.exists(target):
+        return f"{target} exists but was not picked for {name!r}; not touching it"
+    why = "ipykernel's built-in python3 spec" if bundled else f"read-only {spec_dir}"
+    return KernelSpecTarget(name, spec_dir, target, spec, None, how + f"; {why}, so a user-level copy is written",
+                            copy_from=spec_dir)
+
+
+def _load_spec(name: str, spec_dir: str) -> dict[str, Any] | str:
+    if _is_bundled_native(spec_dir):
+        try:
+            from ipykernel.kernelspec import get_kernel_dict
+
+            return dict(get_kernel_dict())
+        except Exception as exc:  # noqa: BLE001
+            return f"{type(exc).__name__}: {exc}"
+    try:
+        with open(os.path.join(spec_dir, "kernel.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else "kernel.json is not a JSON object"
+    except (OSError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _is_bundled_native(spec_dir: str) -> bool:
+    if os.path.exists(os.path.join(spec_dir, "kernel.json")):
+        return False
+    try:
+        from ipykernel.kernelspec import RESOURCES
+    except Exception:  # noqa: BLE001
+        return False
+    return os.path.normpath(spec_dir) == os.path.normpath(RESOURCES)
+
+
+def _writable(path: str) -> bool:
+    d = os.path.dirname(path)
+    return os.access(d, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK))
+
+
+def _dump_spec(spec: dict[str, Any]) -> bytes:
+    # jupyter_client's KernelSpecManager.install_kernel_spec writes indent=1.
+    return (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _kernelspec_step(target: KernelSpecTarget, changes: dict[str, str | None], why: str) -> tuple[Step, dict[str, Any]]:
+    """A "kernelspec" step setting ``changes`` in ``env``, with the diff and the payload."""
+    new = json.loads(json.dumps(target.spec))
+    env = new.get("env")
+    if not isinstance(env, dict):
+        env = {}
+    for k, v in changes.items():
+        if not _ENV_NAME.match(k):
+            raise ValueError(f"not an environment variable name: {k!r}")
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    new["env"] = env
+    new_bytes = _dump_spec(new)
+    before = (target.original or b"").decode("utf-8", "replace").splitlines()
+    after = new_bytes.decode("utf-8").splitlines()
+    diff = tuple(difflib.unified_diff(before, after, target.write_path if target.original is not None else "/dev/null",
+                                      target.write_path, lineterm="", n=1))
+    desc = f"Set {', '.join(changes)} in the env of kernelspec {target.name!r} ({why}); {target.how}"
+    if target.copy_from:
+        desc += f". Creates {target.write_path}"
+    step = Step("kernelspec", desc, env=tuple(changes.items()), path=target.write_path, diff=diff)
+    payload = {"path": target.write_path, "new": new_bytes,
+               "expect_sha256": hashlib.sha256(target.original).hexdigest() if target.original is not None else None,
+               "copy_from": target.copy_from}
+    return step, payload
+
+
+# --------------------------------------------------------------------------- plans
+
+
+def plan(fix_id: str, report: Report | None = None, *, context: dict[str, Any] | None = None) -> FixPlan:
+    """Compute exactly what ``fix_id`` would do here, without doing it. Never raises for
+    environment problems: a fix that cannot apply returns ``applicable=False`` with the reason.
+
+    Args:
+        fix_id: a key of :data:`FIXES`.
+        report: live facts (``check.run_check()``); None means an empty report.
+        context: optional inputs: ``python`` (interpreter, default ``sys.executable``),
+            ``framework`` (pick one framework's requirement), ``directory`` (the shadowing
+            directory), ``mode`` ("remove"/"prepend"), ``kernel_name``, ``connection_file``,
+            ``environ``, ``find_links``/``no_index`` (offline pip), ``devices``, ``dist``/``version``.
+
+    Raises:
+        KeyError: ``fix_id`` is not a known fix id (likely a typo; see :data:`FIXES`).
+    """
+    if fix_id not in FIXES:
+        raise KeyError(f"unknown fix id {fix_id!r}; known: {', '.join(FIXES)}")
+    context = dict(context or {})
+    report = report or Report()
+    try:
+        p = _PLANNERS[fix_id](report, context)
+    except Exception as exc:  # noqa: BLE001 - a planner bug must not break the caller
+        p = FixPlan(fix_id, FIXES[fix_id], False, f"could not compute this fix: {type(exc).__name__}: {exc}")
+    return dataclasses.replace(p, context=context)
+
+
+def _install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    fid = "install-matching-cudnn"
+    fws = list(report.frameworks)
+    notes: list[str] = []
+    if ctx.get("framework"):
+        want = str(ctx["framework"]).lower()
+        picked = [fw for fw in fws if fw.name.lower() == want or fw.distribution.lower() == want
+                  or f"{fw.name} {fw.version}".lower() == want]
+        if not picked:
+            return FixPlan(fid, "Install a matching cuDNN", False, f"no installed framework named {ctx['framework']!r}")
+        notes.append(f"only {picked[0].name} {picked[0].version} considered (chosen)")
+        fws = picked
+    sol = solve_cudnn(fws)
+    for n in sol.needs:
+        notes.append(f"{n.framework}: {n.requirement} (" + "; ".join(n.sources) + ")")
+    if sol.requirement is None:
+        choices = tuple((f"Install {req} (for {name.rsplit(' ', 1)[0]})", {"framework": name.rsplit(" ", 1)[0]})
+                        for name, req in sol.choices)
+        reason = "; ".join(sol.conflicts)
+        if sol.needs:
+            reason = "no single cuDNN satisfies every framework: " + reason
+        return FixPlan(fid, "Install a matching cuDNN", False, reason, notes=tuple(notes), choices=choices)
+    req = Requirement(sol.requirement)  # re-validated
+    name = canonicalize_name(req.name)
+    if not _DIST_NAME.match(name):
+        return FixPlan(fid, "Install a matching cuDNN", False, f"invalid distribution name {name!r}")
+    if not sol.requirement.startswith(name) or Requirement(sol.requirement).specifier != req.specifier:
+        return FixPlan(fid, "Install a matching cuDNN", False, f"internal: requirement {sol.requirement!r} did not validate")
+    requirement = sol.requirement
+    python = _python(ctx)
+    try:
+        extra = _pip_extra_args(ctx)
+    except ValueError as exc:
+        return FixPlan(fid, f"Install {requirement}", False, str(exc), notes=tuple(notes))
+    argv = (python, "-m", "pip", "install", *extra, requirement)
+    title = f"Install {requirement}"
+    previous = _installed_version(python, name)
+    if previous is not None and req.specifier.contains(previous, prereleases=True):
+        notes.append(f"{name} {previous} is already installed and satisfies it; pip will change nothing")
+    undo_hint = (f"%cudnn_fix --undo {fid} (pip install {name}=={previous})" if previous else
+                 f"%cudnn_fix --undo {fid} (pip uninstall -y {name})")
+    steps = (
+        Step("run", f"Install {requirement} into this kernel's environment ({sys.prefix if python == sys.executable else python})",
+             argv=argv),
+        Step("restart", "Restart the kernel so frameworks load the new cuDNN"),
+    )
+    payload = {"package": name, "previous": previous, "python": python}
+    why = _pip_check(python)
+    if why:
+        return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
+    return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
+
+
+def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tuple[list[str], str | None, list[str]]:
+    """(LD_LIBRARY_PATH entries that shadow, the intended directory or None, notes)."""
+    notes: list[str] = []
+    entries = [e for e in env.get("LD_LIBRARY_PATH", "").split(":") if e]
+    if ctx.get("directory"):
+        d = os.path.realpath(str(ctx["directory"]))
+        hits = [e for e in entries if os.path.realpath(e) == d]
+        return hits, (str(ctx["intended"]) if ctx.get("intended") else None), [f"directory {d} named explicitly"]
+    versions = {os.path.realpath(c.path): c.version for c in (*report.cudnn_installed, *report.cudnn_loaded)}
+    resolutions = [r for r in report.resolutions if r.picked and r.reason.startswith("LD_LIBRARY_PATH") and r.shadowed]
+    if not resolutions:
+        try:
+            from .probes.installed import resolve
+
+            sonames = sorted({c.soname for c in report.cudnn_installed if c.is_main and c.soname} | {"libcudnn.so.9"})
+            for so in sonames:
+                r = resolve(so, "this kernel (plain dlopen)", None, environ=env)
+                if r.picked and r.reason.startswith("LD_LIBRARY_PATH") and r.shadowed:
+                    resolutions.append(r)
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"loader resolution failed: {exc}")
+    hits: list[str] = []
+    intended: str | None = None
+    for r in resolutions:
+        pv, sv = versions.get(os.path.realpath(r.picked or "")), versions.get(os.path.realpath(r.shadowed[0]))
+        if pv is not None and pv == sv:
+            continue
+        for e in entries:
+            if os.path.realpath(os.path.join(e, r.soname)) == os.path.realpath(r.picked or "") and e not in hits:
+                hits.append(e)
+        intended = intended or os.path.dirname(r.shadowed[0])
+        notes.append(f"{r.consumer}: {r.soname} resolves to {r.picked} (cuDNN {pv or '?'}, {r.reason}), which hides "
+                     f"{r.shadowed[0]} (cuDNN {sv or '?'})")
+    return hits, intended, notes
+
+
+_CUDNN_FILE = re.compile(r"^libcudnn[\w]*\.so")
+
+
+def _has_other_libs(d: str) -> bool:
+    try:
+        return any(".so" in n and not _CUDNN_FILE.match(n) for n in os.listdir(d))
+    except OSError:
+        return False
+
+
+def _remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    fid = "remove-shadowing-dir"
+    env = _environ(ctx)
+    hits, intended, notes = _shadowing(report, env, ctx)
+    if not hits:
+        why = ("the named directory is not on LD_LIBRARY_PATH" if ctx.get("directory") else
+               "no directory on LD_LIBRARY_PATH shadows a different cuDNN here")
+        return FixPlan(fid, "Stop a directory from shadowing cuDNN", False, why, notes=tuple(notes))
+    target = find_running_kernelspec(ctx)
+    title = f"Take {', '.join(hits)} out of LD_LIBRARY_PATH"
+    if isinstance(target, str):
+        return FixPlan(fid, title, False, target, notes=tuple(notes), restart_required=True)
+    mode = str(ctx.get("mode") or ("prepend" if intended and any(_has_other_libs(h) for h in hits) else "remove"))
+    spec_env = target.spec.get("env") if isinstance(target.spec.get("env"), dict) else {}
+    hit_real = {os.path.realpath(h) for h in hits}
+    if "LD_LIBRARY_PATH" in spec_env and any(os.path.realpath(t) in hit_real for t in str(spec_env["LD_LIBRARY_PATH"]).split(":") if t):
+        tokens = str(spec_env["LD_LIBRARY_PATH"]).split(":")
+        notes.append("the kernelspec's own LD_LIBRARY_PATH lists the directory; only that entry changes")
+    else:
+        tokens = env.get("LD_LIBRARY_PATH", "").split(":")
+        notes.append("LD_LIBRARY_PATH is inherited from the Jupyter server; the kernelspec gets this kernel's full "
+                     "value without the directory")
+    if mode == "prepend" and intended:
+        new_tokens = [intended] + [t for t in tokens if t and os.path.realpath(t) != os.path.realpath(intended)]
+        title = f"Put {intended} ahead of {', '.join(hits)} in LD_LIBRARY_PATH"
+        notes.append(f"{', '.join(hits)} also holds other libraries, so it stays, after {intended}")
+    else:
+        new_tokens = [t for t in tokens if t and os.path.realpath(t) not in hit_real]
+    new_value = ":".join(new_tokens)
+    step, payload = _kernelspec_step(target, {"LD_LIBRARY_PATH": new_value}, "persistent, for this kernel only")
+    steps = (step, Step("restart", "Start the kernel fresh from its kernelspec", snippet=RESTART_NOTE))
+    undo_hint = f"%cudnn_fix --undo {fid} (restores {target.write_path} from its backup)"
+    if target.copy_from:
+        undo_hint = f"%cudnn_fix --undo {fid} (removes {target.write_path})"
+    return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload={"kernelspec": payload})
+
+
+def _imported_framework(name: str) -> Any:
+    return sys.modules.get(name)
+
+
+def _memory_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    fid = "allow-memory-growth"
+    steps: list[Step] = []
+    notes: list[str] = []
+    env_now = _environ(ctx)
+    spec_changes: dict[str, str] = {}
+    restart = False
+    names = {fw.name for fw in report.frameworks if fw.verdict != "not-applicable"}
+    tf = _imported_framework("tensorflow")
+    has_tf = tf is not None or "TensorFlow" in names or ctx.get("tensorflow")
+    has_jax = "jax" in sys.modules or "JAX" in names or ctx.get("jax")
+    payload: dict[str, Any] = {}
+    if has_tf:
+        if tf is not None and not ctx.get("tf_initialized"):
+            steps.append(Step("call", "Call tf.config.experimental.set_memory_growth(gpu, True) for every GPU "
+                                      "(works until TensorFlow initializes its GPUs; if it already has, falls back "
+                                      "to the kernelspec env and a restart)",
+                              snippet="for gpu in tf.config.list_physical_devices('GPU'):\n"
+                                      "    tf.config.experimental.set_memory_growth(gpu, True)"))
+            payload["tf_call"] = True
+        elif tf is None:
+            steps.append(Step("set-env", "TensorFlow is not imported yet: set it in this kernel now (read when "
+                                         "TensorFlow creates its GPU allocator)", env=(("TF_FORCE_GPU_ALLOW_GROWTH", "true"),)))
+        else:
+            restart = True
+        spec_changes["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
+    if has_jax:
+        if "jax" in sys.modules and not ctx.get("jax_uninitialized"):
+            restart = True
+            notes.append("JAX is imported: XLA_PYTHON_CLIENT_PREALLOCATE is read when its GPU backend starts, so it "
+                         "applies after a restart (set it in the first cell, before importing jax)")
+        else:
+            steps.append(Step("set-env", "JAX is not imported yet: set it in this kernel now (read when the GPU "
+                                         "backend starts)", env=(("XLA_PYTHON_CLIENT_PREALLOCATE", "false"),)))
+        spec_changes["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+        notes.append("or cap JAX instead: XLA_PYTHON_CLIENT_MEM_FRACTION=0.5 (a fraction of GPU memory)")
+    if not has_tf and not has_jax:
+        return FixPlan(fid, "Let GPU memory grow", False, "neither TensorFlow nor JAX is installed or imported here",
+                       steps=(Step("advice", "PyTorch allocates on demand already; to return its cache call",
+                                   snippet="torch.cuda.empty_cache()"),))
+    gpu_fws = [n for n in ("TensorFlow", "JAX", "PyTorch") if n in names or n.lower() in sys.modules]
+    if len(gpu_fws) >= 2:
+        steps.append(Step("advice", f"{' and '.join(gpu_fws)} share the GPU: hide it from the one that does not need it",
+                          snippet="tf.config.set_visible_devices([], 'GPU')   # before TensorFlow touches the GPU\n"
+                                  "# or start that process with CUDA_VISIBLE_DEVICES=\"\"\n"
+                                  "# JAX on CPU only: JAX_PLATFORMS=cpu"))
+    target = find_running_kernelspec(ctx)
+    if isinstance(target, str):
+        notes.append(f"not persisted in the kernelspec: {target}")
+        if restart and not any(s.kind in ("call", "set-env") for s in steps):
+            return FixPlan(fid, "Let GPU memory grow", False, target, tuple(steps), True, tuple(notes))
+    else:
+        step, kp = _kernelspec_step(target, dict(spec_changes), "kept for the next kernel start")
+        steps.append(step)
+        payload["kernelspec"] = kp
+    if restart:
+        steps.append(Step("restart", "Restart, then set it before the framework starts its GPU",
+                          snippet="import os; os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'true'  # first cell\n"
+                                  + RESTART_NOTE))
+    env_steps = tuple(s for s in steps)
+    for s in env_steps:
+        for k, _v in s.env:
+            if s.kind == "set-env":
+                payload.setdefault("previous_env", {})[k] = env_now.get(k)
+    return FixPlan(fid, "Let GPU memory grow instead of preallocating", True, "", tuple(steps), restart, tuple(notes),
+                   undo_hint=f"%cudnn_fix --undo {fid}", payload=payload)
+
+
+def _restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    fid = "restart-kernel"
+    in_kernel = ctx.get("in_kernel", _kernel_app() is not None)
+    notes = ["The kernel process stops after this cell's reply; the Jupyter server's restarter starts it again with "
+             "the same connection file, and the notebook stays open. Variables are lost."]
+    pending = [e for e in _journal_load().get("remove-shadowing-dir", []) + _journal_load().get("allow-memory-growth", [])
+               if e.get("kind") == "kernelspec"]
+    if pending:
+        notes.append(RESTART_NOTE)
+    step = Step("restart", "Stop this kernel process so the front end restarts it",
+                snippet="get_ipython().kernel.io_loop.stop()  # then os._exit(0) if it has not exited in 5 s")
+    if not in_kernel:
+        return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
+                       "start IPython again)", (step,), True, tuple(notes))
+    return FixPlan(fid, "Restart the kernel", True, "", (step,), True, tuple(notes), undo_hint="nothing to undo")
+
+
+def _advice(fid: str, title: str, snippet: str, notes: Iterable[str] = (), restart: bool = False) -> FixPlan:
+    return FixPlan(fid, title, False, "advice only: nothing to run from here", (Step("advice", title, snippet=snippet),),
+                   restart, tuple(notes))
+
+
+def _import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    sol = [n for n in (framework_need(fw) for fw in report.frameworks) if n]
+    imports = {"TensorFlow": "import tensorflow", "PyTorch": "import torch", "JAX": "import jax", "CuPy": "import cupy",
+               "ONNX Runtime": "import onnxruntime"}
+    # The newest lower bound first: its cuDNN satisfies the older builds within a major.
+    def low(n: CudnnNeed) -> Version:
+        w = witness(n.specifier)
+        return w or Version("0")
+
+    order = [n.framework.rsplit(" ", 1)[0] for n in sorted(sol, key=low, reverse=True)]
+    lines = [imports[n] for n in order if n in imports] or ["import torch  # the framework whose cuDNN you need, first"]
+    return _advice("import-order", "Restart, then import the framework with the newest cuDNN requirement first",
+                   "\n".join(lines), [f"needs: {n.framework} {n.requirement}" for n in sol], restart=True)
+
+
+def _driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    floors = []
+    for fw in report.frameworks:
+        f = driver_floor(fw.cuda_compiled)
+        if f:
+            floors.append((f, fw))
+    if not floors:
+        return _advice("upgrade-driver", "Upgrade the NVIDIA driver",
+                       "install a driver that supports the CUDA version your framework was built with",
+                       ["CUDA 13.x needs >= 580; 12.x >= 525.60.13; 11.x >= 450.80.02 (Linux; NVIDIA CUDA "
+                        "minor-version compatibility)"])
+    from .versions import driver_at_least
+
+    best, fw = floors[0]
+    for f, w in floors[1:]:
+        if driver_at_least(f, best):
+            best, fw = f, w
+    return _advice("upgrade-driver", f"Upgrade the NVIDIA driver to {best} or newer",
+                   f"NVIDIA driver >= {best} (for {fw.name} {fw.version}, CUDA {fw.cuda_compiled}); install it on the "
+                   "host, e.g. from your distribution's packages or nvidia.com/drivers",
+                   ["source: NVIDIA CUDA minor-version compatibility page"])
+
+
+def _reinstall_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    dist, version = ctx.get("dist"), ctx.get("version")
+    if not dist:
+        for c in (*report.cudnn_loaded, *report.cudnn_installed):
+            if c.owner.startswith("pip: ") and len(c.owner.split()) == 3:
+                _, dist, version = c.owner.split()
+                break
+    if dist and _DIST_NAME.match(str(dist)):
+        try:
+            v = str(Version(str(version))) if version else None
+        except InvalidVersion:
+            v = None
+        pin = f"{canonicalize_name(str(dist))}=={v}" if v else canonicalize_name(str(dist))
+        argv = (_python(ctx), "-m", "pip", "install", "--force-reinstall", "--no-deps", pin)
+        return FixPlan("reinstall-cudnn", f"Reinstall {pin}", False, "advice only: review, then run it yourself",
+                       (Step("advice", f"Reinstall {pin} so every file comes from one release", argv=argv,
+                             snippet=" ".join(_quote(a) for a in argv)),), True)
+    return _advice("reinstall-cudnn", "Reinstall cuDNN from one release",
+                   "remove the stray libcudnn* files and reinstall the package that owns the directory "
+                   "(conda install --force-reinstall cudnn, or your distribution's package)", restart=True)
+
+
+def _same_device_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    devs = [str(d) for d in (ctx.get("devices") or ()) if re.match(r"^(cpu|cuda(:\d+)?|mps|xpu(:\d+)?)$", str(d))]
+    target = next((d for d in devs if d.startswith("cuda")), devs[0] if devs else "cuda")
+    note = [f"devices seen: {', '.join(devs)}"] if devs else []
+    return _advice("same-device", f"Put the model and its inputs on {target}",
+                   f"device = torch.device({target!r})\nmodel = model.to(device)\nx = x.to(device)", note)
+
+
+_PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
+    "install-matching-cudnn": _install_plan,
+    "remove-shadowing-dir": _remove_shadow_plan,
+    "allow-memory-growth": _memory_plan,
+    "restart-kernel": _restart_plan,
+    "import-order": _import_order_plan,
+    "upgrade-driver": _driver_plan,
+    "reinstall-cudnn": _reinstall_plan,
+    "same-device": _same_device_plan,
+    "make-contiguous": lambda r, c: _advice("make-contiguous", "Make the tensor contiguous before the call",
+                                            "x = x.contiguous()",
+                                            ["cuDNN kernels need dense memory; views from .transpose()/.permute()/"
+                                             "slicing are not"]),
+    "check-shapes": lambda r, c: _advice("check-shapes", "Check the input shape against the layer",
+                                         "print(x.shape, x.dtype)  # Conv2d expects (N, C_in, H, W), C_in == "
+                                         "layer.in_channels",
+                                         ["cuDNN reports bad shapes as CUDNN_STATUS_BAD_PARAM"]),
+    "free-gpu-memory": lambda r, c: _advice("free-gpu-memory", "Free GPU memory",
+                                            "del big_tensor; import gc; gc.collect(); torch.cuda.empty_cache()\n"
+                                            "# memory held by another process: %gpu_memory lists them",
+                                            ["TensorFlow and JAX keep what they preallocated until the process "
+                                             "ends: restart the kernel"]),
+    "install-cudnn-deps": lambda r, c: _advice("install-cudnn-deps", "Install the libraries cuDNN needs",
+                                               " ".join(_quote(a) for a in (_python(c), "-m", "pip", "install",
+                                                                             "nvidia-cublas-cu12", "nvidia-cuda-nvrtc-cu12")),
+                                               ["cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; "
+                                                "match the cuXX suffix to your CUDA major"]),
+}
+
+
+# --------------------------------------------------------------------------- apply / undo
+
+_journal_lock = threading.Lock()
+
+
+def _state_dir() -> str:
+    d = os.environ.get("CUDNN_MAGIC_STATE_DIR")
+    if not d:
+        try:
+            from jupyter_core.paths import jupyter_data_dir
+
+            d = os.path.join(jupyter_data_dir(), "cudnn_magic")
+        except Exception:  # noqa: BLE001
+            d = os.path.join(os.path.expanduser("~"), ".local", "share", "cudnn_magic")
+    return d
+
+
+def _journal_path() -> str:
+    return os.path.join(_state_dir(), "undo.json")
+
+
+def _journal_load() -> dict[str, list[dict[str, Any]]]:
+    try:
+        with open(_journal_path(), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _journal_save(data: dict[str, list[dict[str, Any]]]) -> None:
+    path = _journal_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    _atomic_write(path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+
+
+def _journal_push(fix_id: str, records: list[dict[str, Any]]) -> None:
+    with _journal_lock:
+        data = _journal_load()
+        data.setdefault(fix_id, []).append({"time": time.time(), "records": records})
+        _journal_save(data)
+
+
+def _atomic_write(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, fsync,
+    then ``os.replace``."""
+    d = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".cudnn-magic-", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _sha(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _apply_kernelspec(kp: dict[str, Any]) -> dict[str, Any]:
+    path = kp["path"]
+    expect = kp["expect_sha256"]
+    if _sha(path) != expect:
+        raise RuntimeError(f"{path} changed since the preview; preview the fix again")
+    if expect is None:  # a new user-level copy
+        d = os.path.dirname(path)
+        created_dir = not os.path.isdir(d)
+        os.makedirs(d, exist_ok=True)
+        src = kp.get("copy_from")
+        copied: list[str] = []
+        if src and os.path.isdir(src):
+            for n in os.listdir(src):
+                if n.startswith("logo-") and os.path.isfile(os.path.join(src, n)):
+                    shutil.copy2(os.path.join(src, n), os.path.join(d, n))
+                    copied.append(os.path.join(d, n))
+        _atomic_write(path, kp["new"], 0o644)
+        return {"kind": "kernelspec", "path": path, "backup": None, "created": [path, *copied],
+                "created_dir": d if created_dir else None, "after_sha256": hashlib.sha256(kp["new"]).hexdigest()}
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = path + BACKUP_TAG + stamp
+    i = 1
+    while os.path.exists(backup):
+        backup = f"{path}{BACKUP_TAG}{stamp}-{i}"
+        i += 1
+    shutil.copy2(path, backup)
+    _atomic_write(path, kp["new"], os.stat(path).st_mode & 0o7777)
+    return {"kind": "kernelspec", "path": path, "backup": backup,
+            "after_sha256": hashlib.sha256(kp["new"]).hexdigest()}
+
+
+def _run(argv: tuple[str, ...], stream: Callable[[str], None] | None, output: list[str]) -> int:
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONUNBUFFERED="1", PIP_NO_INPUT="1")
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True, bufsize=1, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        output.append(line)
+        if stream is not None:
+            try:
+                stream(line)
+            except Exception:  # noqa: BLE001 - a display callback never stops the install
+                pass
+    return proc.wait()
+
+
+def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResult:
+    """Carry out an applicable plan and record how to undo it. Never raises.
+
+    Args:
+        p: from :func:`plan` (preview it first).
+        stream: called with each line a command prints, as it prints it (pip's output).
+
+    Returns:
+        :class:`FixResult`; ``ok`` False with ``error`` when a step failed (steps already done
+        stay recorded, so ``undo`` still reverts them).
+    """
+    if not p.applicable:
+        return FixResult(p.fix_id, False, error=f"not applicable: {p.reason}")
+    done: list[str] = []
+    output: list[str] = []
+    records: list[dict[str, Any]] = []
+    try:
+        for s in p.steps:
+            if s.kind == "run":
+                if not s.argv or s.argv[0] != _python(p.context):
+                    raise RuntimeError("refusing to run a command that is not the kernel's own interpreter")
+                rc = _run(s.argv, stream, output)
+                if rc != 0:
+                    raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
+                done.append("ran " + " ".join(_quote(a) for a in s.argv))
+                if p.fix_id == "install-matching-cudnn":
+                    records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
+                                    "previous": p.payload["previous"]})
+            elif s.kind == "set-env":
+                for k, v in s.env:
+                    records.append({"kind": "environ", "name": k, "previous": os.environ.get(k)})
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+                    done.append(f"set {k}={v} in this kernel")
+            elif s.kind == "kernelspec":
+                rec = _apply_kernelspec(p.payload["kernelspec"])
+                records.append(rec)
+                done.append(f"wrote {rec['path']}" + (f" (backup {rec['backup']})" if rec.get("backup") else " (new)"))
+            elif s.kind == "call" and p.payload.get("tf_call"):
+                msg = _tf_memory_growth()
+                if msg is None:
+                    done.append("tf.config.experimental.set_memory_growth(gpu, True) for every GPU")
+                else:
+                    done.append(f"TensorFlow: {msg}; the kernelspec env applies at the next start")
+            elif s.kind == "restart" and p.fix_id == "restart-kernel":
+                _schedule_exit()
+                done.append("the kernel stops in a moment; the front end restarts it")
+    except Exception as exc:  # noqa: BLE001
+        if records:
+            _journal_push(p.fix_id, records)
+        return FixResult(p.fix_id, False, tuple(done), tuple(output), f"{type(exc).__name__}: {exc}",
+                         f"%cudnn_fix --undo {p.fix_id}" if records else "", p.restart_required)
+    if records:
+        _journal_push(p.fix_id, records)
+    return FixResult(p.fix_id, True, tuple(done), tuple(output), None,
+                     (f"%cudnn_fix --undo {p.fix_id}" if records else ""), p.restart_required)
+
+
+def _tf_memory_growth() -> str | None:
+    """set_memory_growth on every GPU; None on success, else why not (already initialized)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return "TensorFlow is not imported"
+    try:
+        for gpu in tf.config.list_physical_devices("GPU"):
+            tf.config.experimental.set_memory_growth(gpu, True)
+    except RuntimeError as exc:  # "Physical devices cannot be modified after being initialized"
+        return f"GPUs already initialized ({exc})"
+    return None
+
+
+def _schedule_exit(delay_s: float = 0.5, hard_after_s: float = 5.0) -> None:
+    """Stop this kernel after ``delay_s`` seconds (after the current reply is sent): stop the
+    kernel's IO loop (a clean exit, atexit handlers run), and ``os._exit(0)`` after
+    ``hard_after_s`` more seconds if the process is still alive. The Jupyter server's
+    KernelRestarter sees the process gone and restarts it with the same connection file
+    (jupyter_client ``restarter.py`` ``poll``)."""
+    app = _kernel_app()
+
+    def go() -> None:
+        time.sleep(delay_s)
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            kernel = getattr(app, "kernel", None)
+            loop = getattr(kernel, "io_loop", None)
+            if loop is not None:
+                loop.add_callback(loop.stop)
+        except Exception:  # noqa: BLE001
+            pass
+        time.sleep(hard_after_s)
+        os._exit(0)
+
+    threading.Thread(target=go, name="cudnn-magic-restart", daemon=True).start()
+
+
+def undo(fix_id: str) -> FixResult:
+    """Revert the last applied plan of ``fix_id`` from the journal (newest record first).
+    Never raises.
+
+    Kernelspec edits are restored byte-for-byte from the backup (or the created copy is
+    removed), unless the file changed since the fix: then nothing is touched and the error
+    names the backup. pip installs are reverted by reinstalling the previous version (or
+    uninstalling when there was none), with the same interpreter.
+    """
+    with _journal_lock:
+        data = _journal_load()
+        stack = data.get(fix_id) or []
+        if not stack:
+            return FixResult(fix_id, False, error=f"nothing to undo for {fix_id}")
+        entry = stack[-1]
+    done: list[str] = []
+    output: list[str] = []
+    try:
+        for rec in reversed(entry.get("records", [])):
+            done.append(_undo_record(rec, output))
+    except Exception as exc:  # noqa: BLE001
+        return FixResult(fix_id, False, tuple(done), tuple(output), f"{type(exc).__name__}: {exc}")
+    with _journal_lock:
+        data = _journal_load()
+        if data.get(fix_id):
+            data[fix_id].pop()
+            if not data[fix_id]:
+                del data[fix_id]
+            _journal_save(data)
+    return FixResult(fix_id, True, tuple(done), tuple(output), restart_required=True)
+
+
+def _undo_record(rec: dict[str, Any], output: list[str]) -> str:
+    kind = rec.get("kind")
+    if kind == "kernelspec":
+        path = rec["path"]
+        if _sha(path) != rec.get("after_sha256"):
+            where = rec.get("backup") or "(no backup: the file was created by the fix)"
+            raise RuntimeError(f"{path} changed since the fix; not touching it. Backup: {where}")
+        if rec.get("backup") is None:
+            for f in rec.get("created", []):
+                if os.path.isfile(f):
+                    os.unlink(f)
+            if rec.get("created_dir") and os.path.isdir(rec["created_dir"]) and not os.listdir(rec["created_dir"]):
+                os.rmdir(rec["created_dir"])
+            return f"removed {path}"
+        backup = rec["backup"]
+        with open(backup, "rb") as fh:
+            data = fh.read()
+        _atomic_write(path, data, os.stat(backup).st_mode & 0o7777)
+        os.unlink(backup)
+        return f"restored {path} from {backup}"
+    if kind == "environ":
+        name = rec["name"]
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"bad variable name in the journal: {name!r}")
+        if rec.get("previous") is None:
+            os.environ.pop(name, None)
+            return f"unset {name} in this kernel"
+        os.environ[name] = rec["previous"]
+        return f"restored {name}={rec['previous']} in this kernel"
+    if kind == "pip":
+        python, pkg, prev = rec["python"], rec["package"], rec.get("previous")
+        if not _CUDNN_DIST.match(pkg) or python != sys.executable and not os.path.isfile(python):
+            raise ValueError(f"bad journal record: {rec!r}")
+        if prev:
+            argv: tuple[str, ...] = (python, "-m", "pip", "install", f"{pkg}=={Version(prev)}")
+        else:
+            argv = (python, "-m", "pip", "uninstall", "-y", pkg)
+        rc = _run(argv, None, output)
+        if rc != 0:
+            raise RuntimeError(f"{' '.join(argv[1:5])} exited with status {rc}")
+        return "ran " + " ".join(_quote(a) for a in argv)
+    raise ValueError(f"unknown journal record kind {kind!r}")
