@@ -409,7 +409,6 @@ def test_install_matching_cudnn_runs_pip_of_the_target_interpreter_offline(tmp_p
     assert any("Successfully installed nvidia-cudnn-cu12-9.3.0.75" in ln for ln in lines), lines
     assert lines == list(res.output)
     assert _installed(py, "nvidia-cudnn-cu12") == "9.3.0.75"
-    assert _installed(sys.executable, "nvidia-cudnn-cu12") is None or True  # the test's own env is untouched
     u = fixes.undo("install-matching-cudnn")
     assert u.ok, (u.error, u.output)
     assert _installed(py, "nvidia-cudnn-cu12") is None
