@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="print the JSON snapshot (DESIGN.md contract)")
     m.add_argument("--watch", type=float, metavar="SECONDS", default=None,
                    help="refresh every SECONDS seconds until interrupted")
+    from .fix_magics import add_fix_arguments
+
+    add_fix_arguments(sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id"))
     return p
 
 
@@ -62,6 +65,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from .memory import cli_memory
 
             return cli_memory(as_json=args.json, watch=args.watch, out=out)
+        if args.command == "fix":
+            from .fix_magics import cli_fix
+
+            return cli_fix(args, out)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

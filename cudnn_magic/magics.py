@@ -6,7 +6,8 @@ notebooks and as text in terminals.
 
 Feature modules plug in through two functions each, called here:
 ``cudnn_magic.annotate.load(ip)/unload(ip)`` (error annotation, ``%cudnn_explain``,
-``%cudnn_annotate``) and ``cudnn_magic.ui.memory_panel.load(ip)/unload(ip)`` (``%gpu_memory``).
+``%cudnn_annotate``) and ``cudnn_magic.ui.memory_panel.load(ip)/unload(ip)`` (``%gpu_memory``),
+``cudnn_magic.fix_magics.load(ip)/unload(ip)`` (``%cudnn_fix``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 log = logging.getLogger("cudnn_magic")
 
 # Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse.
-_FEATURES = ("cudnn_magic.annotate", "cudnn_magic.ui.memory_panel")
+_FEATURES = ("cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics")
 
 
 @magics_class
