@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnosis, MemorySnapshot, Report
 
-__all__ = ["__version__", "check", "explain", "gpu_memory", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def check(import_frameworks: bool = False, deep: bool = False) -> Report:
@@ -59,6 +59,19 @@ def gpu_memory() -> MemorySnapshot:
     from .memory import sample
 
     return sample()
+
+
+def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
+    """Run the same probes on every worker of a Dask cluster (``dask.distributed.Client``,
+    ``LocalCluster`` or scheduler address); ``timeout`` in seconds per worker.
+
+    Returns a ``ClusterReport`` (one row per worker, values that differ from the majority
+    marked). Raises ``cudnn_magic.cluster.ClusterCheckError`` for bad input, an unreachable
+    scheduler, or no Dask installed (``pip install 'cudnn-magic[dask]'``).
+    """
+    from .cluster import cluster_check as _cluster_check
+
+    return _cluster_check(client_or_address, timeout=timeout)
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="import installed frameworks for exact runtime answers (slow)")
     c.add_argument("--deep", action="store_true",
                    help="load every cuDNN copy a framework could pick in a child process and report what fails")
+    c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="per-worker timeout with --dask (default 30)")
     c.add_argument("--load", metavar="PATH", action="append", default=[],
                    help="load this libcudnn first (as a framework would), then check; repeatable")
 
@@ -84,6 +87,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     from .check import run_check
     from .render.report import report_json, report_text
 
+    if args.dask:
+        from .cluster import cli_cluster
+
+        return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
     if args.load:
         from .probes.loaded import load_like_a_framework
 

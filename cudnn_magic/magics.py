@@ -40,6 +40,10 @@ class CudnnMagics(Magics):
         "--deep", action="store_true",
         help="load every cuDNN copy a framework could pick, in a child process, and report what fails to load",
     )
+    @magic_arguments.argument("--dask", metavar="ADDRESS", default=None,
+                              help="check every worker of the Dask cluster at ADDRESS (tcp://HOST:8786), or a Client variable")
+    @magic_arguments.argument("--timeout", type=float, default=30.0,
+                              help="with --dask: seconds to wait for each worker (default 30)")
     def cudnn_check(self, line: str = "") -> Any:
         """Show the cuDNN mapped in this kernel, every other copy on disk, each framework's
         compiled-against cuDNN and verdict, the driver and GPUs, and findings with fixes.
@@ -47,8 +51,19 @@ class CudnnMagics(Magics):
         In [1]: %load_ext cudnn_magic
         In [2]: %cudnn_check
         In [3]: report = %cudnn_check --json
+        In [4]: %cudnn_check --dask tcp://scheduler:8786
         """
         args = magic_arguments.parse_argstring(self.cudnn_check, line)
+        if args.dask:
+            from .cluster import ClusterCheckError, cluster_check
+
+            target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
+            try:
+                rep = cluster_check(target, timeout=args.timeout)
+            except ClusterCheckError as exc:
+                print(f"cudnn-magic: {exc}")
+                return None
+            return rep.to_json() if args.json else rep
         from .check import run_check
         from .render.report import ReportView, report_json
 
