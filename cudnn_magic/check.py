@@ -34,6 +34,7 @@ FINDING_IDS = {
     "cudnn-unusable-copy": "a file named like cuDNN that cannot be loaded (not ELF, unreadable, aborts)",
     "cuda-driver-too-old": "the driver is older than the CUDA runtime a framework was built with needs",
     "gpu-arch-unsupported": "a GPU's compute capability is outside what the cuDNN in use supports",
+    "ld-library-path-changed-at-runtime": "os.environ['LD_LIBRARY_PATH'] differs from the value the loader read at start",
     "no-nvidia-driver": "NVML could not be loaded: no NVIDIA driver (GPU code will fall back to the CPU)",
 }
 
@@ -43,8 +44,19 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     a probe that fails adds a note instead. ``elapsed_s`` is in seconds."""
     t0 = time.perf_counter()
     notes: list[str] = []
-    from .probes.installed import probe_installed
+    from .probes.installed import environ_at_start, probe_installed
     from .probes.loaded import probe_loaded
+
+    runtime_ldp_change: tuple[str, str] | None = None
+    if environ is None:
+        # The loader uses LD_LIBRARY_PATH as it was at process start, not os.environ now.
+        start = environ_at_start()
+        environ = dict(os.environ)
+        if start is not None:
+            now_ldp, start_ldp = os.environ.get("LD_LIBRARY_PATH", ""), start.get("LD_LIBRARY_PATH", "")
+            if now_ldp != start_ldp:
+                runtime_ldp_change = (start_ldp, now_ldp)
+            environ["LD_LIBRARY_PATH"] = start_ldp
 
     loaded, n = _safe(probe_loaded, ((), ["mapped-library probe failed"]))
     notes += n
@@ -89,6 +101,17 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(frameworks), driver=driver, gpus=gpus,
         ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
     )
+    if runtime_ldp_change is not None:
+        start_ldp, now_ldp = runtime_ldp_change
+        report = dataclasses.replace(report, findings=report.findings + (Finding(
+            "ld-library-path-changed-at-runtime", "warning",
+            "LD_LIBRARY_PATH was changed after this process started; the dynamic loader ignores the change",
+            f"The loader read LD_LIBRARY_PATH={start_ldp or '(empty)'} at start; os.environ now says "
+            f"{now_ldp or '(empty)'}. Copies are resolved with the start value, as dlopen does.",
+            (Fix("remove-shadowing-dir", "Set LD_LIBRARY_PATH where the kernel is started",
+                 "put the value in the kernelspec \"env\" (kernel.json) or the shell that starts Jupyter, then "
+                 "restart the kernel", True),),
+        ),))
     return dataclasses.replace(report, elapsed_s=time.perf_counter() - t0)
 
 

@@ -65,27 +65,6 @@ class DaskNotInstalledError(ClusterCheckError, ImportError):
 # --------------------------------------------------------------------------------------------
 
 
-def _environ_at_start() -> dict[str, str] | None:
-    """The environment this process was started with, from ``/proc/self/environ`` (Linux).
-
-    The dynamic loader reads ``LD_LIBRARY_PATH`` once, at process start; a later
-    ``os.environ`` change (Dask's ``Nanny(env=...)`` and ``distributed.nanny.environ`` apply
-    theirs inside the already started worker) does not change where ``dlopen`` looks.
-    Returns None where ``/proc`` is not available.
-    """
-    try:
-        with open("/proc/self/environ", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    env: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep:
-            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return env
-
-
 def worker_probe() -> dict[str, Any]:
     """Run on one worker: the ``check`` report of that worker process, as plain JSON data.
 
@@ -99,7 +78,9 @@ def worker_probe() -> dict[str, Any]:
     Never raises: on failure it returns ``{"error": "<type>: <message>", ...}`` with the same
     identification keys.
     """
-    start = _environ_at_start()
+    from .probes.installed import environ_at_start
+
+    start = environ_at_start()
     out: dict[str, Any] = {
         "host": socket.gethostname(),
         "pid": os.getpid(),

@@ -293,3 +293,23 @@ def test_ldcache_parser_agrees_with_ldconfig():
         pytest.skip("ldconfig not available")
     listed = {ln.split(" (")[0].strip() for ln in proc.stdout.splitlines()[1:] if " => " in ln}
     assert listed == set(cache)
+
+
+def test_ld_library_path_set_at_runtime_is_ignored_like_the_loader_does(tmp_path):
+    shadow = tmp_path / "late"
+    build_cudnn_standin(shadow, "9.1.0")
+    out = run_py(f"""
+        import json, os, ctypes
+        os.environ["LD_LIBRARY_PATH"] = {str(shadow)!r}   # too late for the loader
+        from cudnn_magic.check import run_check
+        r = run_check()
+        try:
+            ctypes.CDLL("libcudnn.so.9")
+            loaded = True
+        except OSError:
+            loaded = False
+        print(json.dumps({{"ids": [f.id for f in r.findings], "loader_found_it": loaded}}))
+    """)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["loader_found_it"] is False  # the real loader ignores the late change...
+    assert "ld-library-path-changed-at-runtime" in data["ids"]  # ...and the report says so

@@ -80,6 +80,27 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
         return {}, f"ld.so cache {path}: truncated"
 
 
+def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
+    """The environment this process was started with, from ``/proc/self/environ`` (Linux).
+
+    The dynamic loader reads ``LD_LIBRARY_PATH`` once, at process start (``ld.so(8)``); setting
+    ``os.environ["LD_LIBRARY_PATH"]`` later in a kernel, or Dask's ``Nanny(env=...)`` inside an
+    already started worker, does not change where ``dlopen`` looks. Returns None where
+    ``/proc`` is not available.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    env: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
+
+
 def _site_dirs() -> list[str]:
     seen: list[str] = []
     for p in sys.path:
