@@ -1,0 +1,483 @@
+"""The diagnosis knowledge base: error signatures as data, matched in linear time. Pure.
+
+Layout follows friendly-traceback (shared/STYLE.md section 6): one module per family
+(:mod:`.versions`, :mod:`.loading`, :mod:`.init`, :mod:`.status`, :mod:`.memory`,
+:mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.warnings`), each a tuple ``SIGNATURES`` of
+declarative :class:`Signature` entries, with an optional ``refine`` callable as the escape hatch
+for the few that need logic. Matching never raises and never runs anything from the text.
+
+How matching stays linear (:func:`scan`):
+
+1. The text is encoded once and lower-cased as bytes (ASCII-only lowering, so offsets stay
+   put), and every signature keyword (a plain lower-case literal) is located with
+   ``bytes.find`` - C speed, no regex over the whole input. Each keyword keeps at most its
+   first :data:`HITS_PER_KEYWORD_HEAD` and last :data:`HITS_PER_KEYWORD_TAIL` occurrences, so a
+   log that repeats one line a million times costs the same as one that prints it a few times.
+2. Only the lines holding a keyword are decoded, cut to a bounded window around the keyword
+   (:data:`MAX_LINE`), and only the signatures owning that keyword run their regexes on it.
+   Patterns use bounded repetition only (no nested quantifiers), so each costs O(line).
+3. Logs pasted hard-wrapped at a fixed column (``CUDNN_STAT`` / ``US_INTERNAL_ERROR``) are
+   matched again on copies with the line breaks joined (once without and once with a space),
+   for inputs up to :data:`MAX_JOIN_BYTES`; evidence is quoted from the original lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+#: Stable fix ids (shared/spec/diagnoses.md: "Fix ids are the developers' to define; keep them
+#: stable"). Every :class:`cudnn_magic.model.Fix` made by the diagnosis engine uses one of these.
+FIX_IDS: dict[str, str] = {
+    "install-matching-cudnn": "install the cuDNN release the framework was built for (pip/conda requirement computed from the versions)",
+    "remove-shadowing-dir": "take the directory holding another cuDNN off LD_LIBRARY_PATH (or PATH) so the framework's own copy loads",
+    "reinstall-cudnn": "reinstall one complete cuDNN so that all its sub-libraries come from the same release",
+    "install-cudnn-deps": "install a library cuDNN itself needs (libnvrtc, libcublas, zlib/zlibwapi, libcuda)",
+    "allow-memory-growth": "stop TensorFlow/JAX from preallocating the GPU so cuDNN has room for its handle and workspace",
+    "free-gpu-memory": "free GPU memory: other processes, cached tensors, batch size",
+    "upgrade-driver": "install an NVIDIA driver at least as new as the CUDA/cuDNN release needs",
+    "restart-kernel": "restart the kernel: the CUDA context is broken after an earlier error",
+    "import-order": "import the framework whose cuDNN should win first (the first libcudnn loaded serves the whole process)",
+    "make-contiguous": "call .contiguous() on the input before the cuDNN op",
+    "same-device": "move every operand (inputs, hidden state, weights) to the same GPU",
+    "check-shapes": "check input sizes against the kernel/descriptor (e.g. input smaller than the kernel)",
+    "disable-cudnn-benchmark": "turn off cuDNN autotuning (torch.backends.cudnn.benchmark = False)",
+    "cudnn-fallback": "run the op without cuDNN (slower) to get past it or to get a clearer error",
+    "install-cuda-build": "install a framework build with CUDA kernels for this GPU",
+}
+
+MAX_LINE = 2000  #: a longer line is cut to a window of this size around each keyword hit
+HITS_PER_KEYWORD_HEAD = 32  #: first occurrences of one keyword examined
+HITS_PER_KEYWORD_TAIL = 256  #: last occurrences of one keyword examined (decisive lines come late)
+MAX_JOIN_BYTES = 4 * 1024 * 1024  #: inputs up to this size are also matched with line-wraps joined
+EVIDENCE_CHARS = 400  #: evidence lines are cut to this many characters
+
+Refine = Callable[[Mapping[str, str], str], "tuple[str | None, float] | None"]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One known error wording, as data.
+
+    Attributes:
+        name: unique signature name (``"tf-loaded-runtime"``).
+        diagnosis: catalogue id (shared/spec/diagnoses.md) this wording points to.
+        family: the module that holds it ("versions", "loading", ...).
+        keywords: lower-case literals; a line is tried only when it holds one of them.
+        patterns: compiled regexes (bounded repetition only); the first that matches wins.
+            Named groups become ``versions`` entries: ``loaded``, ``compiled``, ``minimum``,
+            ``driver``, ``status``, ``status_code``, ``soname``, ``library``, ...
+        weight: strength of this evidence (100 = decisive), used for ranking.
+        title: title template (``str.format`` with the decoded versions and ``framework``),
+            used when all its fields are known; otherwise ``title_plain``.
+        title_plain: title without versions.
+        summary: why, in plain words (two or three sentences).
+        fixes: fix ids (:data:`FIX_IDS`), strongest first.
+        also: other catalogue ids this evidence supports, with their weight.
+        extras: regexes searched in the trigger line and the ``window`` lines after it, for
+            fields printed on their own lines (JAX's "Installed version: 8907").
+        window: how many following lines ``extras`` may look at.
+        needs_context: only counts next to another cuDNN signature (e.g. "CUDA driver version
+            is insufficient": alone it is not a cuDNN fault).
+        supports: this line only adds evidence to these diagnoses when they are present.
+        generic: skipped on a line already matched by a non-generic signature (the bare
+            ``CUDNN_STATUS_*`` name inside "Could not create cudnn handle: ..." belongs to the
+            handle signature).
+        warning_only: used by ``gpu_unused_warnings`` only (a cell that succeeded).
+        warning: the wording means a GPU will be silently skipped (``gpu_unused_warnings``).
+        framework: the framework that prints it, when fixed ("TensorFlow", "PyTorch", ...).
+        refine: escape hatch: ``refine(groups, line) -> (diagnosis or None, weight) | None``;
+            None keeps the defaults, a None diagnosis drops the hit.
+        source: where the wording comes from (cited in docs and tests).
+        gate: a lower-case literal every matching line contains ("dnn" for lines that name
+            cuDNN); it lets a keyword share a cheap trigger scan (see :data:`TRIGGERS`).
+    """
+
+    name: str
+    diagnosis: str
+    family: str
+    keywords: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    weight: float
+    title: str = ""
+    title_plain: str = ""
+    summary: str = ""
+    fixes: tuple[str, ...] = ()
+    also: tuple[tuple[str, float], ...] = ()
+    extras: tuple[re.Pattern[str], ...] = ()
+    window: int = 0
+    needs_context: bool = False
+    supports: tuple[str, ...] = ()
+    generic: bool = False
+    warning_only: bool = False
+    warning: bool = False
+    framework: str = ""
+    refine: Refine | None = None
+    source: str = ""
+    gate: str = ""
+
+
+def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],
+        weight: float, *, extras: Iterable[str] = (), flags: int = re.IGNORECASE, **kw) -> Signature:
+    """Build a :class:`Signature`, compiling ``patterns`` and ``extras`` (case-insensitive)."""
+    return Signature(
+        name=name, diagnosis=diagnosis, family=family,
+        keywords=tuple(k.lower() for k in keywords),
+        patterns=tuple(re.compile(p, flags) for p in patterns),
+        extras=tuple(re.compile(p, flags) for p in extras),
+        weight=weight, **kw,
+    )
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One signature matched on one line.
+
+    Attributes:
+        signature: the :class:`Signature`.
+        diagnosis: the catalogue id (after ``refine``).
+        weight: strength (after ``refine``).
+        line: the evidence, quoted from the original text (stripped, bounded).
+        groups: the named groups that matched (raw strings from the text, not yet decoded).
+        source: "log", "exception" or "traceback".
+        position: byte offset of the match in its source text (later lines sort later).
+        span: byte offsets (start, end) of the match.
+    """
+
+    signature: Signature
+    diagnosis: str
+    weight: float
+    line: str
+    groups: dict[str, str] = field(default_factory=dict)
+    source: str = "log"
+    position: int = 0
+    span: tuple[int, int] = (0, 0)
+
+
+FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "init", "memory", "driver", "arch", "status", "warnings")
+
+_CACHE: dict[str, object] = {}
+
+
+def signatures() -> tuple[Signature, ...]:
+    """Every signature of every family, specific ones before generic ones (loaded once)."""
+    sigs = _CACHE.get("sigs")
+    if sigs is None:
+        out: list[Signature] = []
+        for fam in FAMILIES:
+            mod = importlib.import_module(f"{__name__}.{fam}")
+            out.extend(getattr(mod, "SIGNATURES"))
+        out.sort(key=lambda s: s.generic)  # stable: family order kept, generic ones last
+        sigs = tuple(out)
+        _CACHE["sigs"] = sigs
+        index: dict[bytes, list[int]] = {}
+        for i, s in enumerate(sigs):
+            for k in s.keywords:
+                index.setdefault(k.encode("utf-8"), []).append(i)
+        _CACHE["index"] = {k: tuple(v) for k, v in index.items()}
+    return sigs  # type: ignore[return-value]
+
+
+def _keyword_index() -> dict[bytes, tuple[int, ...]]:
+    signatures()
+    return _CACHE["index"]  # type: ignore[return-value]
+
+
+def _positions(low: bytes, kw: bytes) -> list[int]:
+    """First HEAD and last TAIL offsets of ``kw`` in ``low`` (C-speed finds, bounded count)."""
+    out: list[int] = []
+    p = low.find(kw)
+    while p >= 0 and len(out) < HITS_PER_KEYWORD_HEAD:
+        out.append(p)
+        p = low.find(kw, p + 1)
+    if p < 0:
+        return out
+    tail: list[int] = []
+    end = len(low)
+    floor = out[-1] + 1 if out else 0
+    while len(tail) < HITS_PER_KEYWORD_TAIL:
+        q = low.rfind(kw, floor, end)
+        if q < 0:
+            break
+        tail.append(q)
+        end = q + len(kw) - 1
+        if end <= floor:
+            break
+    out.extend(reversed(tail))
+    return out
+
+
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _evidence(line: str) -> str:
+    line = line.strip().replace("\r", " ")
+    if len(line) > EVIDENCE_CHARS:
+        line = line[: EVIDENCE_CHARS - 1] + "…"
+    return line
+
+
+def _match_line(line: str, sig_ids: Iterable[int], sigs: tuple[Signature, ...], source: str, base: int,
+                following: Callable[[], list[str]], warnings: bool, windowed: bool) -> list[Hit]:
+    hits: list[Hit] = []
+    claimed = False
+    for i in sorted(set(sig_ids)):
+        s = sigs[i]
+        if s.warning_only and not warnings:
+            continue
+        if s.generic and claimed:
+            continue
+        m = None
+        for p in s.patterns:
+            m = p.search(line)
+            if m:
+                break
+        if not m:
+            continue
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        if s.extras:
+            texts = [line] + (following() if s.window else [])
+            for ex in s.extras:
+                for t in texts:
+                    em = ex.search(t)
+                    if em:
+                        for k, v in em.groupdict().items():
+                            if v is not None:
+                                groups.setdefault(k, v)
+                        break
+        diagnosis, weight = s.diagnosis, s.weight
+        if s.refine is not None:
+            try:
+                r = s.refine(groups, line)
+            except Exception:  # noqa: BLE001 - a knowledge entry never breaks the scan
+                r = None
+            if r is not None:
+                diagnosis, weight = r  # type: ignore[assignment]
+                if diagnosis is None:
+                    continue
+        if not s.generic and not s.supports:
+            claimed = True
+        if windowed:
+            quoted = line[max(0, m.start() - 120): m.end() + 200]
+        else:
+            quoted = line
+        b0 = base + len(line[: m.start()].encode("utf-8", "surrogatepass"))
+        b1 = b0 + len(m.group(0).encode("utf-8", "surrogatepass"))
+        hits.append(Hit(s, diagnosis, weight, _evidence(quoted), groups, source, b0, (b0, b1)))
+    return hits
+
+
+def scan(text: str, source: str = "log", *, warnings: bool = False) -> list[Hit]:
+    """Match every signature against ``text``; linear in its size. Never raises.
+
+    Args:
+        text: a log, an exception message or a traceback (any size; garbage is fine).
+        source: label stored in each :class:`Hit`.
+        warnings: also use ``warning_only`` signatures (for cells that succeeded).
+
+    Returns:
+        Hits in text order. Lines split by a hard wrap are found too (see module docstring).
+    """
+    if not text:
+        return []
+    try:
+        data = text.encode("utf-8", "surrogatepass")
+        hits = _scan_data(data, source, warnings)
+        if len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
+            joined, covered = _scan_joined(data, source, warnings, hits)
+            if joined:
+                # a match cut short by the wrap ("compiled with: 8." / "8.1.0") is superseded by
+                # the whole match of the same signature over the joined lines
+                hits = [h for h in hits if not any(
+                    name == h.signature.name and a <= h.position < b for name, a, b in covered)]
+                hits.extend(joined)
+        return hits
+    except Exception:  # noqa: BLE001
+        import logging
+
+        logging.getLogger("cudnn_magic").debug("knowledge scan failed", exc_info=True)
+        return []
+
+
+def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
+    """Cheap test: a small paste (up to 64 KiB: always worth a second look), lines cut at one
+    fixed column (two or more distinct lines of exactly the longest length, 40-400 bytes), or
+    an input up to 256 KiB where line-by-line matching found nothing."""
+    if len(data) <= 64 * 1024:
+        return True
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    width = max(map(len, lines))
+    if 40 <= width <= 400:
+        distinct = set(lines)
+        at_width = sum(1 for x in distinct if len(x) == width)
+        long_ones = sum(1 for x in distinct if len(x) >= width * 0.8)
+        if at_width >= 2 and at_width * 2 >= long_ones:
+            return True
+    if not any(not h.signature.generic and not h.signature.supports for h in hits):
+        return len(data) <= 256 * 1024
+    return False
+
+
+#: Short literals that gate groups of keywords: each keyword is looked for only around the
+#: occurrences of the first of these it contains (one C-speed count per trigger instead of one
+#: scan per keyword). Keywords containing none of them are their own trigger.
+TRIGGERS: tuple[bytes, ...] = (
+    b"dnn", b"cuda", b"librar", b"gpu", b"memory", b"version", b"kernel", b"exhausted", b"engine",
+    b"execution",
+)
+GATHER_LIMIT = 4096  #: occurrences of a trigger always gathered line by line ...
+GATHER_PER_BYTES = 100  #: ... or one per this many bytes, whichever is more; above, per-keyword scans
+
+
+def _trigger_groups() -> list[tuple[bytes, list[tuple[bytes, tuple[int, ...]]]]]:
+    groups = _CACHE.get("groups")
+    if groups is None:
+        by: dict[bytes, list[tuple[bytes, tuple[int, ...]]]] = {}
+        sigs = signatures()
+        for kw, ids in _keyword_index().items():
+            trig = next((t for t in TRIGGERS if t in kw), None)
+            if trig is None:
+                gates = {sigs[i].gate.encode() for i in ids}
+                trig = gates.pop() if len(gates) == 1 and b"" not in gates else kw
+            by.setdefault(trig, []).append((kw, ids))
+        groups = list(by.items())
+        _CACHE["groups"] = groups
+    return groups  # type: ignore[return-value]
+
+
+def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
+    low = data.lower()
+    sigs = signatures()
+    n = len(low)
+    # line start -> (line end, {keyword offset: signature ids})
+    cands: dict[int, tuple[int, dict[int, tuple[int, ...]]]] = {}
+
+    def add(p: int, ids: tuple[int, ...]) -> None:
+        ls = low.rfind(b"\n", 0, p) + 1
+        entry = cands.get(ls)
+        if entry is None:
+            le = low.find(b"\n", p)
+            entry = (n if le < 0 else le, {})
+            cands[ls] = entry
+        prev = entry[1].get(p)
+        entry[1][p] = ids if prev is None else prev + ids
+
+    limit = max(GATHER_LIMIT, n // GATHER_PER_BYTES)
+    for trig, group in _trigger_groups():
+        memo: dict[bytes, list[tuple[int, tuple[int, ...]]]] = {}
+        p = low.find(trig)
+        if p < 0:
+            continue
+        seen = 0
+        while p >= 0:
+            seen += 1
+            if seen > limit:  # too common here: scan each keyword of the group instead
+                for kw, ids in group:
+                    if kw in low:
+                        for q in _positions(low, kw):
+                            add(q, ids)
+                break
+            ls = low.rfind(b"\n", 0, p) + 1
+            le = low.find(b"\n", p)
+            le = n if le < 0 else le
+            if le - ls <= MAX_LINE:
+                a, b, nxt = ls, le, le
+            else:
+                a, b, nxt = max(ls, p - MAX_LINE // 2), min(le, p + MAX_LINE // 2), p + 1
+            seg = low[a:b]
+            found = memo.get(seg)
+            if found is None:
+                found = []
+                for kw, ids in group:
+                    q = seg.find(kw)
+                    if q >= 0:
+                        found.append((q, ids))
+                memo[seg] = found
+            for q, ids in found:
+                add(a + q, ids)
+            p = low.find(trig, nxt)
+    hits: list[Hit] = []
+    seen_lines: set[bytes] = set()
+    # Last occurrence first: a line repeated many times is matched once, at its latest place.
+    for ls in sorted(cands, reverse=True):
+        le, offsets = cands[ls]
+        windowed = le - ls > MAX_LINE
+        if not windowed:
+            content = low[ls:le]
+            if content in seen_lines:
+                continue
+            seen_lines.add(content)
+        if not windowed:
+            ids_all: set[int] = set()
+            for ids in offsets.values():
+                ids_all.update(ids)
+            windows = [(ls, le, ids_all)]
+        else:
+            windows = []
+            for p in sorted(offsets):
+                if windows and p + 300 <= windows[-1][1]:
+                    windows[-1][2].update(offsets[p])
+                    continue  # this keyword sits well inside the previous window
+                windows.append((max(ls, p - 300), min(le, p + 700), set(offsets[p])))
+
+        def following(end: int = le) -> list[str]:
+            out, q = [], end
+            for _ in range(6):
+                if q >= n:
+                    break
+                nxt = low.find(b"\n", q + 1)
+                nxt = n if nxt < 0 else nxt
+                out.append(_decode(data[q + 1: min(nxt, q + 1 + MAX_LINE)]))
+                q = nxt
+            return out
+
+        for a, b, ids in windows:
+            line = _decode(data[a:b])
+            hits.extend(_match_line(line, ids, sigs, source, a, following, warnings, windowed))
+    hits.sort(key=lambda h: h.position)
+    return hits
+
+
+def _scan_joined(data: bytes, source: str, warnings: bool,
+                 found: list[Hit]) -> tuple[list[Hit], list[tuple[str, int, int]]]:
+    """Match again with line breaks removed, for logs pasted hard-wrapped at a fixed column.
+
+    Only matches that cross a line break are kept (the others were found line by line), and
+    the evidence quotes the original lines the match spans. Also returns, per kept hit, the
+    original byte range of its lines (signature name, start, end).
+    """
+    text = data.replace(b"\r\n", b"\n")
+    lines = text.split(b"\n")
+    if len(lines) < 2:
+        return [], []
+    orig = [0]
+    orig.extend(itertools.accumulate(len(x) + 1 for x in lines))
+    known = {(h.signature.name, tuple(sorted(h.groups.items()))) for h in found}
+    out: list[Hit] = []
+    covered: list[tuple[str, int, int]] = []
+    for sep in (b"", b" "):
+        joined = sep.join(lines)
+        starts = [0]
+        starts.extend(itertools.accumulate(len(x) + len(sep) for x in lines[:-1]))
+        for h in _scan_data(joined, source, warnings):
+            first = bisect.bisect_right(starts, h.span[0]) - 1
+            last = bisect.bisect_right(starts, max(h.span[0], h.span[1] - 1)) - 1
+            if last <= first and not any(
+                f.signature.name == h.signature.name and len(f.groups) < len(h.groups) for f in found
+            ):
+                continue  # neither crosses a line break nor completes a field: the line pass saw it
+            key = (h.signature.name, tuple(sorted(h.groups.items())))
+            if key in known:
+                continue
+            known.add(key)
+            span = lines[first: min(last + 1, first + 8)]
+            quoted = _evidence(_decode(sep.join(x.strip() for x in span)))
+            out.append(Hit(h.signature, h.diagnosis, h.weight, quoted, h.groups, source,
+                           orig[first], (orig[first], orig[last + 1])))
+            covered.append((h.signature.name, orig[first], orig[last + 1]))
+    return out, covered

@@ -1,0 +1,698 @@
+"""Error text + captured log lines + live facts -> ranked catalogue diagnoses. Pure.
+
+Imports only the standard library, ``packaging`` and ``cudnn_magic.model`` / ``versions`` /
+``knowledge`` / ``statuses`` (DESIGN.md layering). Evidence order follows
+shared/spec/diagnoses.md: live facts, then native log lines, then the Python exception. The
+knowledge base (:mod:`cudnn_magic.knowledge`) finds the wordings; this module weighs them,
+refines the generic ``cudnn-init-failed`` with facts when they decide it, writes the titles with
+the versions, and computes the fixes (stable ids: :data:`FIX_IDS`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from .knowledge import FIX_IDS, Hit, scan
+from .model import Diagnosis, Driver, Fix, Report
+from .statuses import status_by_name
+from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
+
+__all__ = ["diagnose", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
+
+log = logging.getLogger("cudnn_magic")
+
+#: Generic explanation per catalogue id (shared/spec/diagnoses.md): title, summary, fixes.
+CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "cudnn-version-mismatch": (
+        "The cuDNN loaded is not compatible with the one the framework was built with",
+        "The framework was built against another cuDNN release than the one loaded at runtime "
+        "(older minor, other major, or a release missing functions it calls).",
+        ("install-matching-cudnn", "remove-shadowing-dir", "import-order"),
+    ),
+    "cudnn-library-not-found": (
+        "The cuDNN library could not be found or opened",
+        "The dynamic loader (or the framework's own loader) could not open cuDNN; some "
+        "frameworks then quietly run on the CPU.",
+        ("install-matching-cudnn", "remove-shadowing-dir"),
+    ),
+    "cudnn-sublibrary-load-failed": (
+        "A cuDNN sub-library (or one of its dependencies) could not be loaded",
+        "cuDNN loads its sub-libraries on first use; one of them or one of its own "
+        "dependencies was missing, or sub-libraries of different releases were mixed.",
+        ("reinstall-cudnn", "remove-shadowing-dir", "install-cudnn-deps"),
+    ),
+    "cudnn-init-failed": (
+        "cuDNN failed to initialize",
+        "cuDNN or the framework's DNN support failed to initialize. Usual causes: a cuDNN that "
+        "does not match the framework's build, GPU memory already taken (TensorFlow and JAX "
+        "preallocate it), or a driver too old; the evidence below does not single one out yet. "
+        "What decides it: the cuDNN mapped in the process vs the framework's build, free GPU "
+        "memory, and the driver version (run %cudnn_check).",
+        ("allow-memory-growth", "install-matching-cudnn", "upgrade-driver", "restart-kernel"),
+    ),
+    "gpu-out-of-memory": (
+        "The GPU ran out of memory for cuDNN",
+        "GPU memory ran out, often because a framework preallocated most of it and left cuDNN "
+        "no room for its handle or workspace.",
+        ("allow-memory-growth", "free-gpu-memory", "restart-kernel"),
+    ),
+    "cuda-driver-too-old": (
+        "The NVIDIA driver is too old for this CUDA/cuDNN release",
+        "The NVIDIA driver is older than the CUDA runtime or cuDNN release requires.",
+        ("upgrade-driver",),
+    ),
+    "cudnn-stream-set-failed": (
+        "cudnnSetStream failed after an earlier CUDA error",
+        "cuDNN could not attach to the CUDA stream because the context was already broken.",
+        ("restart-kernel", "free-gpu-memory"),
+    ),
+    "cudnn-execution-failed": (
+        "A cuDNN kernel failed to launch or run",
+        "cuDNN could not launch or finish its kernel: operands on the CPU, a build without "
+        "kernels for this GPU, or memory.",
+        ("same-device", "restart-kernel", "cudnn-fallback"),
+    ),
+    "cudnn-unsupported-config": (
+        "cuDNN does not support this configuration",
+        "cuDNN has no engine or algorithm for this problem (layout, data type, size limits, "
+        "non-contiguous input).",
+        ("make-contiguous", "disable-cudnn-benchmark", "cudnn-fallback"),
+    ),
+    "cudnn-bad-param": (
+        "cuDNN rejected the arguments (BAD_PARAM)",
+        "cuDNN rejected the call's arguments: usually shapes (an input smaller than the "
+        "kernel) or descriptors built for another cuDNN major.",
+        ("check-shapes", "cudnn-fallback"),
+    ),
+    "tensors-on-different-devices": (
+        "The operands of one cuDNN call live on different GPUs",
+        "cuDNN returned MAPPING_ERROR: the tensors of one call are on different devices, or "
+        "the current device is not theirs.",
+        ("same-device",),
+    ),
+    "cudnn-internal-error": (
+        "cuDNN reported an internal error",
+        "CUDNN_STATUS_INTERNAL_ERROR outside handle creation: oversized problems, the wrong "
+        "current device, or library bugs. Free memory rules out gpu-out-of-memory.",
+        ("disable-cudnn-benchmark", "free-gpu-memory", "cudnn-fallback"),
+    ),
+    "gpu-arch-unsupported": (
+        "This GPU is not supported by the cuDNN or framework build in use",
+        "This GPU's compute capability is not supported by the cuDNN or framework build in use.",
+        ("install-cuda-build", "install-matching-cudnn"),
+    ),
+}
+
+# Signals that are GPU problems but not cuDNN ones: alone they never make a cuDNN diagnosis
+# nor count as the "cuDNN failure" that needs_context signatures need.
+_PLAIN_GPU = frozenset({"cuda-error-out-of-memory", "tf-resource-exhausted", "torch-cuda-oom"})
+_GENERIC_IDS = frozenset({"cudnn-init-failed"})
+_SAFE = re.compile(r"[^\w.+\-(), /:]")
+
+
+def diagnose(exception: str = "", log: str = "", report: "Report | None" = None, *,
+             exc_type: str | None = None, traceback: str = "") -> list[Diagnosis]:
+    """Explain a failure: strongest diagnosis first, [] when nothing cuDNN-related.
+
+    Args:
+        exception: ``str(exc)`` or "Type: message".
+        log: native stderr captured during the cell, or a whole pasted/CI log.
+        report: live facts (``%cudnn_check``'s Report) of THIS process, or None (a pasted log
+            from elsewhere: then only the text decides).
+        exc_type: the exception's type name, when known.
+        traceback: the formatted Python traceback, when available.
+
+    Returns:
+        Diagnoses (shared/spec/diagnoses.md ids), strongest first. Never raises: an internal
+        error is logged at debug level and gives [].
+    """
+    try:
+        exc = exception or ""
+        if exc_type and exc_type not in exc[:200]:
+            exc = f"{exc_type}: {exc}"
+        hits: list[Hit] = []
+        for src, text in (("log", log), ("exception", exc), ("traceback", traceback)):
+            if text and isinstance(text, str):
+                hits.extend(scan(text, src))
+        context = _Context.build(exc, log if isinstance(log, str) else "", traceback or "")
+        return _build(hits, report, context, warnings=False)
+    except Exception:  # noqa: BLE001 - never harm the session
+        log_ = logging.getLogger("cudnn_magic")
+        log_.debug("diagnose failed", exc_info=True)
+        return []
+
+
+def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagnosis]:
+    """Warnings for a cell that SUCCEEDED but printed that the GPU will be skipped.
+
+    TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
+    cuDNN library is among the missing ones, or none is named), ONNX Runtime "Failed to create
+    CUDAExecutionProvider", JAX "CUDA backend failed to initialize" with a cuDNN reason, JAX
+    "a CUDA-enabled jaxlib is not installed", TensorFlow ignoring a GPU for its compute
+    capability, and cuDNN version/loading lines printed without an exception.
+
+    Returns:
+        Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found`` or
+        ``cudnn-version-mismatch``), or []. Never raises.
+    """
+    try:
+        if not log or not isinstance(log, str):
+            return []
+        hits = scan(log, "log", warnings=True)
+        relevant = {"cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-sublibrary-load-failed",
+                    "gpu-arch-unsupported"}
+        if not any((h.signature.warning and h.weight > 0) or (h.diagnosis in relevant and h.weight >= 80)
+                   for h in hits):
+            return []
+        context = _Context.build("", log, "")
+        out = _build(hits, report, context, warnings=True)
+        return [d for d in out if d.id in relevant]
+    except Exception:  # noqa: BLE001
+        logging.getLogger("cudnn_magic").debug("gpu_unused_warnings failed", exc_info=True)
+        return []
+
+
+@dataclass
+class _Context:
+    """Hints taken from all the text (which framework printed it)."""
+
+    framework: str = ""
+
+    @classmethod
+    def build(cls, exc: str, log_text: str, tb: str) -> "_Context":
+        # the exception and traceback first, then the two ends of the log (bounded work)
+        small = (exc[:100_000] + "\n" + tb[-100_000:]).lower()
+        ends = (log_text[:65_536] + "\n" + log_text[-65_536:]).lower()
+        for text in (small, ends):
+            if "xlaruntimeerror" in text or "jaxlib" in text or "jax." in text or "jax_" in text or "/jax/" in text:
+                return cls("JAX")
+            if "tensorflow" in text or "keras" in text:
+                return cls("TensorFlow")
+            if "torch" in text:
+                return cls("PyTorch")
+        return cls("")
+
+
+@dataclass
+class _Agg:
+    id: str
+    score: float = 0.0
+    hits: list[tuple[float, Hit]] = field(default_factory=list)
+    support: list[Hit] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    extra_fixes: list[str] = field(default_factory=list)
+    fact_fixes: list[Fix] = field(default_factory=list)
+    framework: str = ""
+
+    def add(self, weight: float, hit: Hit | None) -> None:
+        self.score = max(self.score, weight)
+        if hit is not None:
+            self.hits.append((weight, hit))
+
+
+def _is_core(h: Hit) -> bool:
+    s = h.signature
+    return h.weight > 0 and not s.needs_context and not s.supports and s.name not in _PLAIN_GPU
+
+
+def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool) -> list[Diagnosis]:
+    core = any(_is_core(h) for h in hits)
+    kept: list[Hit] = []
+    for h in hits:
+        if h.signature.needs_context and not core:
+            continue
+        kept.append(h)
+    # TensorFlow "Cannot dlopen some GPU libraries": a cuDNN matter only when a cuDNN library is
+    # among the missing ones (or none is named).
+    names = {h.signature.name for h in kept}
+    if "tf-cannot-dlopen-gpu-libraries" in names and "tf-dlerror-other-library" in names and not (
+        names & {"tf-dlerror-cudnn", "tf-dso-couldnt-open", "cannot-open-libcudnn", "windows-cudnn-dll-not-found"}
+    ):
+        kept = [h for h in kept if h.signature.name != "tf-cannot-dlopen-gpu-libraries"]
+
+    aggs: dict[str, _Agg] = {}
+
+    def agg(i: str) -> _Agg:
+        if i not in aggs:
+            aggs[i] = _Agg(i)
+        return aggs[i]
+
+    supports: list[Hit] = []
+    for h in kept:
+        if h.signature.supports or h.weight <= 0:
+            supports.append(h)
+            continue
+        bonus = 2.0 if h.source == "log" else 0.0
+        agg(h.diagnosis).add(h.weight + bonus, h)
+        for other, w in h.signature.also:
+            if other != h.diagnosis:
+                agg(other).add(w, h)
+        if h.diagnosis != h.signature.diagnosis and not h.signature.generic:
+            agg(h.signature.diagnosis).add(min(h.signature.weight, h.weight - 10), h)
+    if not aggs:
+        return []
+    for h in supports:
+        for i in h.signature.supports:
+            if i in aggs:
+                aggs[i].support.append(h)
+
+    for a in aggs.values():
+        a.hits.sort(key=lambda wh: (-wh[0], -wh[1].position))
+        distinct = {h.line for _, h in a.hits if h.diagnosis == a.id}
+        a.score += min(3.0, max(0, len(distinct) - 1) * 1.0)
+        a.versions = _versions(a)
+        a.framework = _framework(a, ctx)
+
+    if report is not None:
+        _refine_with_facts(aggs, report)
+
+    out: list[Diagnosis] = []
+    for a in sorted(aggs.values(), key=lambda a: -a.score):
+        out.append(_diagnosis(a, report))
+    return out
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _clean(value: str) -> str:
+    return _SAFE.sub("", str(value))[:80].rstrip(".,: ")
+
+
+def _decode_version(raw: str) -> CudnnVersion | None:
+    v = try_parse(raw.strip())
+    if v is None or v.major > 99:
+        return None
+    return v
+
+
+def _versions(a: _Agg) -> dict[str, str]:
+    out: dict[str, str] = {}
+    ordered = [h for _, h in a.hits if h.diagnosis == a.id] + [h for _, h in a.hits] + a.support
+    for h in ordered:
+        for k, raw in h.groups.items():
+            if k in out or not raw:
+                continue
+            if k in ("loaded", "compiled", "minimum"):
+                v = _decode_version(raw)
+                if v is not None:
+                    out[k] = str(v)
+            elif k in ("loaded_compat", "compiled_compat"):
+                v = _decode_version(raw)
+                if v is not None:
+                    out[k] = v.short()
+            elif k == "status":
+                st = status_by_name(raw) if raw.upper().startswith("CUDNN_STATUS_") else None
+                out["status"] = _clean(raw)
+                if st is not None and st.code is not None and "status_code" not in out:
+                    out["status_code"] = str(st.code)
+            elif k in ("driver", "status_code", "soname", "library", "symbol", "dependency", "required",
+                       "cuda", "min_sm", "compute_capability", "descriptor", "shape", "cuda_error",
+                       "other_library", "mode", "driver_cuda", "error_code"):
+                out[k] = _clean(raw)
+            elif k in ("free", "total"):
+                out[f"{k}_bytes"] = _clean(raw)
+    return out
+
+
+def _framework(a: _Agg, ctx: _Context) -> str:
+    for _, h in a.hits:
+        s = h.signature
+        if s.framework and s.framework != "TensorFlow/XLA":
+            return s.framework
+        if s.framework == "TensorFlow/XLA":
+            # TF <= 2.14 logs "tensorflow/stream_executor" or "tensorflow/compiler/xla"; TF >= 2.15
+            # vendors XLA as "external/local_xla"; jaxlib builds log "external/xla"; the absl
+            # format ("E0607 ... cuda_dnn.cc:522]") carries no path.
+            low = h.line.lower()
+            if "tensorflow/" in low or "local_xla" in low:
+                return "TensorFlow"
+            if "external/xla" in low:
+                return "JAX"
+            if ctx.framework:
+                return ctx.framework
+            return "TensorFlow/JAX (XLA)"
+    return ctx.framework
+
+
+def _relation(loaded: str | None, compiled: str | None, framework: str) -> str:
+    rt, src = try_parse(loaded) if loaded else None, try_parse(compiled) if compiled else None
+    if rt is None or src is None:
+        return "is not compatible with"
+    if rt.major != src.major:
+        return "is a different major version than"
+    if src.minor is not None and rt.minor is not None:
+        if rt.minor < src.minor or (rt.minor == src.minor and (rt.patch or 0) < (src.patch or 0)):
+            return "is older than"
+        if rt.minor != src.minor:
+            return "is a different minor release than"
+    checker = "pytorch" if framework == "PyTorch" else "tensorflow"
+    j = judge(checker, rt, src)  # type: ignore[arg-type]
+    return "is older than" if j.ok is False else "is not accepted by the check against"
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _facts_usable(report: Report) -> bool:
+    return bool(report.cudnn_loaded or report.gpus or isinstance(report.driver, Driver)
+                or any(fw.verdict in ("ok", "mismatch") for fw in report.frameworks))
+
+
+def _gib(n: int | None) -> str:
+    return "?" if n is None else f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
+    """Refine the generic ``cudnn-init-failed`` (and weak ones) with the live facts.
+
+    Only facts that were actually read count: a report with no GPU, no NVML and no cuDNN mapped
+    (a CI machine explaining a pasted log) changes nothing.
+    """
+    if not _facts_usable(report):
+        return
+    top = max(aggs.values(), key=lambda a: a.score)
+    generic_top = top.id in _GENERIC_IDS or top.id in ("cudnn-internal-error", "cudnn-execution-failed",
+                                                     "cudnn-unsupported-config")
+    mapped = [lib for lib in report.cudnn_loaded if lib.is_main]
+    for lib in mapped[:3]:
+        line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner})"
+        for a in aggs.values():
+            if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
+                        "cudnn-sublibrary-load-failed"):
+                a.facts.append(line)
+    # 1. a framework's compiled cuDNN vs the mapped one
+    for fw in report.frameworks:
+        if fw.verdict != "mismatch" or not fw.cudnn_used:
+            continue
+        line = (f"fact: {fw.name} {fw.version} was built with cuDNN {fw.cudnn_compiled or '?'}; "
+                f"cuDNN {fw.cudnn_used} is in use ({fw.cudnn_used_path or 'path unknown'}). {fw.detail}").strip()
+        a = aggs.get("cudnn-version-mismatch") or aggs.setdefault("cudnn-version-mismatch", _Agg("cudnn-version-mismatch"))
+        a.facts.append(line)
+        a.versions.setdefault("loaded", _clean(fw.cudnn_used))
+        if fw.cudnn_compiled:
+            a.versions.setdefault("compiled", _clean(fw.cudnn_compiled))
+        a.framework = a.framework or fw.name
+        if generic_top or a is top:
+            a.score = max(a.score, top.score + 6)
+        break
+    # 2. GPU memory nearly full
+    full = [g for g in report.gpus if g.free_bytes is not None and g.total_bytes
+            and (g.free_bytes < 256 * 2**20 or g.free_bytes < 0.05 * g.total_bytes)]
+    if full:
+        g = full[0]
+        line = f"fact: GPU {g.index} ({g.name}) has {_gib(g.free_bytes)} free of {_gib(g.total_bytes)}"
+        a = aggs.get("gpu-out-of-memory")
+        if a is None and generic_top:
+            a = aggs.setdefault("gpu-out-of-memory", _Agg("gpu-out-of-memory"))
+        if a is not None:
+            a.facts.append(line)
+            if generic_top or a is top:
+                a.score = max(a.score, top.score + 4)
+    # 3. driver below the floor of the frameworks' CUDA
+    drv = report.driver if isinstance(report.driver, Driver) else None
+    if drv is not None and drv.version:
+        cudas = [fw.cuda_compiled for fw in report.frameworks if fw.cuda_compiled]
+        for cuda in cudas:
+            floor = driver_floor(cuda, windows="win" in (report.platform or "").lower())
+            if floor and driver_at_least(drv.version, floor) is False:
+                line = f"fact: NVIDIA driver {drv.version} is below {floor}, the minimum for CUDA {cuda}"
+                a = aggs.get("cuda-driver-too-old")
+                if a is None and generic_top:
+                    a = aggs.setdefault("cuda-driver-too-old", _Agg("cuda-driver-too-old"))
+                if a is not None:
+                    a.facts.append(line)
+                    a.versions.setdefault("driver", _clean(drv.version))
+                    a.versions.setdefault("required_driver", floor)
+                    if generic_top or a is top:
+                        a.score = max(a.score, top.score + 5)
+                break
+    # 4. which directory shadowed which
+    for res in report.resolutions:
+        if res.picked and res.shadowed:
+            import os.path
+
+            d = os.path.dirname(res.picked)
+            fix = Fix(
+                "remove-shadowing-dir",
+                f"Take {d} off the library path",
+                f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
+                f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
+                "starting Jupyter/Python, then restart the kernel.",
+                restart_required=True, applicable=False,
+                reason="the library path is read when the process starts",
+            )
+            for a in aggs.values():
+                if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
+                    a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
+                                   + ", ".join(res.shadowed[:3]))
+                    a.fact_fixes.append(fix)
+            break
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _format(template: str, values: dict[str, str]) -> str | None:
+    if not template:
+        return None
+    try:
+        return template.format_map(values)
+    except (KeyError, ValueError, IndexError):
+        return None
+
+
+def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
+    generic_title, generic_summary, generic_fixes = CATALOGUE.get(a.id, (a.id, "", ()))
+    own = [h for _, h in a.hits if h.diagnosis == a.id and h.signature.diagnosis == a.id]
+    values = dict(a.versions)
+    fw = a.framework or "the framework"
+    values["framework"] = fw
+    values["relation"] = _relation(a.versions.get("loaded"), a.versions.get("compiled")
+                                   or a.versions.get("minimum"), fw)
+    title = summary = None
+    fix_ids: list[str] = []
+    if own:
+        s = own[0].signature
+        title = _format(s.title, values) or _format(s.title_plain, values)
+        summary = s.summary or None
+        fix_ids.extend(s.fixes)
+    if title is None and a.id == "cudnn-version-mismatch" and "loaded" in values and "compiled" in values:
+        title = f"The cuDNN in use ({values['loaded']}) {values['relation']} the {values['compiled']} {fw} was built with"
+    title = title or generic_title
+    summary = summary or generic_summary
+    fix_ids.extend(generic_fixes)
+    evidence: list[str] = []
+    for _, h in a.hits:
+        if h.line not in evidence:
+            evidence.append(h.line)
+        if len(evidence) >= 6:
+            break
+    for h in sorted(a.support, key=lambda h: h.position)[:4]:
+        if h.line not in evidence:
+            evidence.append(h.line)
+    evidence.extend(a.facts[:6])
+    fixes: list[Fix] = list(a.fact_fixes)
+    seen = {f.id for f in fixes}
+    for fid in fix_ids:
+        if fid in seen or fid not in FIX_IDS:
+            continue
+        f = _fix(fid, a, report)
+        if f is not None:
+            fixes.append(f)
+            seen.add(fid)
+    versions = {k: v for k, v in a.versions.items() if v}
+    return Diagnosis(a.id, title, summary, tuple(evidence), versions, tuple(fixes), round(a.score, 2))
+
+
+# --------------------------------------------------------------------------- fixes
+
+
+def _cuda_major_for(v: CudnnVersion, a: _Agg, report: Report | None) -> int | None:
+    """Which CUDA major's cuDNN wheel to name: known CUDA first, else the usual pairing."""
+    cuda = a.versions.get("cuda")
+    if not cuda and report is not None:
+        for fw in report.frameworks:
+            if fw.cuda_compiled:
+                cuda = fw.cuda_compiled
+                break
+    if cuda:
+        try:
+            return int(str(cuda).split(".")[0])
+        except ValueError:
+            pass
+    if v.major >= 9:
+        return 12
+    if v.major == 8 and v.minor is not None:
+        if v.minor >= 9:
+            return 12
+        if v.minor >= 5:
+            return 11
+    return None
+
+
+def _target_cudnn(a: _Agg) -> CudnnVersion | None:
+    for key in ("minimum", "compiled"):
+        v = try_parse(a.versions[key]) if key in a.versions else None
+        if v is not None:
+            return v
+    for key in ("soname", "library", "required"):
+        m = re.search(r"(?:\.so\.|64_|^)(\d{1,2})(?:\.|$|\.dll)", a.versions.get(key, ""))
+        if m:
+            return CudnnVersion(int(m.group(1)))
+    return None
+
+
+def _requirement(pkg: str, v: CudnnVersion) -> str | None:
+    spec = f">={v.major}.{v.minor}" if v.minor is not None else f">={v.major}"
+    spec += f",<{v.major + 1}"
+    try:
+        return str(Requirement(pkg + spec))
+    except InvalidRequirement:
+        return None
+
+
+def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
+    v = _target_cudnn(a)
+    fw = a.framework
+    if fid == "install-matching-cudnn":
+        if v is None:
+            return Fix(fid, "Install the cuDNN release the framework was built for",
+                       "Install the cuDNN major/minor your framework build expects (see %cudnn_check), "
+                       "e.g. the framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / "
+                       "\"jax[cuda12]\", or the PyTorch wheel that bundles cuDNN.",
+                       restart_required=True, applicable=False, reason="the needed version is not known from the text")
+        cuda = _cuda_major_for(v, a, report)
+        if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):
+            req = _requirement(f"nvidia-cudnn-cu{cuda}", v)
+            if req:
+                return Fix(fid, f"Install cuDNN {v.short()} or newer within {v.major}.x ({req})",
+                           f"python -m pip install \"{req}\"",
+                           restart_required=True, applicable=True)
+        req = _requirement("cudnn", v)
+        if req:
+            return Fix(fid, f"Install cuDNN {v.short()} (or newer within {v.major}.x)",
+                       f"conda install -c conda-forge \"{req}\"   "
+                       f"# or NVIDIA's cuDNN {v.short()} archive for your CUDA version",
+                       restart_required=True, applicable=False,
+                       reason="no pip wheel of this cuDNN release; install it system-wide or with conda")
+        return None
+    if fid == "remove-shadowing-dir":
+        return Fix(fid, "Keep other cuDNN copies off the library path",
+                   "Remove directories holding another libcudnn* from LD_LIBRARY_PATH (PATH on Windows) "
+                   "before starting Jupyter/Python, e.g. `unset LD_LIBRARY_PATH` for a test, then restart "
+                   "the kernel. %cudnn_check shows which copy is mapped and which it shadows.",
+                   restart_required=True, applicable=False, reason="the library path is read at process start")
+    if fid == "reinstall-cudnn":
+        major = v.major if v is not None else None
+        if major is not None and major >= 8:
+            cuda = 12 if major >= 9 else 11
+            req = f"nvidia-cudnn-cu{cuda}>={major},<{major + 1}"
+            try:
+                req = str(Requirement(req))
+            except InvalidRequirement:
+                req = None  # type: ignore[assignment]
+            if req:
+                return Fix(fid, f"Reinstall one complete cuDNN {major}",
+                           f"python -m pip install --force-reinstall \"{req}\"   "
+                           "# and remove other cuDNN copies from LD_LIBRARY_PATH",
+                           restart_required=True, applicable=True)
+        return Fix(fid, "Reinstall one complete cuDNN",
+                   "Reinstall cuDNN so all libcudnn_* sub-libraries come from the same release, and "
+                   "remove other cuDNN copies from LD_LIBRARY_PATH.",
+                   restart_required=True, applicable=False, reason="which cuDNN major is not known from the text")
+    if fid == "install-cudnn-deps":
+        dep = a.versions.get("dependency", "").lower()
+        cuda = 12 if v is None or v.major >= 9 else 11
+        if "nvrtc" in dep:
+            pkg = f"nvidia-cuda-nvrtc-cu{cuda}"
+            return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
+                       f"python -m pip install {pkg}   # or make libnvrtc.so resolvable (a symlink to the versioned file)",
+                       restart_required=True, applicable=True)
+        if "cublas" in dep:
+            return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install nvidia-cublas-cu{cuda}",
+                       restart_required=True, applicable=True)
+        if "zlib" in dep or "libz" in dep or "zlibwapi" in " ".join(h.line.lower() for _, h in a.hits):
+            return Fix(fid, "Install zlibwapi.dll next to the cuDNN DLLs",
+                       "Put zlibwapi.dll (zlib 1.2.x, x64) in the cuDNN bin directory or another folder on PATH "
+                       "(NVIDIA cuDNN 8 Windows installation guide).",
+                       restart_required=True, applicable=False, reason="a Windows file copy")
+        if "libcuda" in dep or "nvcuda" in dep:
+            return Fix(fid, "Install the NVIDIA driver (libcuda)", "Install the NVIDIA driver; libcuda.so.1 comes with it.",
+                       restart_required=True, applicable=False, reason="needs administrator rights")
+        return Fix(fid, "Install the libraries cuDNN needs",
+                   "cuDNN needs libcublas/libcublasLt and libnvrtc of the same CUDA major: "
+                   f"python -m pip install nvidia-cublas-cu{cuda} nvidia-cuda-nvrtc-cu{cuda}",
+                   restart_required=True, applicable=True)
+    if fid == "allow-memory-growth":
+        if fw == "JAX":
+            return Fix(fid, "Stop JAX from preallocating GPU memory",
+                       "import os; os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\"   # before importing jax",
+                       restart_required=True, applicable=True)
+        return Fix(fid, "Let TensorFlow allocate GPU memory as needed",
+                   "import os; os.environ[\"TF_FORCE_GPU_ALLOW_GROWTH\"] = \"true\"   # before importing tensorflow\n"
+                   "# or: for g in tf.config.list_physical_devices('GPU'): tf.config.experimental.set_memory_growth(g, True)",
+                   restart_required=True, applicable=True)
+    if fid == "free-gpu-memory":
+        return Fix(fid, "Free GPU memory",
+                   "Stop other processes on the GPU (%gpu_memory shows them), drop large objects (del x; "
+                   "gc.collect(); torch.cuda.empty_cache()), or lower the batch size.",
+                   restart_required=False, applicable=False, reason="what to free is your choice")
+    if fid == "upgrade-driver":
+        need = a.versions.get("required_driver")
+        have = a.versions.get("driver")
+        title = f"Install an NVIDIA driver >= {need}" if need else "Install a newer NVIDIA driver"
+        action = (f"Upgrade the NVIDIA driver{f' (now {have})' if have else ''}"
+                  f"{f' to {need} or newer' if need else ''}: CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, "
+                  "13.x >= 580 (Linux).")
+        return Fix(fid, title, action, restart_required=True, applicable=False, reason="needs administrator rights")
+    if fid == "restart-kernel":
+        return Fix(fid, "Restart the kernel",
+                   "Restart the kernel (the CUDA context cannot recover); to find the first failing op, "
+                   "set CUDA_LAUNCH_BLOCKING=1 before starting.",
+                   restart_required=True, applicable=True)
+    if fid == "import-order":
+        return Fix(fid, "Import the framework whose cuDNN should win first",
+                   "The first libcudnn loaded serves the whole process: import the framework you need "
+                   "cuDNN for first (e.g. `import torch` before `import tensorflow`), in a fresh kernel.",
+                   restart_required=True, applicable=False, reason="a change to your code")
+    if fid == "make-contiguous":
+        return Fix(fid, "Make the input contiguous", "x = x.contiguous()   # before the conv/RNN call",
+                   restart_required=False, applicable=False, reason="a change to your code")
+    if fid == "same-device":
+        return Fix(fid, "Put every operand on the same GPU",
+                   "model.to(device); x = x.to(device); h0 = h0.to(x.device)   # hidden states too",
+                   restart_required=False, applicable=False, reason="a change to your code")
+    if fid == "check-shapes":
+        return Fix(fid, "Check the input shapes",
+                   "Make each input at least as large as the kernel (pad it), and check channel counts and layout.",
+                   restart_required=False, applicable=False, reason="a change to your code")
+    if fid == "disable-cudnn-benchmark":
+        return Fix(fid, "Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
+                   restart_required=False, applicable=True)
+    if fid == "cudnn-fallback":
+        if "frontend" in " ".join(h.signature.name for _, h in a.hits):
+            return Fix(fid, "Disable the cuDNN attention backend",
+                       "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
+        return Fix(fid, "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False",
+                   restart_required=False, applicable=True)
+    if fid == "install-cuda-build":
+        if fw == "JAX":
+            return Fix(fid, "Install JAX with CUDA support", "python -m pip install -U \"jax[cuda12]\"",
+                       restart_required=True, applicable=True)
+        return Fix(fid, "Install a framework build with kernels for this GPU",
+                   "Install the framework's CUDA build that lists this GPU's compute capability "
+                   "(%cudnn_check shows the build's cuda_compute_capabilities).",
+                   restart_required=True, applicable=False, reason="depends on the framework and GPU")
+    return None
+
+
+def _iter_ids(diags: Iterable[Diagnosis]) -> list[str]:  # small helper for tests/debugging
+    return [d.id for d in diags]

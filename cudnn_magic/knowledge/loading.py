@@ -1,0 +1,208 @@
+"""Family "loading": cuDNN (or one of its sub-libraries or their dependencies) could not be loaded.
+
+Catalogue ids ``cudnn-library-not-found`` (the main library) and ``cudnn-sublibrary-load-failed``
+(``libcudnn_ops*``, ``libcudnn_cnn*``, ``libcudnn_adv*``, ``libcudnn_engines_*``,
+``libcudnn_graph``, or what they need: ``libnvrtc``, ``libcublas*``, ``libz``/``zlibwapi.dll``,
+``libcuda``). Wordings, by who prints them:
+
+* TensorFlow ``stream_executor/platform/default/dso_loader.cc``: ``Could not load dynamic library
+  'libcudnn.so.8'; dlerror: ...`` (Windows: ``'cudnn64_8.dll'; dlerror: cudnn64_8.dll not
+  found``); TF 0.x-1.x ``dso_loader.cc``: ``Couldn't open CUDA library libcudnn.so.5`` and
+  ``cuda_dnn.cc``: ``Unable to load cuDNN DSO``.
+* cuDNN 8's own loader (``libcudnn.so.8`` shim): ``Could not load library
+  libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file``, Windows
+  ``Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!`` and
+  ``Could not load library cudnn_cnn_infer64_8.dll. Error code 193``; cuDNN 9's: ``Unable to
+  load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9,
+  libcudnn_ops.so}`` and ``Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor``
+  (shared/research/native-lab-notes.md 1a: the shim prints this, then aborts).
+* ONNX Runtime ``provider_bridge_ort.cc``: ``Failed to load library
+  libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file``.
+* CuPy: ``ImportError: libcudnn.so.8: cannot open shared object file``.
+* PaddlePaddle ``platform/dynload/cudnn.cc``: ``Cannot load cudnn shared library. Cannot invoke
+  method cudnnGetVersion`` / ``cudnn_dso_handle should not be null`` and ``dynamic_loader.cc``:
+  ``The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured
+  correctly``.
+* JAX/jaxlib: ``Unable to load cuDNN. Is it installed?`` and ``RuntimeError: cuDNN not found.``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import sig
+
+NOT_FOUND_SUMMARY = (
+    "The dynamic loader could not find or open the cuDNN library the framework asks for, so "
+    "the GPU path cannot use cuDNN (some frameworks then quietly run on the CPU). Either no "
+    "cuDNN of that major version is installed, or it is installed where the loader does not "
+    "look (a pip wheel's lib directory, a conda env, a directory missing from LD_LIBRARY_PATH)."
+)
+NOT_FOUND_FIXES = ("install-matching-cudnn", "remove-shadowing-dir")
+
+SUB_SUMMARY = (
+    "cuDNN is split into sub-libraries that the main library loads on first use. One of them, "
+    "or a library it needs itself (libnvrtc, libcublas, zlib, libcuda), could not be loaded, "
+    "or sub-libraries of different cuDNN releases were mixed (a second cuDNN on the library "
+    "path). cuDNN then aborts the process or returns a loading error."
+)
+SUB_FIXES = ("reinstall-cudnn", "remove-shadowing-dir", "install-cudnn-deps")
+
+_SUBLIB = re.compile(r"cudnn_(?:ops|cnn|adv|graph|engines|heuristic|ext)", re.I)
+_DEP = re.compile(r"(?P<dep>libnvrtc[\w.\-]{0,40}|libcublas(?:Lt)?[\w.\-]{0,30}|libz\.so[\w.]{0,10}|zlibwapi\.dll|"
+                  r"libcuda\.so[\w.]{0,10}|nvcuda\.dll|nvrtc[\w\-]{0,20}\.dll|cublas(?:Lt)?64[\w]{0,10}\.dll)", re.I)
+
+
+def _dso(groups, line):
+    """A dlerror/cannot-open line names either the main library or a sub-library."""
+    name = groups.get("soname", "")
+    if _SUBLIB.search(name):
+        return "cudnn-sublibrary-load-failed", 93.0
+    return None
+
+
+def _cudnn_loader(groups, line):
+    """cuDNN's own loader: which file failed and why (missing itself, a dependency, a symbol)."""
+    err = groups.get("error", "")
+    dep = _DEP.search(err)
+    if dep:
+        groups["dependency"] = dep.group("dep")
+    return None
+
+
+def _paddle_third_party(groups, line):
+    if "cudnn" not in groups.get("soname", "").lower():
+        return (None, 0.0)
+    return None
+
+
+SIGNATURES = (
+    sig(
+        "cudnn-could-not-load-library", "cudnn-sublibrary-load-failed", "loading",
+        ["could not load library", "could not locate cudnn"],
+        [r"Could not load library (?P<library>(?:lib)?cudnn_?\w{0,40}(?:\.so(?:\.\d{1,4}){0,3}|\.dll)?)\.?\s{0,3}"
+         r"(?:Error:?\s{0,3}(?P<error>[^\n]{0,300})|Error code (?P<error_code>\d{1,6}))?",
+         r"Could not locate (?P<library>cudnn\w{0,40}\.dll)"],
+        97.0,
+        also=(("cudnn-library-not-found", 70.0),),
+        title="cuDNN could not load its sub-library {library}",
+        title_plain="cuDNN could not load one of its sub-libraries",
+        summary=SUB_SUMMARY, fixes=SUB_FIXES, refine=_cudnn_loader,
+        source="cuDNN 8 loader messages (libcudnn.so.8 / cudnn64_8.dll shim)",
+    ),
+    sig(
+        "cudnn9-unable-to-load-any-of", "cudnn-sublibrary-load-failed", "loading",
+        ["unable to load any of {libcudnn", "unable to load any of {cudnn"],
+        [r"Unable to load any of \{(?P<library>(?:lib)?cudnn[\w.]{0,40})"],
+        96.0,
+        also=(("cudnn-library-not-found", 70.0),),
+        title="cuDNN could not load its sub-library {library}",
+        title_plain="cuDNN could not load one of its sub-libraries",
+        summary=SUB_SUMMARY, fixes=SUB_FIXES,
+        source="cuDNN 9 loader message (libcudnn.so.9 shim)",
+    ),
+    sig(
+        "cudnn-invalid-handle-symbol", "cudnn-sublibrary-load-failed", "loading",
+        ["invalid handle. cannot load symbol"],
+        [r"Invalid handle\.\s{0,3}Cannot load symbol (?P<symbol>\w{1,80})"],
+        94.0,
+        title="cuDNN could not load the sub-library that provides {symbol}", gate="dnn",
+        title_plain="cuDNN could not load one of its sub-libraries",
+        summary=SUB_SUMMARY, fixes=SUB_FIXES,
+        source="cuDNN 8/9 shim (native-lab-notes 1a: 'Invalid handle. Cannot load symbol cudnnGetVersion', then abort)",
+    ),
+    sig(
+        "cudnn-sublibrary-version-words", "cudnn-sublibrary-load-failed", "loading",
+        ["versioncheck", "sub-library version", "sublibrary version", "sub-libraries"],
+        [r"cudnn(?:Ops|Cnn|Adv|Graph)(?:Infer|Train)?VersionCheck[^\n]{0,80}(?:fail|mismatch|error)",
+         r"sub-?librar(?:y|ies)[^\n]{0,80}version mismatch",
+         r"version mismatch[^\n]{0,80}sub-?librar"],
+        90.0,
+        title_plain="cuDNN sub-libraries of different releases were mixed", gate="librar",
+        summary=SUB_SUMMARY, fixes=("reinstall-cudnn", "remove-shadowing-dir"),
+        source="cuDNN 8/9 sub-library version checks",
+    ),
+    sig(
+        "tf-dlerror-cudnn", "cudnn-library-not-found", "loading",
+        ["could not load dynamic library"],
+        [r"Could not load dynamic library '(?P<soname>(?:lib)?cudnn[\w.]{0,40})'"],
+        92.0,
+        title="{framework} could not load {soname}",
+        title_plain="The cuDNN library could not be loaded",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="TensorFlow", refine=_dso,
+        source="TensorFlow stream_executor/platform/default/dso_loader.cc",
+    ),
+    sig(
+        "tf-dso-couldnt-open", "cudnn-library-not-found", "loading",
+        ["couldn't open cuda library", "unable to load cudnn dso"],
+        [r"Couldn't open CUDA library (?P<soname>(?:lib)?cudnn[\w.]{0,40})",
+         r"Unable to load cuDNN DSO"],
+        90.0,
+        title="{framework} could not open {soname}",
+        title_plain="TensorFlow could not load the cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="TensorFlow", refine=_dso,
+        source="TensorFlow 0.x-1.x stream_executor/dso_loader.cc and cuda_dnn.cc",
+    ),
+    sig(
+        "cannot-open-libcudnn", "cudnn-library-not-found", "loading",
+        ["cannot open shared object file"],
+        [r"(?P<soname>libcudnn(?:_\w{1,40})?\.so(?:\.\d{1,4}){0,3}):\s{0,3}cannot open shared object file"],
+        90.0,
+        title="{soname} could not be found by the dynamic loader", gate="dnn",
+        title_plain="The cuDNN library could not be found by the dynamic loader",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, refine=_dso,
+        source="glibc dlopen error (ONNX Runtime provider_bridge_ort.cc, CuPy, CTranslate2 ...)",
+    ),
+    sig(
+        "windows-cudnn-dll-not-found", "cudnn-library-not-found", "loading",
+        ["cudnn64_", ".dll not found", "cudnn64"],
+        [r"(?P<soname>cudnn64_\d{1,2}\.dll)(?:'?;?\s{0,3}dlerror:[^\n]{0,40})?\s{0,3}not found",
+         r"(?:cannot|could not|failed to|unable to) (?:find|load|open)[^\n]{0,40}(?P<soname>cudnn64_\d{1,2}\.dll)"],
+        90.0,
+        title="{soname} was not found", gate="dnn",
+        title_plain="The cuDNN DLL was not found",
+        summary=NOT_FOUND_SUMMARY + " On Windows the cuDNN bin directory must be on PATH.",
+        fixes=NOT_FOUND_FIXES,
+        source="TensorFlow dso_loader.cc on Windows; Windows LoadLibrary errors",
+    ),
+    sig(
+        "zlibwapi-missing", "cudnn-sublibrary-load-failed", "loading",
+        ["zlibwapi.dll"],
+        [r"zlibwapi\.dll"],
+        88.0,
+        title_plain="cuDNN could not load zlibwapi.dll, which its Windows sub-libraries need",
+        summary="cuDNN 8.3-8.9 on Windows needs zlibwapi.dll next to its DLLs (NVIDIA cuDNN "
+        "installation guide); without it the convolution sub-library fails to load.",
+        fixes=("install-cudnn-deps", "reinstall-cudnn"),
+        source="NVIDIA cuDNN 8 Windows installation guide (zlib dependency)",
+    ),
+    sig(
+        "paddle-cannot-load-cudnn", "cudnn-library-not-found", "loading",
+        ["cannot load cudnn shared library", "cudnn_dso_handle"],
+        [r"Cannot load cudnn shared library", r"cudnn_dso_handle should not be null"],
+        90.0,
+        title_plain="PaddlePaddle could not load the cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="PaddlePaddle",
+        source="PaddlePaddle paddle/fluid/platform/dynload/cudnn.cc",
+    ),
+    sig(
+        "paddle-third-party-lib", "cudnn-library-not-found", "loading",
+        ["that paddle depends on is not configured correctly"],
+        [r"dynamic library \((?P<soname>[\w.]{1,40})\) that Paddle depends on is not configured correctly"],
+        88.0,
+        title="PaddlePaddle could not load {soname}", gate="librar",
+        title_plain="PaddlePaddle could not load the cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="PaddlePaddle",
+        refine=_paddle_third_party,
+        source="PaddlePaddle paddle/phi/backends/dynload/dynamic_loader.cc",
+    ),
+    sig(
+        "jax-unable-to-load-cudnn", "cudnn-library-not-found", "loading",
+        ["unable to load cudnn", "cudnn not found"],
+        [r"Unable to load cuDNN\.?\s{0,3}Is it installed", r"RuntimeError:\s{0,3}cuDNN not found"],
+        86.0,
+        title_plain="JAX could not load the cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="JAX",
+        source="jaxlib cuda plugin (versions_helpers / _load)",
+    ),
+)

@@ -1,0 +1,113 @@
+"""Pure renderers for diagnoses: plain text, compact HTML, and DESIGN.md's ``explain`` JSON.
+
+Formatters are functions of their data returning one value (friendly-traceback's
+``base_formatters`` contract, shared/STYLE.md section 6). HTML is escaped with
+:func:`html.escape`, needs no JavaScript (a ``<details>`` element holds the captured log slice),
+and shows each fix's exact command.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+from ..model import Diagnosis
+
+#: the log slice shown in the HTML toggle is cut to its last this-many characters
+MAX_LOG_SLICE = 20_000
+
+
+def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
+    """DESIGN.md's ``explain`` JSON: ``{"diagnoses": [{"id", "title", "summary", "evidence",
+    "versions", "fixes": [{"id", "title", "action", "restart_required", "applicable"}]}]}``,
+    strongest first (keys may be added, never renamed)."""
+    out = []
+    for d in diagnoses:
+        out.append({
+            "id": d.id,
+            "title": d.title,
+            "summary": d.summary,
+            "evidence": list(d.evidence),
+            "versions": dict(d.versions),
+            "fixes": [
+                {"id": f.id, "title": f.title, "action": f.action,
+                 "restart_required": bool(f.restart_required), "applicable": bool(f.applicable)}
+                for f in d.fixes
+            ],
+        })
+    return {"diagnoses": out}
+
+
+def diagnoses_text(diagnoses: Sequence[Diagnosis]) -> str:
+    """Plain text for terminals and logs; "" when there is nothing to say."""
+    if not diagnoses:
+        return ""
+    lines: list[str] = []
+    for n, d in enumerate(diagnoses):
+        if n == 0:
+            lines.append(f"cudnn-magic: {d.title}  [{d.id}]")
+        else:
+            lines.append(f"Also possible: {d.title}  [{d.id}]")
+        if n == 0 and d.summary:
+            lines.append(f"  {d.summary}")
+        if d.evidence:
+            lines.append("  Evidence:")
+            lines.extend(f"    > {e}" for e in d.evidence[: 6 if n == 0 else 2])
+        if d.versions and n == 0:
+            lines.append("  Versions: " + ", ".join(f"{k}={v}" for k, v in d.versions.items()))
+        if d.fixes:
+            lines.append("  Fixes:" if n == 0 else "  Fix:")
+            for f in d.fixes[: None if n == 0 else 1]:
+                restart = " (restart the kernel after)" if f.restart_required else ""
+                lines.append(f"    - [{f.id}] {f.title}{restart}")
+                for a in f.action.splitlines():
+                    lines.append(f"        {a}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_STYLE = (
+    "border-left:4px solid #d9822b;padding:6px 10px;margin:6px 0;font-family:sans-serif;"
+    "font-size:13px;line-height:1.4"
+)
+
+
+def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
+    """Compact HTML (escaped) with the fix commands visible and the log slice in ``<details>``."""
+    if not diagnoses:
+        return ""
+    e = html.escape
+    parts = [f'<div class="cudnn-magic-diagnosis" style="{_STYLE}">']
+    for n, d in enumerate(diagnoses):
+        label = "" if n == 0 else "Also possible: "
+        parts.append(
+            f'<div class="cm-diag" data-id="{e(d.id)}"><b>{e(label + d.title)}</b> '
+            f'<code style="font-size:11px;color:#666">{e(d.id)}</code>'
+        )
+        if d.summary and n == 0:
+            parts.append(f"<div>{e(d.summary)}</div>")
+        if d.evidence:
+            ev = d.evidence[: 6 if n == 0 else 2]
+            parts.append('<div style="margin-top:4px">Evidence:</div><pre style="margin:2px 0;white-space:pre-wrap">'
+                         + "\n".join(e(x) for x in ev) + "</pre>")
+        if d.versions and n == 0:
+            parts.append("<div>Versions: " + ", ".join(f"{e(k)}={e(v)}" for k, v in d.versions.items()) + "</div>")
+        if d.fixes:
+            parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
+            for f in d.fixes[: None if n == 0 else 1]:
+                restart = " <i>(restart the kernel after)</i>" if f.restart_required else ""
+                parts.append(
+                    f'<li data-fix="{e(f.id)}">{e(f.title)}{restart}<br>'
+                    f'<code style="white-space:pre-wrap">{e(f.action)}</code></li>'
+                )
+            parts.append("</ul>")
+        parts.append("</div>")
+    if log_slice:
+        shown = log_slice[-MAX_LOG_SLICE:]
+        cut = "" if len(shown) == len(log_slice) else f" (last {MAX_LOG_SLICE:,} characters)"
+        parts.append(
+            f"<details><summary>Captured native log of this cell{e(cut)}</summary>"
+            f'<pre style="max-height:300px;overflow:auto;white-space:pre-wrap">{e(shown)}</pre></details>'
+        )
+    parts.append("</div>")
+    return "".join(parts)

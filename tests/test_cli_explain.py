@@ -1,0 +1,62 @@
+"""``python -m cudnn_magic explain [--json] FILE|-`` on corpus logs, through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "cases.jsonl"
+
+
+def _run(args, stdin: bytes | None = None):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "cudnn_magic", "explain", *args], input=stdin,
+                          capture_output=True, env=env, cwd=REPO, timeout=120)
+
+
+def _cases():
+    if not CASES.exists():
+        return []
+    rows = [json.loads(x) for x in CASES.read_text().splitlines() if x.strip()]
+    return [c for c in rows if c.get("stderr")][:6]
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c["id"])
+def test_explain_json_file(case, tmp_path):
+    f = tmp_path / "log.txt"
+    f.write_text(case["stderr"])
+    p = _run(["--json", str(f)])
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["diagnoses"] and data["diagnoses"][0]["id"] in case["expected"]
+    for d in data["diagnoses"]:
+        assert {"id", "title", "summary", "evidence", "versions", "fixes"} <= set(d)
+        for fx in d["fixes"]:
+            assert {"id", "title", "action", "restart_required", "applicable"} <= set(fx)
+
+
+def test_explain_stdin_text():
+    case = _cases()[0]
+    p = _run(["-"], stdin=case["stderr"].encode())
+    assert p.returncode == 0
+    assert f"[{case['expected'][0]}]" in p.stdout.decode()
+
+
+def test_explain_non_utf8_and_nothing_found():
+    p = _run(["--json", "-"], stdin=b"\xff\xfe garbage \x00\x80 Epoch 1/10 loss 0.1\n")
+    assert p.returncode == 0
+    assert json.loads(p.stdout) == {"diagnoses": []}
+    p = _run(["-"], stdin=b"all good\n")
+    assert p.returncode == 0 and b"No cuDNN-related error" in p.stdout
+
+
+def test_explain_unreadable_file(tmp_path):
+    p = _run([str(tmp_path / "missing.log")])
+    assert p.returncode == 2
+    assert b"cannot read" in p.stderr and b"missing.log" in p.stderr
