@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from .knowledge import FIX_IDS, Hit, scan
 from .model import Diagnosis, Driver, Fix, Report
-from .statuses import status_by_name
+from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
 __all__ = ["diagnose", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
@@ -311,7 +311,10 @@ def _versions(a: _Agg) -> dict[str, str]:
             elif k == "status":
                 st = status_by_name(raw) if raw.upper().startswith("CUDNN_STATUS_") else None
                 out["status"] = _clean(raw)
-                if st is not None and st.code is not None and "status_code" not in out:
+                # a name in both numberings (BAD_PARAM is 3 in cuDNN 8, 2000 in 9) has no single code
+                in8 = raw.upper() in CUDNN8_STATUS.values()
+                in9 = raw.upper() in CUDNN9_STATUS.values()
+                if st is not None and st.code is not None and "status_code" not in out and in8 != in9:
                     out["status_code"] = str(st.code)
             elif k in ("driver", "status_code", "soname", "library", "symbol", "dependency", "required",
                        "cuda", "min_sm", "compute_capability", "descriptor", "shape", "cuda_error",

@@ -254,3 +254,18 @@ def test_scan_never_raises_on_odd_strings():
         scan(s)
     res = diagnose(exception="\udcff\udc80 cuDNN error: CUDNN_STATUS_BAD_PARAM \ud800")
     assert res and res[0].id == "cudnn-bad-param"
+
+
+def test_joined_pass_does_not_glue_unwrapped_lines():
+    log = ("2019-01-01 E tensorflow/stream_executor/cuda/cuda_dnn.cc:373] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+           "2019-01-01 E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 3.77G (4046258176 bytes) from "
+           "device: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+    for d in diagnose(log=log):
+        assert d.versions.get("status", "CUDNN_STATUS_INTERNAL_ERROR") == "CUDNN_STATUS_INTERNAL_ERROR"
+
+
+def test_status_code_only_when_unambiguous():
+    d = diagnose(exception="cudnn_status: CUDNN_STATUS_NOT_SUPPORTED")[0]
+    assert "status_code" not in d.versions  # 9 in cuDNN 8, 3000 in cuDNN 9
+    d = diagnose(exception="cudnn_status: CUDNN_STATUS_NOT_SUPPORTED_SHAPE")[0]
+    assert d.versions["status_code"] == "3002"

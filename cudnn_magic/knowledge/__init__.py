@@ -457,6 +457,7 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
         return [], []
     orig = [0]
     orig.extend(itertools.accumulate(len(x) + 1 for x in lines))
+    width = max(map(len, lines))
     known = {(h.signature.name, tuple(sorted(h.groups.items()))) for h in found}
     out: list[Hit] = []
     covered: list[tuple[str, int, int]] = []
@@ -467,10 +468,15 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
         for h in _scan_data(joined, source, warnings):
             first = bisect.bisect_right(starts, h.span[0]) - 1
             last = bisect.bisect_right(starts, max(h.span[0], h.span[1] - 1)) - 1
-            if last <= first and not any(
-                f.signature.name == h.signature.name and len(f.groups) < len(h.groups) for f in found
-            ):
+            same = [f for f in found if f.signature.name == h.signature.name
+                    and orig[first] <= f.position < orig[last + 1]]
+            completes = any(len(f.groups) < len(h.groups) for f in same)
+            if last <= first and not completes:
                 continue  # neither crosses a line break nor completes a field: the line pass saw it
+            if same and not completes and len(lines[first].rstrip()) < width - 1:
+                # the line pass matched this line whole and it is not cut at the wrap column:
+                # joining it to the next line would only glue unrelated text on
+                continue
             key = (h.signature.name, tuple(sorted(h.groups.items())))
             if key in known:
                 continue

@@ -102,4 +102,17 @@ SIGNATURES = (
         summary=SUMMARY, fixes=FIXES, framework="TensorFlow",
         source="TensorFlow stream_executor/stream.h",
     ),
+    sig(
+        "tf-cudnn-op-without-device", "cudnn-init-failed", "init",
+        ["could not find device for node"],
+        [r"Could not find device for node:?\s{0,3}\{\{node (?P<op>Cudnn\w{1,40})\}\}"],
+        48.0,
+        also=(("cudnn-library-not-found", 45.0),),
+        title_plain="TensorFlow has no GPU with cuDNN for the {op} op (it runs on the CPU)",
+        summary="A cuDNN-only op (CudnnRNN and friends) was placed with no GPU device registered: "
+        "TensorFlow skipped the GPU, usually because libcudnn could not be loaded or does not "
+        "match (look for 'Could not load dynamic library' lines).",
+        fixes=FIXES, framework="TensorFlow",
+        source="TensorFlow common_runtime placer (NotFoundError: Could not find device for node)",
+    ),
 )
