@@ -219,27 +219,38 @@ class Annotator:
     # -- per cell ----------------------------------------------------------------------------------
 
     def pre_run_cell(self, info: Any = None) -> None:
+        """Remember where this cell's fd-2 bytes start and record its source for the crash
+        record. Hot path (every cell): two reads of the shared counters and one write of the
+        source into the shared mapping, no syscall."""
+        self.handled = False
+        tee = self.tee
+        if tee is None:
+            return
         try:
-            self.handled = False
-            tee = self.tee
-            if tee is None:
-                return
             if not tee.active:
                 self._report_death()
                 return
             self.mark = m = tee.mark()
-            self.mark_forwarded = tee.forwarded()
-            tee.note_cell(getattr(self.ip, "execution_count", None), getattr(info, "raw_cell", "") or "", m.offset)
+            self.mark_forwarded = m.forwarded
+            ip = self.ip
+            count = ip._trait_values.get("execution_count") if hasattr(ip, "_trait_values") else ip.execution_count
+            tee.note_cell(count, getattr(info, "raw_cell", None) or "", m.offset)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: pre_run_cell failed", exc_info=True)
 
     def post_run_cell(self, result: Any = None) -> None:
+        """Errors our handler did not see get annotated here; a succeeding cell that wrote to
+        fd 2 gets its bytes checked for GPU-unused warnings. Hot path (a quiet succeeding
+        cell): one FIONREAD and one read of the shared counters."""
         try:
-            err = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+            err = result.error_in_exec or result.error_before_exec
+        except AttributeError:
+            err = None
+        try:
             tee = self.tee
-            if tee is not None and not tee.active:
-                self._report_death()
             if err is not None:
+                if tee is not None and not tee.active:
+                    self._report_death()
                 if not self.handled and isinstance(err, Exception):
                     # our handler did not run: another extension replaced it (or IPython
                     # showed the error itself); the traceback is already out, so just annotate.
@@ -247,9 +258,13 @@ class Annotator:
                     end = self._sync()
                     self._annotate_error(type(err), err, err.__traceback__, end)
                 return
-            if not self.enabled or tee is None or self.mark is None or not tee.changed_since(self.mark):
+            if tee is None:
                 return
-            self._check_warnings(tee)
+            if not tee.active:
+                self._report_death()
+                return
+            if self.enabled and self.mark is not None and tee.changed_since(self.mark):
+                self._check_warnings(tee)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
 

@@ -196,8 +196,12 @@ def test_uninstall_restores_and_meta(tmp_path):
         tee.note_cell(3, "print('hi')\\n" * 2, 0)
         os.write(2, b"x\\n")
         tee.sync()
-        time.sleep(0.2)
-        meta = json.loads((tee.directory / 'meta.json').read_text())
+        for _ in range(60):  # the helper copies the record into meta.json within ~1 s
+            meta = json.loads((tee.directory / 'meta.json').read_text())
+            if meta['last_cell']: break
+            time.sleep(0.05)
+        from cudnn_magic.capture.helper import read_cell_record
+        out(state_rec=read_cell_record((tee.directory / 'state').read_bytes()))
         out(last=meta['last_cell'], clean=meta['clean_exit'], shell=meta['shell'], key=meta['key'])
         tee.uninstall()
         meta = json.loads((tee.directory / 'meta.json').read_text())
@@ -208,7 +212,8 @@ def test_uninstall_restores_and_meta(tmp_path):
         os.write(2, b"after\\n")
     """)
     assert proc.returncode == 0, err
-    a, b = lines
+    rec, a, b = lines
+    assert rec["state_rec"]["source"] == "print('hi')\n" * 2 and rec["state_rec"]["n"] == 3
     assert a["last"]["n"] == 3 and a["last"]["source"].startswith("print('hi')") and a["clean"] is False
     assert a["shell"] == "test" and a["key"] == "t"
     assert b == {"clean": True, "kind": "uninstall", "alive": False, "restored": True,
