@@ -8,6 +8,8 @@ to ``/dev/null`` at the end of the chain, and times it until every byte has left
 * ``ipykernel-style thread``: fd 2 -> pipe -> a Python thread in the same process reading 1,000
   bytes at a time (ipykernel 7.4's ``OutStream._watch_pipe_fd`` loop, without the zmq part) ->
   ``/dev/null``;
+* ``bare pipe``: fd 2 -> pipe -> ``cat > /dev/null`` (what any pipe-based capture costs the
+  writer: one pipe write per ``os.write``, the ceiling for the two below);
 * ``cudnn-magic capture``: fd 2 -> pipe -> helper process (log on disk + writer thread) ->
   ``/dev/null``; the time includes the final ``sync()``.
 
@@ -50,6 +52,13 @@ if mode == "thread":
             fcntl.ioctl(r, termios.FIONREAD, a, True)
             if not a[0]: break
             time.sleep(0.0005)
+elif mode == "pipe":
+    import subprocess
+    r, w = os.pipe()
+    cat = subprocess.Popen(["cat"], stdin=r, stdout=devnull)
+    os.close(r); os.dup2(w, 2); os.close(w)
+    def done():
+        os.dup2(devnull, 2); cat.wait()
 elif mode == "capture":
     from cudnn_magic.capture.tee import Tee
     tee = Tee.install("bench", root=Path(root))
@@ -65,7 +74,8 @@ if mode == "capture": tee.uninstall()
 print(json.dumps({"mb_s": n * chunk / dt / 1e6, "seconds": dt}))
 """
 
-MODES = [("none", "no capture (fd 2 = /dev/null)"), ("thread", "ipykernel-style thread (1,000 B reads)"),
+MODES = [("none", "no capture (fd 2 = /dev/null)"), ("pipe", "bare pipe to `cat` (any pipe's ceiling)"),
+         ("thread", "ipykernel-style thread (1,000 B reads)"),
          ("capture", "cudnn-magic capture (helper process)")]
 CHUNKS = [(80, "80 B"), (4096, "4 KiB"), (65536, "64 KiB")]
 

@@ -238,3 +238,26 @@ def test_without_capture_still_annotates_from_exception(tmp_path):
     s = section(out, "err")
     assert s.count("Traceback") == 1 and "cudnn-init-failed" in s
     assert "native stderr capture: off (turned off by CUDNN_MAGIC_CAPTURE)" in out
+
+
+def test_helper_death_restores_fd2_and_says_so_once(tmp_path):
+    out, err, rc = run(tmp_path, f"""
+        import signal, time
+        BEFORE = os.readlink('/proc/self/fd/2')
+        ip.run_line_magic("load_ext", "cudnn_magic")
+        from cudnn_magic.annotate import annotator
+        tee = annotator().tee
+        os.kill(tee.proc.pid, signal.SIGKILL)
+        for _ in range(500):
+            if not tee.active: break
+            time.sleep(0.01)
+        mark("c1"); cell("x = 1"); mark("c2"); cell("y = 2"); mark("err"); cell({CUDNN_CELL!r}); mark("end")
+        print("fd2 restored:", os.readlink('/proc/self/fd/2') == BEFORE)
+    """)
+    assert rc == 0, err
+    text = err.decode("utf-8", "replace")
+    assert text.count("fd-2 capture helper") == 1 and "exited" in text
+    assert "fd2 restored: True" in out
+    e = section(out, "err")
+    assert e.count("Traceback") == 1 and "DNN library is not found" in e
+    assert MISMATCH in text  # the native line went straight to the real stderr

@@ -12,12 +12,15 @@ The on-disk record (for the crash-forensics feature)::
         meta.json          0o600  written by the helper only (atomic replace):
                            version, key, kernel_pid, helper_pid, started (epoch s), clean_exit,
                            exit_kind ("exit" | "uninstall"), kernel_exited, ended,
-                           last_cell {n, source (<= 3,000 chars), offset, t}, offset (log bytes
-                           so far), forwarded, dropped, max_bytes, segment_bytes, log_error,
-                           shell, python
+                           last_cell {n, source (first 8,092 bytes of UTF-8), offset, t, seq},
+                           offset (log bytes so far), forwarded, dropped, max_bytes,
+                           segment_bytes, log_error, shell, python. Refreshed at most every 2 s
+                           while the kernel lives, and when it goes.
         fd2.<offset>.log   0o600  the last 2-4 MiB of fd-2 bytes; <offset> (12 digits) is the
                            log offset of the segment's first byte
-        state              0o600  64 bytes shared with the kernel (counters)
+        state              0o600  8 KiB shared with the kernel: the helper's counters and the
+                           kernel's current-cell record (``helper.read_cell_record(bytes)``
+                           reads it; it is there even if the helper was killed)
 
 A kernel that died shows as ``clean_exit: false`` with ``kernel_exited`` set (or a dead
 ``kernel_pid``); ``last_cell.offset`` is where that cell's bytes start in the log. When such a

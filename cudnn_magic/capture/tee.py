@@ -30,7 +30,6 @@ import select
 import struct
 import subprocess
 import sys
-import tempfile
 import termios
 import threading
 import time
@@ -95,6 +94,8 @@ def records_root() -> Path:
 
         root = Path(jupyter_runtime_dir()) / "cudnn-magic"
     except Exception:  # noqa: BLE001 - jupyter_core missing or broken
+        import tempfile
+
         root = Path(tempfile.gettempdir()) / f"cudnn-magic-{os.getuid()}"
     _private_dir(root)
     return root
@@ -156,6 +157,7 @@ class Tee:
         self._lock = threading.Lock()
         self._token = 0
         self._cell_seq = 0
+        self.pid = os.getpid()
         self._ack_buf = b""
         self._uninstalling = False
         self.last_forwarded = 0
@@ -306,8 +308,10 @@ class Tee:
             self.state = None
 
     def clean_exit(self) -> None:
-        """Record a clean exit of this process (atexit); the helper marks ``meta.json``."""
-        self._send_ctl(b"X", b"")
+        """Record a clean exit of this process (atexit); the helper marks ``meta.json``. A
+        forked child (which inherits the atexit handler) does not count."""
+        if os.getpid() == self.pid:
+            self._send_ctl(b"X", b"")
 
     # -- cheap per-cell state --------------------------------------------------------------------
 
