@@ -455,6 +455,15 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
             if fx.id not in seen:
                 seen.add(fx.id)
                 fixes.append(fx)
+    try:  # the fix registry: preview (computed from live facts), Apply, undo
+        from .ui.fix_buttons import fix_box
+
+        fix_widget = fix_box(fixes, _report()) if fixes else None
+    except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
+        log.debug("cudnn_magic: fix buttons unavailable", exc_info=True)
+        fix_widget = None
+    if fix_widget is not None:
+        fixes = []
     out = W.HTML(value="")
     buttons = []
     for fx in fixes:
@@ -470,6 +479,8 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         b.on_click(click)
         buttons.append(b)
     children: list = []
+    if fix_widget is not None:
+        children.append(fix_widget)
     if buttons:
         children.append(W.HBox(buttons))
         children.append(out)

@@ -85,7 +85,8 @@ class FixPanel:
     # ----------------------------------------------------------------- state
     def _initial_state(self) -> None:
         if self.fix.id not in _fixes.FIXES:
-            self._disable(f"unknown fix id {self.fix.id}")
+            # Advice from the diagnosis itself (e.g. install-cuda-build): preview shows its action.
+            self.button.description = ("Show: " + (self.fix.title or self.fix.id))[:60]
             return
         if self.fix.id in ADVICE_ONLY:
             self.button.description = ("Show: " + (self.fix.title or self.fix.id))[:60]
@@ -100,6 +101,10 @@ class FixPanel:
         self.disabled_reason = reason
 
     def _plan(self, context: dict[str, Any]) -> Any:
+        if self.fix.id not in _fixes.FIXES:
+            step = _fixes.Step("advice", self.fix.title, snippet=self.fix.action)
+            return _fixes.FixPlan(self.fix.id, self.fix.title, False, "advice only: nothing is run from here",
+                                  steps=(step,), restart_required=self.fix.restart_required)
         try:
             return self._planner(self.fix.id, self.report, context=context)
         except Exception as exc:  # noqa: BLE001
