@@ -17,7 +17,18 @@ import json
 import sys
 from typing import Any, TextIO
 
-from . import fixes
+import importlib
+
+
+class _LazyFixes:
+    """``cudnn_magic.fixes`` imported on first use, so ``%load_ext`` stays cheap (it pulls in
+    ``packaging.markers`` and the solver)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("cudnn_magic.fixes"), name)
+
+
+fixes: Any = _LazyFixes()
 
 __all__ = ["FixMagics", "PlanView", "ResultView", "add_fix_arguments", "cli_fix", "load", "unload"]
 

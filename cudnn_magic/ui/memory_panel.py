@@ -26,7 +26,10 @@ from typing import Any, Callable
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..model import GpuMemory, MemorySnapshot
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: importing the data model at %load_ext costs ~20 ms
+    from ..model import GpuMemory, MemorySnapshot
 
 __all__ = ["MemoryMagics", "MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel", "load", "unload"]
 
