@@ -503,11 +503,11 @@ def test_a_long_apply_does_not_block_other_buttons_and_streams_lines():
 
 
 def test_magic_and_cli(jupyter_home, capsys):
-    from IPython.testing.globalipapp import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
     from cudnn_magic import fix_magics
 
-    ip = get_ipython()
+    ip = InteractiveShell.instance()  # the process-wide shell other tests share
     fix_magics.load(ip)
     try:
         view = ip.run_line_magic("cudnn_fix", "make-contiguous")
