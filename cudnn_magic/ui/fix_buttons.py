@@ -13,13 +13,13 @@ ipywidgets is imported when :func:`fix_box` is called, never at module import.
 
 from __future__ import annotations
 
-import contextvars
 import html
 import threading
 from typing import Any, Callable, Sequence
 
 from .. import fixes as _fixes
 from ..model import Fix, Report
+from .threads import start_cell_thread
 
 __all__ = ["fix_box", "FixPanel", "ADVICE_ONLY", "MAX_LOG_LINES"]
 
@@ -149,19 +149,7 @@ class FixPanel:
         self.cancel_button.disabled = True
         self.button.disabled = True
         self.status.value = "<i>Applying…</i>"
-        shell = _shell()
-        parent = None
-        kernel = getattr(shell, "kernel", None)
-        if kernel is not None and hasattr(kernel, "get_parent"):
-            try:
-                parent = kernel.get_parent()
-            except Exception:  # noqa: BLE001
-                parent = None
-        ctx = contextvars.copy_context()
-        plan = self.plan
-        self.thread = threading.Thread(target=ctx.run, args=(self._run, plan, shell, parent),
-                                       name=f"cudnn-magic-fix-{self.fix.id}", daemon=True)
-        self.thread.start()
+        self.thread = start_cell_thread(_shell(), self._run, self.plan, name=f"cudnn-magic-fix-{self.fix.id}")
         return self.thread
 
     def _on_line(self, line: str) -> None:
@@ -171,31 +159,16 @@ class FixPanel:
             text = "\n".join(self._lines)
         self.log.value = f"<pre style='max-height:16em;overflow:auto'>{html.escape(text)}</pre>"
 
-    def _run(self, plan: Any, shell: Any, parent: Any) -> None:
-        tokens = None
-        setter = getattr(shell, "set_thread_parent", None)
-        if setter is not None and parent:
-            try:
-                tokens = setter(parent)
-            except Exception:  # noqa: BLE001
-                tokens = None
+    def _run(self, plan: Any) -> None:
         try:
-            try:
-                result = self._applier(plan, stream=self._on_line)
-            except Exception as exc:  # noqa: BLE001 - the thread never dies with a traceback
-                result = _fixes.FixResult(plan.fix_id, False, error=f"{type(exc).__name__}: {exc}")
-            self.result = result
-            self.status.value = result_html(result)
-            self.cancel_button.disabled = False
-            self.button.disabled = False
-            self.actions.layout.display = "none"
-        finally:
-            reset = getattr(shell, "reset_thread_parent", None)
-            if reset is not None and tokens is not None:
-                try:
-                    reset(tokens)
-                except Exception:  # noqa: BLE001
-                    pass
+            result = self._applier(plan, stream=self._on_line)
+        except Exception as exc:  # noqa: BLE001 - the thread never dies with a traceback
+            result = _fixes.FixResult(plan.fix_id, False, error=f"{type(exc).__name__}: {exc}")
+        self.result = result
+        self.status.value = result_html(result)
+        self.cancel_button.disabled = False
+        self.button.disabled = False
+        self.actions.layout.display = "none"
 
 
 def result_html(result: Any) -> str:

@@ -17,7 +17,6 @@ A failing sample shows on the status line or the GPU's row; the thread keeps goi
 from __future__ import annotations
 
 import atexit
-import contextvars
 import threading
 import time
 from collections import deque
@@ -25,6 +24,8 @@ from typing import Any, Callable
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
+
+from .threads import start_cell_thread
 
 from typing import TYPE_CHECKING
 
@@ -216,48 +217,23 @@ class MemoryPanel:
         if self.running:
             return
         self._stop_event = threading.Event()
-        parent = None
-        kernel = getattr(self._shell, "kernel", None)
-        if kernel is not None and hasattr(kernel, "get_parent"):
-            try:
-                parent = kernel.get_parent()
-            except Exception:  # noqa: BLE001
-                parent = None
-        ctx = contextvars.copy_context()
-        self._thread = threading.Thread(target=ctx.run, args=(self._loop, self._stop_event, parent),
-                                        name=THREAD_NAME, daemon=True)
-        self._thread.start()
+        self._thread = start_cell_thread(self._shell, self._loop, self._stop_event, name=THREAD_NAME)
         self.stop_button.disabled = False
         self.stop_button.description = "Stop"
 
-    def _loop(self, stop: threading.Event, parent: dict | None) -> None:
-        tokens = None
-        setter = getattr(self._shell, "set_thread_parent", None)  # ipykernel >= 7: this thread only
-        if setter is not None and parent:
+    def _loop(self, stop: threading.Event) -> None:
+        while not stop.is_set():
             try:
-                tokens = setter(parent)
-            except Exception:  # noqa: BLE001
-                tokens = None
-        try:
-            while not stop.is_set():
+                self.refresh()
+            except Exception as exc:  # noqa: BLE001 - show it, keep sampling
                 try:
-                    self.refresh()
-                except Exception as exc:  # noqa: BLE001 - show it, keep sampling
-                    try:
-                        import html
+                    import html
 
-                        self.status.value = (f'<small style="color:#d1242f">sampling failed: '
-                                             f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</small>")
-                    except Exception:  # noqa: BLE001
-                        pass
-                stop.wait(self.interval_s)
-        finally:
-            reset = getattr(self._shell, "reset_thread_parent", None)
-            if tokens is not None and reset is not None:
-                try:
-                    reset(tokens)
+                    self.status.value = (f'<small style="color:#d1242f">sampling failed: '
+                                         f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</small>")
                 except Exception:  # noqa: BLE001
                     pass
+            stop.wait(self.interval_s)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """Stop the sampler thread and wait for it (not when called from the thread itself)."""
