@@ -443,14 +443,14 @@ def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: A
 
 
 def _show_widgets(diagnoses: list, log_text: str) -> None:
-    """One button per distinct fix (clicking shows the exact command or change) and a details
-    toggle with the captured log. ipywidgets is imported here, never at ``%load_ext``."""
+    """One button per fix of the strongest diagnosis (preview, Apply, undo through the fix
+    registry). ipywidgets is imported here, never at ``%load_ext``."""
     import ipywidgets as W
     from IPython.display import display
 
     fixes = []
     seen = set()
-    for d in diagnoses:
+    for d in diagnoses[:1]:  # buttons for the strongest diagnosis; the others' fixes are in its HTML
         for fx in getattr(d, "fixes", ()) or ():
             if fx.id not in seen:
                 seen.add(fx.id)
@@ -484,16 +484,7 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
     if buttons:
         children.append(W.HBox(buttons))
         children.append(out)
-    if log_text.strip():
-        toggle = W.ToggleButton(value=False, description="details: captured log", layout=W.Layout(width="auto"))
-        pane = W.HTML(value=f"<pre style='max-height:20em;overflow:auto;white-space:pre-wrap'>{html.escape(log_text)}</pre>",
-                      layout=W.Layout(display="none"))
-
-        def flip(change: dict) -> None:
-            pane.layout.display = "" if change.get("new") else "none"
-
-        toggle.observe(flip, names="value")
-        children.extend([toggle, pane])
+    # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
         display(W.VBox(children))
 

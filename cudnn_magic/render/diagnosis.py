@@ -78,30 +78,37 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
         return ""
     e = html.escape
     parts = [f'<div class="cudnn-magic-diagnosis" style="{_STYLE}">']
-    for n, d in enumerate(diagnoses):
-        label = "" if n == 0 else "Also possible: "
-        parts.append(
-            f'<div class="cm-diag" data-id="{e(d.id)}"><b>{e(label + d.title)}</b> '
-            f'<code style="font-size:11px;color:#666">{e(d.id)}</code>'
-        )
-        if d.summary and n == 0:
-            parts.append(f"<div>{e(d.summary)}</div>")
-        if d.evidence:
-            ev = d.evidence[: 6 if n == 0 else 2]
-            parts.append('<div style="margin-top:4px">Evidence:</div><pre style="margin:2px 0;white-space:pre-wrap">'
-                         + "\n".join(e(x) for x in ev) + "</pre>")
-        if d.versions and n == 0:
-            parts.append("<div>Versions: " + ", ".join(f"{e(k)}={e(v)}" for k, v in d.versions.items()) + "</div>")
-        if d.fixes:
-            parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
-            for f in d.fixes[: None if n == 0 else 1]:
-                restart = " <i>(restart the kernel after)</i>" if f.restart_required else ""
-                parts.append(
-                    f'<li data-fix="{e(f.id)}">{e(f.title)}{restart}<br>'
-                    f'<code style="white-space:pre-wrap">{e(f.action)}</code></li>'
-                )
-            parts.append("</ul>")
-        parts.append("</div>")
+    top, rest = diagnoses[0], diagnoses[1:]
+    parts.append(f'<div class="cm-diag" data-id="{e(top.id)}"><b>{e(top.title)}</b> '
+                 f'<code style="font-size:11px;color:#666">{e(top.id)}</code>')
+    if top.summary:
+        parts.append(f"<div>{e(top.summary)}</div>")
+    if top.evidence:
+        parts.append('<div style="margin-top:4px">Evidence:</div><pre style="margin:2px 0;white-space:pre-wrap">'
+                     + "\n".join(e(x) for x in top.evidence[:6]) + "</pre>")
+    if top.versions:
+        parts.append("<div>Versions: " + ", ".join(f"{e(k)}={e(v)}" for k, v in top.versions.items()) + "</div>")
+    if top.fixes:
+        parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
+        for f in top.fixes:
+            restart = " <i>(restart the kernel after)</i>" if f.restart_required else ""
+            parts.append(f'<li data-fix="{e(f.id)}">{e(f.title)}{restart}<br>'
+                         f'<code style="white-space:pre-wrap">{e(f.action)}</code></li>')
+        parts.append("</ul>")
+    parts.append("</div>")
+    if rest:
+        # Weaker explanations stay one line each; their evidence and fixes fold away.
+        parts.append(f"<details><summary>Also possible: "
+                     + "; ".join(f"{e(d.title)} <code style='font-size:11px;color:#666'>{e(d.id)}</code>" for d in rest)
+                     + "</summary>")
+        for d in rest:
+            parts.append(f'<div class="cm-diag" data-id="{e(d.id)}" style="margin:4px 0"><b>{e(d.title)}</b>')
+            if d.summary:
+                parts.append(f"<div>{e(d.summary)}</div>")
+            for f in d.fixes[:2]:
+                parts.append(f'<div data-fix="{e(f.id)}">{e(f.title)}: <code style="white-space:pre-wrap">{e(f.action)}</code></div>')
+            parts.append("</div>")
+        parts.append("</details>")
     if log_slice:
         shown = log_slice[-MAX_LOG_SLICE:]
         cut = "" if len(shown) == len(log_slice) else f" (last {MAX_LOG_SLICE:,} characters)"
