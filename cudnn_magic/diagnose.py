@@ -139,7 +139,11 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
         hits: list[Hit] = []
         for src, text in (("log", log), ("exception", exc), ("traceback", traceback)):
             if text and isinstance(text, str):
-                hits.extend(scan(text, src))
+                found = scan(text, src)
+                if src == "traceback":  # the traceback repeats the message (its raise line): quote it once
+                    in_exc = {id(h.signature) for h in hits if h.source == "exception"}
+                    found = [h for h in found if id(h.signature) not in in_exc]
+                hits.extend(found)
         context = _Context.build(exc, log if isinstance(log, str) else "", traceback or "")
         return _build(hits, report, context, warnings=False)
     except Exception:  # noqa: BLE001 - never harm the session

@@ -145,6 +145,10 @@ def report_text(report: Report) -> str:
     return "\n".join(out)
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _gib(n: int | None) -> str:
     if n is None:
         return "?"
@@ -160,7 +164,7 @@ _CSS = """
 .cm-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4;max-width:1100px}
 div.cm-report h4{margin:10px 0 4px 0;font-size:13px;font-weight:600}
 div.cm-report table{border-collapse:collapse;margin:2px 0 6px 0;table-layout:auto}
-div.cm-report table th,div.cm-report table td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
+div.cm-report table th,div.cm-report table td,.jp-RenderedHTMLCommon .cm-report table th,.jp-RenderedHTMLCommon .cm-report table td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
 .cm-report code{font-size:12px;word-break:break-all}
 .cm-badge{display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-weight:600;font-size:11px}
 .cm-finding{border-left:4px solid;padding:4px 8px;margin:4px 0;background:var(--jp-layout-color2,#f6f8fa)}
@@ -239,8 +243,9 @@ def report_html(report: Report) -> str:
                  f"<b>{_e(f.title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{_e(f.detail)}</div>{fixes}</div>")
 
     others = [c for c in report.cudnn_installed if not c.loaded]
-    h.append(f"<details><summary>Other cuDNN copies on disk ({sum(1 for c in others if c.is_main)} main libraries, "
-             f"{sum(1 for c in others if not c.is_main)} sub-libraries)</summary>")
+    n_main, n_sub = sum(1 for c in others if c.is_main), sum(1 for c in others if not c.is_main)
+    h.append(f"<details><summary>Other cuDNN copies on disk ({_count(n_main, 'main library', 'main libraries')}, "
+             f"{_count(n_sub, 'sub-library', 'sub-libraries')})</summary>")
     if others:
         h.append("<table><tr><th>library</th><th>version</th><th>found via</th><th>owner</th><th>path</th></tr>")
         for c in others:

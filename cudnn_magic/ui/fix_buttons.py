@@ -21,6 +21,11 @@ from .. import fixes as _fixes
 from ..model import Fix, Report
 from .threads import start_cell_thread
 
+def _label(text: str, limit: int = 60) -> str:
+    """A button label of at most ``limit`` characters, cut with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 __all__ = ["fix_box", "FixPanel", "ADVICE_ONLY", "MAX_LOG_LINES"]
 
 # Fix ids that never execute anything: their button previews the advice, Apply stays disabled.
@@ -65,7 +70,7 @@ class FixPanel:
         self.thread: threading.Thread | None = None
         self._lines: list[str] = []
         self._lock = threading.Lock()
-        self.button = W.Button(description=fix.title[:60] or fix.id, tooltip=f"{fix.id}: {fix.action}"[:500],
+        self.button = W.Button(description=_label(fix.title) or fix.id, tooltip=f"{fix.id}: {fix.action}"[:500],
                                layout=W.Layout(width="auto"))
         self.preview = W.HTML()
         self.choices = W.HBox([])
@@ -86,10 +91,10 @@ class FixPanel:
     def _initial_state(self) -> None:
         if self.fix.id not in _fixes.FIXES:
             # Advice from the diagnosis itself (e.g. install-cuda-build): preview shows its action.
-            self.button.description = ("Show: " + (self.fix.title or self.fix.id))[:60]
+            self.button.description = _label("Show: " + (self.fix.title or self.fix.id))
             return
         if self.fix.id in ADVICE_ONLY:
-            self.button.description = ("Show: " + (self.fix.title or self.fix.id))[:60]
+            self.button.description = _label("Show: " + (self.fix.title or self.fix.id))
             return
         p = self._plan(self.context)
         if not p.applicable and not p.choices:
@@ -122,12 +127,15 @@ class FixPanel:
         self.status.value = ""
         buttons = []
         for label, choice_ctx in self.plan.choices:
-            b = self.W.Button(description=label[:60], tooltip=label, layout=self.W.Layout(width="auto"))
+            b = self.W.Button(description=_label(label), tooltip=label, layout=self.W.Layout(width="auto"))
             b.on_click(lambda _b, c=choice_ctx: self.show_preview(c))
             buttons.append(b)
         self.choices.children = tuple(buttons)
         self.apply_button.disabled = not self.plan.applicable
         self.apply_button.tooltip = "" if self.plan.applicable else self.plan.reason[:500]
+        advice = all(step.kind == "advice" for step in self.plan.steps) and not self.plan.applicable
+        self.apply_button.layout.display = "none" if advice else None  # advice: nothing to apply
+        self.actions.layout.display = None
         self.panel.layout.display = None
 
     def cancel(self) -> None:
@@ -135,9 +143,11 @@ class FixPanel:
         if self.thread is not None and self.thread.is_alive():
             return
         self.plan = None
-        self.panel.layout.display = "none"
         self.preview.value = ""
-        self.status.value = "<i>Cancelled: nothing was changed.</i>"
+        self.choices.children = ()
+        self.log.value = ""
+        self.actions.layout.display = "none"
+        self.status.value = "<i>Cancelled: nothing was changed.</i>"  # stays visible under the button row
 
     def start_apply(self) -> threading.Thread | None:
         """Apply the previewed plan in a background thread; returns the thread."""
