@@ -92,10 +92,16 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
 
     deep_results = None
     if deep:
-        from .probes.subprocess_probe import query_versions
+        # each copy WITH its sub-libraries and their dependencies, in child processes
+        from .probes.subprocess_probe import deep_probe
 
-        mains = [c.path for c in installed if c.is_main and c.error is None]
-        deep_results = {p: r for p, r in query_versions(mains).items()}
+        # copies the version query already found broken are probed too: they are the crashers
+        mains = [c.path for c in installed if c.is_main]
+        deep_results = deep_probe(mains, env=environ)
+        for p, r in deep_results.items():
+            soft = [f"{q.library}: {q.reason}" for q in r.problems if q.severity != "error"]
+            if soft:
+                notes.append(f"deep probe of {p}: " + "; ".join(soft))
 
     report = judge_report(
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(frameworks), driver=driver, gpus=gpus,

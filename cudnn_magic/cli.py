@@ -45,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     from .fix_magics import add_fix_arguments
 
     add_fix_arguments(sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id"))
+    from .startup import add_arguments as add_startup_arguments
+
+    add_startup_arguments(sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
+                                                                 "environment (--undo to remove)"))
+    cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
+    cr.add_argument("--json", action="store_true", help="print the records as JSON")
+    cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     return p
 
 
@@ -72,6 +79,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from .fix_magics import cli_fix
 
             return cli_fix(args, out)
+        if args.command == "install-startup":
+            from .startup import cli_install_startup
+
+            return cli_install_startup(args, out)
+        if args.command == "crashes":
+            from .crash import cli_crashes
+
+            return cli_crashes(as_json=args.json, out=out, key=args.key)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

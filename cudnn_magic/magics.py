@@ -21,8 +21,9 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 log = logging.getLogger("cudnn_magic")
 
-# Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse.
-_FEATURES = ("cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics")
+# Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse. crash comes first:
+# it reads the previous kernel's record before annotate starts this kernel's capture.
+_FEATURES = ("cudnn_magic.crash", "cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics")
 
 
 @magics_class

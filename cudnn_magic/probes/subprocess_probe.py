@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -148,4 +149,336 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
             proc.kill()
             so, se = proc.communicate()
             out[p] = _parse(p, None, so, se)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Deep probe: a copy with all its sub-libraries (``%cudnn_check --deep``)
+
+_DEEP_CHILD = r"""
+import ctypes, json, os, sys
+def emit(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+mode = os.RTLD_LOCAL | getattr(os, "RTLD_NOW", 2)
+main, checks, subs = sys.argv[1], sys.argv[2].split(",") if sys.argv[2] else [], sys.argv[3:]
+handles = []
+for p in subs:
+    emit({"stage": "loading " + os.path.basename(p)})
+    try:
+        handles.append((p, ctypes.CDLL(p, mode=mode)))
+        emit({"lib": p, "ok": True})
+    except OSError as exc:
+        emit({"lib": p, "ok": False, "error": str(exc)})
+emit({"stage": "loading " + os.path.basename(main)})
+try:
+    lib = ctypes.CDLL(main, mode=mode)
+    emit({"lib": main, "ok": True})
+except OSError as exc:
+    emit({"lib": main, "ok": False, "error": str(exc)})
+    lib = None
+if lib is not None:
+    for p, h in handles:
+        fn = getattr(h, "cudnnGetVersion", None)
+        if fn is not None:
+            emit({"stage": "calling cudnnGetVersion in " + os.path.basename(p)})
+            fn.restype, fn.argtypes = ctypes.c_size_t, []
+            emit({"subversion": p, "value": int(fn())})
+    for name in ["cudnnGetVersion"] + checks:
+        fn = getattr(lib, name, None)
+        if fn is None:
+            for p, h in handles:
+                fn = getattr(h, name, None)
+                if fn is not None:
+                    break
+        if fn is None:
+            emit({"call": name, "absent": True})
+            continue
+        emit({"stage": "calling " + name})
+        fn.restype, fn.argtypes = (ctypes.c_size_t if name == "cudnnGetVersion" else ctypes.c_int), []
+        emit({"call": name, "rc": int(fn())})
+maps = []
+try:
+    with open("/proc/self/maps") as fh:
+        for line in fh:
+            q = line.split(None, 5)
+            if len(q) == 6 and "/" in q[5]:
+                q = q[5].strip()
+                if q not in maps and ".so" in q:
+                    maps.append(q)
+except OSError:
+    pass
+emit({"done": True, "mapped": maps})
+"""
+
+DEEP_TIMEOUT_S = 60.0
+"""Wall-clock limit (seconds) for one deep child: ``RTLD_NOW`` on cuDNN 9's 600 MB
+``libcudnn_engines_precompiled`` takes a few seconds on a slow disk."""
+
+#: cuDNN 9 shim exports (``nm -D libcudnn.so.9``, 9.27) and the sub-library each one checks.
+VERSION_CHECKS_9 = (("cudnnGraphVersionCheck", "graph"), ("cudnnOpsVersionCheck", "ops"),
+                    ("cudnnCnnVersionCheck", "cnn"), ("cudnnAdvVersionCheck", "adv"),
+                    ("cudnnSubquadraticOpsVersionCheck", "subquadratic_ops"))
+#: cuDNN 8 sub-libraries, all shipped by every cuDNN 8 package, and their version checks.
+VERSION_CHECKS_8 = (("cudnnOpsInferVersionCheck", "ops_infer"), ("cudnnOpsTrainVersionCheck", "ops_train"),
+                    ("cudnnCnnInferVersionCheck", "cnn_infer"), ("cudnnCnnTrainVersionCheck", "cnn_train"),
+                    ("cudnnAdvInferVersionCheck", "adv_infer"), ("cudnnAdvTrainVersionCheck", "adv_train"))
+#: sub-libraries without which the copy cannot work at all (cuDNN 9: the first call aborts).
+REQUIRED = {9: ("graph",), 8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")}
+#: cuDNN 9 load order: the graph library first (every other one NEEDs it), engines last.
+_ORDER_9 = ("graph", "heuristic", "ops", "cnn", "adv", "subquadratic_ops", "engines_precompiled",
+            "engines_runtime_compiled")
+
+
+@dataclass(frozen=True)
+class DeepProblem:
+    """One thing the deep probe found about a copy.
+
+    ``kind``: ``missing-file``, ``missing-dependency``, ``undefined-symbol``,
+    ``symbol-version``, ``mixed-versions``, ``version-check-failed``, ``other-copy-mapped``,
+    ``died`` (signal or timeout), ``load-failed`` (any other loader error) — severity "error";
+    ``absent-optional`` (a cuDNN 9 sub-library this package does not ship, e.g. the JIT wheel
+    has no ``libcudnn_ops``) and ``no-driver`` (``libcuda.so.1`` missing) — severity "note".
+    ``library`` is the file name concerned (``libcudnn_graph.so.9``, or the function name for
+    calls), ``reason`` a sentence with the loader's or cuDNN's own words.
+    """
+
+    library: str
+    kind: str
+    reason: str
+    severity: str = "error"
+
+
+@dataclass(frozen=True)
+class DeepResult:
+    """The deep probe of one copy: ``loaded`` lists the files the child loaded successfully,
+    ``version`` is ``cudnnGetVersion()`` through the main library, ``sub_versions`` what each
+    sub-library that exports ``cudnnGetVersion`` answered, ``checks`` maps each version-check
+    function to its status (0 = success), ``mapped`` every shared object the child had mapped at
+    the end (the dependencies that were pulled in)."""
+
+    path: str
+    major: int | None
+    problems: tuple[DeepProblem, ...] = ()
+    loaded: tuple[str, ...] = ()
+    version: int | None = None
+    sub_versions: tuple[tuple[str, int], ...] = ()
+    checks: tuple[tuple[str, int], ...] = ()
+    mapped: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> tuple[DeepProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def error(self) -> str | None:
+        """The error problems as one sentence per library, or ``None`` when the copy loads."""
+        errs = self.errors
+        if not errs:
+            return None
+        return "; ".join(f"{p.library}: {p.reason}" for p in errs)
+
+
+def _major_of(path: str) -> int | None:
+    m = re.search(r"libcudnn\.so\.(\d+)", os.path.basename(path))
+    return int(m.group(1)) if m else None
+
+
+def deep_plan(path: str) -> tuple[int | None, list[str], list[DeepProblem], list[tuple[str, str]]]:
+    """Which sub-libraries of the copy at ``path`` to load, in order, what is missing, and
+    which version-check functions to call.
+
+    Returns:
+        ``(major, sub-library paths, problems found on disk, [(check function, sub-library stem)])``.
+    """
+    d = os.path.dirname(path)
+    major = _major_of(path)
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as exc:
+        return major, [], [DeepProblem(os.path.basename(path), "missing-file", f"cannot list {d}: {exc.strerror}")], []
+    pat = re.compile(r"^libcudnn_([a-z_]+)\.so\.(\d+)$")
+    found: dict[str, str] = {}
+    for n in names:
+        m = pat.match(n)
+        if m and (major is None or int(m.group(2)) == major):
+            found[m.group(1)] = os.path.join(d, n)
+    problems: list[DeepProblem] = []
+    for stem in REQUIRED.get(major or 0, ()):
+        if stem not in found:
+            versioned = [n for n in names if n.startswith(f"libcudnn_{stem}.so.{major}.")]
+            why = (f"only {versioned[0]} is there: the soname link libcudnn_{stem}.so.{major} the loader asks for is missing"
+                   if versioned else f"not in {d}")
+            problems.append(DeepProblem(f"libcudnn_{stem}.so.{major}", "missing-file", why))
+    order = _ORDER_9 if major == 9 else tuple(s for _, s in VERSION_CHECKS_8)
+    subs = [found[s] for s in order if s in found] + [found[s] for s in sorted(found) if s not in order]
+    checks = list(VERSION_CHECKS_9 if major == 9 else VERSION_CHECKS_8 if major == 8 else ())
+    return major, subs, problems, checks
+
+
+def _classify_load_error(lib: str, msg: str) -> DeepProblem:
+    name = os.path.basename(lib)
+    m = re.search(r"([^\s:]+): cannot open shared object file", msg)
+    if m:
+        dep = os.path.basename(m.group(1))
+        if dep == name:
+            return DeepProblem(name, "missing-file", msg)
+        if dep.startswith("libcuda.so"):
+            return DeepProblem(name, "no-driver", f"needs {dep}, the NVIDIA driver library, which is not installed "
+                               f"here ({msg}); on a machine with the driver this is not a problem", "note")
+        return DeepProblem(name, "missing-dependency", f"its dependency {dep} is not found ({msg})")
+    m = re.search(r"undefined symbol: (\S+)", msg)
+    if m:
+        return DeepProblem(name, "undefined-symbol", f"undefined symbol {m.group(1)}: built against another "
+                           f"release of a library it uses ({msg})")
+    if "version `" in msg and "not found" in msg:
+        return DeepProblem(name, "symbol-version", f"needs a newer library than the one found ({msg})")
+    return DeepProblem(name, "load-failed", msg)
+
+
+def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], checks: list[tuple[str, str]],
+                subs: list[str], rc: int | None, stdout: str, stderr: str, timeout_s: float) -> DeepResult:
+    from ..statuses import decode_status
+
+    stage = None
+    loaded: list[str] = []
+    version = None
+    sub_versions: list[tuple[str, int]] = []
+    calls: list[tuple[str, int]] = []
+    mapped: tuple[str, ...] = ()
+    done = False
+    stems_present = {re.sub(r"^libcudnn_|\.so\.\d+$", "", os.path.basename(p)) for p in subs} if subs else set()
+    for ln in stdout.splitlines():
+        try:
+            obj = json.loads(ln)
+        except ValueError:
+            continue
+        if "stage" in obj:
+            stage = obj["stage"]
+        elif "lib" in obj:
+            stage = None
+            if obj.get("ok"):
+                loaded.append(obj["lib"])
+            else:
+                problems.append(_classify_load_error(obj["lib"], str(obj.get("error", ""))))
+        elif "subversion" in obj:
+            stage = None
+            sub_versions.append((os.path.basename(obj["subversion"]), int(obj["value"])))
+        elif "call" in obj:
+            stage = None
+            if obj.get("absent"):
+                continue
+            if obj["call"] == "cudnnGetVersion":
+                version = int(obj["rc"])
+            else:
+                calls.append((obj["call"], int(obj["rc"])))
+        elif obj.get("done"):
+            done = True
+            mapped = tuple(obj.get("mapped") or ())
+    tail = " ".join(stderr.strip().splitlines()[-3:])[:400]
+    if not done:
+        if rc is None:
+            how = f"timed out after {timeout_s:g} s"
+        elif rc < 0:
+            try:
+                how = f"the process died ({signal.Signals(-rc).name})"
+            except ValueError:
+                how = f"the process died (signal {-rc})"
+        else:
+            how = f"the child exited with status {rc}"
+        what = stage or "starting"
+        problems.append(DeepProblem(what.split(" ", 1)[-1] if stage else os.path.basename(path), "died",
+                                    f"{how} while {what}: {tail or 'no message'}"))
+    for fn, code in calls:
+        stem = next((s for f, s in checks if f == fn), "")
+        st = decode_status(code, major)
+        if code == 0:
+            continue
+        lib = f"libcudnn_{stem}.so.{major}" if stem and major else fn
+        if stem not in stems_present and st.name.endswith(("SUBLIBRARY_UNAVAILABLE", "SUBLIBRARY_LOADING_FAILED")) \
+                and stem not in REQUIRED.get(major or 0, ()):
+            problems.append(DeepProblem(lib, "absent-optional",
+                                        f"not shipped in this package ({fn} returned {st.name}); the cuDNN API calls "
+                                        "it serves are unavailable, the graph API works", "note"))
+        elif st.name.endswith("VERSION_MISMATCH"):
+            problems.append(DeepProblem(lib, "mixed-versions", f"{fn} returned {st.name}: this sub-library is from "
+                                        "another cuDNN release than the main library"))
+        else:
+            problems.append(DeepProblem(lib, "version-check-failed", f"{fn} returned {st.name} ({code})"))
+    if version is not None:
+        for name, v in sub_versions:
+            if v != version:
+                problems.append(DeepProblem(name, "mixed-versions", f"reports cuDNN version {v}, the main library "
+                                            f"{os.path.basename(path)} reports {version}"))
+    own_dir = os.path.dirname(os.path.realpath(path))
+    for m in mapped:
+        base = os.path.basename(m)
+        if base.startswith("libcudnn") and os.path.dirname(os.path.realpath(m)) != own_dir:
+            problems.append(DeepProblem(base, "other-copy-mapped", f"the copy in {own_dir} pulled in {m} from "
+                                        "another directory: two cuDNN copies mixed in one process"))
+    seen: set[tuple[str, str]] = set()
+    uniq = []
+    for p in problems:
+        if (p.library, p.kind) not in seen:
+            seen.add((p.library, p.kind))
+            uniq.append(p)
+    return DeepResult(path, major, tuple(uniq), tuple(loaded), version, tuple(sub_versions), tuple(calls), mapped)
+
+
+def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
+               env: dict[str, str] | None = None) -> dict[str, DeepResult]:
+    """Load each cuDNN copy WITH all its sub-libraries in its own child process (all at once)
+    and report per copy what fails and why. The calling process loads nothing.
+
+    For each main library ``.../libcudnn.so.N`` the child ``dlopen``\\ s (``RTLD_LOCAL|RTLD_NOW``,
+    so every symbol and every dependency such as ``libnvrtc``, ``libcublasLt``, ``libz`` or
+    ``libcuda`` is resolved at once) each ``libcudnn_*.so.N`` in the same directory, the
+    graph library first; then the main library; then calls ``cudnnGetVersion`` through each
+    sub-library that exports it and through the main library, and the ``cudnn*VersionCheck``
+    functions (cuDNN 9: Graph, Ops, Cnn, Adv, SubquadraticOps; cuDNN 8: Ops/Cnn/Adv Infer/Train).
+    Loading the same directory's sub-libraries first makes the main library's own ``dlopen`` of
+    ``libcudnn_graph.so.9`` reuse them, as a framework that preloads its wheel's copy does.
+
+    Args:
+        paths: main libraries (``libcudnn.so.N`` files).
+        timeout_s: wall-clock limit in seconds for all children together (each still running
+            then is killed and reported as "timed out").
+        env: environment of the children (use the LD_LIBRARY_PATH the kernel started with).
+
+    Returns:
+        ``{path: DeepResult}``. Never raises.
+    """
+    import time
+
+    procs: dict[str, tuple] = {}
+    for p in dict.fromkeys(paths):
+        major, subs, problems, checks = deep_plan(p)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _DEEP_CHILD, p, ",".join(f for f, _ in checks), *subs],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, errors="replace", env=env if env is not None else os.environ.copy(),
+            )
+        except OSError as exc:
+            procs[p] = (None, major, subs, problems + [DeepProblem(os.path.basename(p), "died",
+                                                                   f"could not start a child process: {exc}")], checks)
+            continue
+        procs[p] = (proc, major, subs, problems, checks)
+    out: dict[str, DeepResult] = {}
+    deadline = time.monotonic() + timeout_s
+    for p, (proc, major, subs, problems, checks) in procs.items():
+        if proc is None:
+            out[p] = DeepResult(p, major, tuple(problems))
+            continue
+        try:
+            so, se = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            rc: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            so, se = proc.communicate()
+            rc = None
+        try:
+            out[p] = _parse_deep(p, major, list(problems), checks, subs, rc, so, se, timeout_s)
+        except Exception as exc:  # noqa: BLE001 - a probe never raises
+            out[p] = DeepResult(p, major, tuple(problems) + (DeepProblem(os.path.basename(p), "died",
+                                                                          f"unreadable child output: {exc}"),))
     return out

@@ -1,0 +1,347 @@
+"""Crash records without a notebook: parsing, corrupt and truncated records, the shown marker,
+the cleanup policy, the faulthandler summary, install-startup's file edits, and the whole
+crash -> next-shell report in plain ``InteractiveShell`` child processes (the terminal key).
+
+Records here are written byte for byte in the layout of :mod:`cudnn_magic.capture` (the
+helper's ``meta.json``, ``fd2.<offset>.log`` segments and the shared ``state`` file packed with
+the helper's own structs), so the reader is tested against the real format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cudnn_magic import crash
+from cudnn_magic.capture import helper as H
+from cudnn_magic.startup import BEGIN, END, install_startup
+
+REPO = Path(__file__).resolve().parent.parent
+
+TF_LINE = ("F0000 00:00:1700000000.000000   4242 cuda_dnn.cc:1234] Check failed: status == "
+           "CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.")
+
+FH_DUMP = """Fatal Python error: Aborted
+
+Thread 0x00007f0000000001 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap
+
+Current thread 0x00007f0000000002 (most recent call first):
+  File "/tmp/ipykernel_1/123.py", line 3 in <module>
+  File "/venv/IPython/core/interactiveshell.py", line 3823 in run_code
+
+Extension modules: zmq.backend.cython._zmq, tornado.speedups (total: 2)
+"""
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def make_record(root: Path, key: str, *, pid: int | None = None, t_ns: int | None = None,
+                meta: dict | str | None = None, log: bytes = b"", cell: str | None = "x = 1\nboom()",
+                cell_offset: int = 0, fh: str | None = FH_DUMP, state: bytes | None = None) -> Path:
+    """One instance directory in the capture's layout."""
+    pid = pid or _dead_pid()
+    d = root / key / f"{t_ns or time.time_ns()}-{pid}"
+    d.mkdir(parents=True, mode=0o700)
+    if meta is None:
+        meta = {"version": 1, "kernel_pid": pid, "helper_pid": _dead_pid(), "started": time.time() - 5,
+                "clean_exit": False, "kernel_exited": time.time() - 1, "ended": time.time() - 1,
+                "offset": len(log), "key": key}
+    if meta != "absent":
+        (d / "meta.json").write_text(meta if isinstance(meta, str) else json.dumps(meta))
+    if log:
+        (d / ("fd2.%012d.log" % 0)).write_bytes(log)
+    if state is not None:
+        (d / "state").write_bytes(state)
+    elif cell is not None:
+        buf = bytearray(H.STATE_SIZE)
+        src = cell.encode()
+        H.CELL_HEAD.pack_into(buf, H.CELL_AT, 2, 7, cell_offset, time.time() - 2, len(src))
+        buf[H.SOURCE_AT:H.SOURCE_AT + len(src)] = src
+        (d / "state").write_bytes(bytes(buf))
+    if fh is not None:
+        (d / crash.FAULTHANDLER_NAME).write_text(fh)
+    return d
+
+
+def test_read_record_parses_cell_log_stack_and_diagnosis(tmp_path):
+    log = b"noise before the cell\n" + TF_LINE.encode() + b"\n*** Check failure stack trace: ***\n"
+    d = make_record(tmp_path, "kernel-abc", log=log, cell="import tensorflow as tf\nmodel.fit(x)", cell_offset=22)
+    rec = crash.read_record(d)
+    assert rec.crashed and not rec.problems, rec.problems
+    assert rec.cell_source == "import tensorflow as tf\nmodel.fit(x)"
+    assert rec.log.startswith("F0000") and "noise" not in rec.log  # from the cell's start
+    assert "noise" in rec.log_tail
+    assert [x.id for x in rec.diagnose(with_facts=False)] == ["cudnn-stream-set-failed"]
+    text = rec.text()
+    assert "the previous kernel died" in text and "model.fit(x)" in text and "Failed to set cuDNN stream" in text
+    assert "Current thread" in text and 'line 3 in <module>' in text
+    assert "(1 other thread in the record)" in text and "Extension modules" not in text
+    assert "kernel-abc (keyed by the kernel's connection file kernel-abc.json)" in text
+    html = rec.html()
+    assert "cudnn-stream-set-failed" in html and "model.fit(x)" in html
+
+
+def test_nothing_from_the_record_is_executed_and_html_is_escaped(tmp_path):
+    marker = tmp_path / "pwned"
+    src = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')  # <script>alert(1)</script>"
+    d = make_record(tmp_path, "k", log=b"<img src=x onerror=alert(1)>\n\x1b[31mred\x1b[0m\n", cell=src)
+    rec = crash.read_record(d)
+    rec.diagnose(with_facts=False)
+    html = rec.html()
+    text = rec.text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<img" not in html and "&lt;img" in html
+    assert "\x1b" not in text and "\x1b" not in html  # terminal escapes neutralised
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("meta, problem", [
+    ('{"kernel_pid": 1, "clean_exit": fal', "meta.json is corrupt or truncated"),
+    ("absent", "meta.json is missing"),
+    ("[1, 2, 3]", "meta.json is not a JSON object"),
+    ("\x00\xff garbage", "meta.json is corrupt or truncated"),
+])
+def test_corrupt_or_missing_meta_is_reported_and_the_rest_still_shown(tmp_path, meta, problem):
+    d = make_record(tmp_path, "k", meta=meta, log=TF_LINE.encode() + b"\n")
+    rec = crash.read_record(d)
+    assert any(problem in p for p in rec.problems), rec.problems
+    assert rec.crashed  # pid from the directory name is dead
+    assert rec.cell_source == "x = 1\nboom()"
+    assert "Problems with the record" in rec.text()
+    assert [x.id for x in rec.diagnose(with_facts=False)] == ["cudnn-stream-set-failed"]
+
+
+def test_binary_garbage_truncated_state_and_missing_log_are_reported(tmp_path):
+    garbage = bytes(range(256)) * 8
+    d = make_record(tmp_path, "k", log=garbage + TF_LINE.encode() + b"\n", state=b"\x03" * 50)
+    rec = crash.read_record(d)
+    assert any("state is truncated" in p for p in rec.problems), rec.problems
+    assert rec.cell_source is None and "cell it was running is not known" in rec.text()
+    assert all(c >= " " or c in "\n\t" for c in rec.log_tail)
+    assert "Failed to set cuDNN stream" in rec.log_tail
+    # the log segments gone while meta.json says bytes were logged
+    for f in d.glob("fd2.*.log"):
+        f.unlink()
+    rec = crash.read_record(d)
+    assert "the log segments are missing" in rec.problems
+    assert "printed nothing on native stderr" in rec.text()
+
+
+def test_truncated_log_and_odd_seq_are_reported(tmp_path):
+    meta = {"kernel_pid": _dead_pid(), "clean_exit": False, "kernel_exited": time.time(), "offset": 10_000}
+    buf = bytearray(H.STATE_SIZE)
+    H.CELL_HEAD.pack_into(buf, H.CELL_AT, 3, 1, 0, time.time(), 5)  # odd seq: being written
+    d = make_record(tmp_path, "k", meta=meta, log=b"short\n", state=bytes(buf))
+    rec = crash.read_record(d)
+    assert any("shorter than recorded (6 of 10000 bytes)" in p for p in rec.problems), rec.problems
+    assert any("recording the cell's start" in p for p in rec.problems), rec.problems
+
+
+def test_clean_exit_and_live_kernels_are_not_crashes(tmp_path):
+    clean = make_record(tmp_path, "k", meta={"kernel_pid": _dead_pid(), "clean_exit": True, "kernel_exited": 1.0})
+    assert not crash.read_record(clean).crashed
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        d = make_record(tmp_path, "k2", pid=live.pid, meta={"kernel_pid": live.pid, "clean_exit": False})
+        assert crash.read_record(d).alive
+        assert crash.previous_crashes("k2", tmp_path) == []
+    finally:
+        live.kill()
+        live.wait()
+    assert crash.read_record(d).crashed  # dead now (reaped)
+
+
+def test_claim_marks_shown_once_newest_first_and_counts_older(tmp_path):
+    old = make_record(tmp_path, "k", t_ns=1_000, log=b"old\n")
+    new = make_record(tmp_path, "k", t_ns=2_000, log=TF_LINE.encode() + b"\n")
+    rec, older = crash.claim_previous("k", tmp_path)
+    assert rec is not None and rec.directory == str(new) and older == 1
+    assert (new / "shown").exists() and (old / "shown").exists()
+    assert oct((new / "shown").stat().st_mode & 0o777) == "0o600"
+    assert crash.claim_previous("k", tmp_path) == (None, 0)
+    last = crash.last_crash("k", tmp_path)  # reading does not need unshown records
+    assert last is not None and last.directory == str(new) and last.shown
+    assert [x.id for x in last.diagnoses] == ["cudnn-stream-set-failed"]
+
+
+def test_records_of_this_process_are_never_shown(tmp_path):
+    make_record(tmp_path, "k", pid=os.getpid(), meta={"kernel_pid": os.getpid(), "clean_exit": False})
+    assert crash.claim_previous("k", tmp_path) == (None, 0)
+
+
+def _age(path: Path, seconds: float) -> None:
+    t = time.time() - seconds
+    for p in [path, *path.rglob("*")]:
+        os.utime(p, (t, t), follow_symlinks=False)
+
+
+def test_cleanup_policy(tmp_path):
+    day = 86400
+    gone_old = make_record(tmp_path, "kernel-gone-old").parent
+    _age(gone_old, 8 * day)
+    gone_new = make_record(tmp_path, "kernel-gone-new").parent
+    _age(gone_new, 2 * day)
+    conn = tmp_path / "conn.json"
+    conn.write_text("{}")
+    with_conn = make_record(tmp_path, "kernel-with-conn").parent
+    (with_conn / crash.CONNECTION_NAME).write_text(str(conn))
+    _age(with_conn, 8 * day)
+    with_conn_ancient = make_record(tmp_path, "kernel-ancient").parent
+    (with_conn_ancient / crash.CONNECTION_NAME).write_text(str(conn))
+    _age(with_conn_ancient, 31 * day)
+    terminal = make_record(tmp_path, "terminal-pts-9").parent
+    _age(terminal, 8 * day)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        alive = make_record(tmp_path, "kernel-alive", pid=live.pid,
+                            meta={"kernel_pid": live.pid, "clean_exit": False}).parent
+        _age(alive, 40 * day)
+        mine = make_record(tmp_path, "kernel-mine").parent
+        _age(mine, 40 * day)
+        removed = crash.cleanup(tmp_path, keep_key="kernel-mine", force=True)
+    finally:
+        live.kill()
+        live.wait()
+    assert sorted(Path(p).name for p in removed) == ["kernel-ancient", "kernel-gone-old", "terminal-pts-9"]
+    for kept in (gone_new, with_conn, alive, mine):
+        assert kept.exists(), kept
+    # rate limit: a second scan within the hour does nothing
+    _age(gone_new, 9 * day)
+    assert crash.cleanup(tmp_path, keep_key="kernel-mine") == []
+    # the live kernel has died meanwhile: its 40-day-old records go too
+    assert sorted(Path(p).name for p in crash.cleanup(tmp_path, keep_key="kernel-mine", force=True)) == [
+        "kernel-alive", "kernel-gone-new"]
+
+
+def test_cleanup_never_follows_symlinks(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious").write_text("keep")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "kernel-link").symlink_to(victim)
+    crash.cleanup(root, force=True, now=time.time() + 365 * 86400)
+    assert (victim / "precious").exists()
+
+
+def test_faulthandler_summary_without_structure_returns_text():
+    assert crash.faulthandler_summary("just text\n") == "just text"
+    s = crash.faulthandler_summary(FH_DUMP)
+    assert s.splitlines()[0] == "Fatal Python error: Aborted"
+    assert "threading.py" not in s and "123.py" in s
+
+
+def test_key_description_names_the_key_kind():
+    assert "terminal device /dev/pts/3" in crash.key_description("terminal-pts-3")
+    assert "parent process id 42" in crash.key_description("process-42")
+    assert "connection file kernel-1.json" in crash.key_description("kernel-1")
+
+
+# --------------------------------------------------------------------------- install-startup
+
+
+def test_install_startup_appends_to_user_config_and_undo_restores_it_exactly(tmp_path):
+    cfg = tmp_path / "ipython_kernel_config.py"
+    user = "c = get_config()  # noqa\nc.InteractiveShellApp.exec_lines = ['import numpy']\n"
+    cfg.write_text(user)
+    msg = install_startup(profile_dir=tmp_path)
+    assert "Appended" in msg and str(cfg) in msg
+    text = cfg.read_text()
+    assert text.startswith(user) and BEGIN in text and END in text
+    assert "Already installed" in install_startup(profile_dir=tmp_path)
+    assert cfg.read_text().count(BEGIN) == 1
+    assert "Removed the cudnn-magic block" in install_startup(undo=True, profile_dir=tmp_path)
+    assert cfg.read_text() == user
+    assert "Nothing to undo" in install_startup(undo=True, profile_dir=tmp_path)
+
+
+def test_install_startup_config_is_valid_ipython_config(tmp_path):
+    install_startup(profile_dir=tmp_path)
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader("ipython_kernel_config.py", path=str(tmp_path)).load_config()
+    from traitlets.config import Config
+
+    base = Config()
+    base.InteractiveShellApp.extensions = ["storemagic_user"]
+    base.merge(cfg)  # a lazy append merges with lists from lower-priority files
+    ext = base.InteractiveShellApp.extensions
+    value = ext.get_value(["other"]) if hasattr(ext, "get_value") else ext
+    assert "cudnn_magic" in value
+
+
+def test_install_startup_leaves_unterminated_block_alone(tmp_path):
+    cfg = tmp_path / "ipython_kernel_config.py"
+    cfg.write_text(f"x = 1\n{BEGIN}\nc.Foo.bar = 1\n")
+    install_startup(undo=True, profile_dir=tmp_path)
+    assert cfg.read_text() == f"x = 1\n{BEGIN}\nc.Foo.bar = 1\n"
+
+
+def test_cli_install_startup_reports_unwritable_dir(tmp_path, capsys):
+    from cudnn_magic.cli import main
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user that can write anywhere")
+        assert main(["install-startup", "--profile-dir", str(ro)]) == 2
+        assert "cannot write" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o700)
+
+
+# --------------------------------------------------------------------------- a whole cycle, terminal key
+
+
+SHELL = """
+import os, sys
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance(colors="nocolor")
+ip.run_cell("%load_ext cudnn_magic")
+print("@@loaded", flush=True)
+"""
+
+
+def _child(tmp: Path, body: str) -> subprocess.CompletedProcess:
+    script = tmp / "child.py"
+    script.write_text(SHELL + textwrap.dedent(body))
+    e = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    e["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
+    e.update(HOME=str(tmp), IPYTHONDIR=str(tmp / "ipython"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
+    return subprocess.run([sys.executable, str(script)], stdin=subprocess.DEVNULL, capture_output=True,
+                          env=e, timeout=120)
+
+
+def test_shell_crash_then_next_shell_shows_report_once_with_its_key(tmp_path):
+    line = TF_LINE.encode() + b"\n"
+    cell = f"import ctypes\nl = {line!r}\nctypes.CDLL(None).write(2, l, len(l))\nctypes.CDLL(None).abort()"
+    crash_body = f"ip.run_cell({cell!r})\n"
+    p = _child(tmp_path, crash_body)
+    assert p.returncode == -6, p.stderr[-2000:]
+    assert TF_LINE.encode() in p.stderr  # the user still sees the fatal line (forwarded)
+    p2 = _child(tmp_path, "print('@@second', flush=True)\nip.run_cell('%reload_ext cudnn_magic')\nprint('@@end')\n")
+    out = p2.stdout.decode()
+    assert p2.returncode == 0, p2.stderr.decode()[-2000:]
+    report = out.split("@@loaded")[0]
+    assert "the previous kernel died" in report and "cudnn-stream-set-failed" in report, out
+    assert "ctypes.CDLL(None).abort()" in report and "Failed to set cuDNN stream" in report
+    assert "Fatal Python error: Aborted" in report
+    assert f"process-{os.getpid()} (no terminal and no kernel: keyed by the parent process id {os.getpid()})" in report
+    assert out.split("@@second")[1].split("@@end")[0].strip() == ""  # reload: nothing again
+    p3 = _child(tmp_path, "")  # after a clean exit: nothing
+    assert p3.stdout.decode().split("@@loaded")[0].strip() == ""
