@@ -345,3 +345,91 @@ def test_shell_crash_then_next_shell_shows_report_once_with_its_key(tmp_path):
     assert out.split("@@second")[1].split("@@end")[0].strip() == ""  # reload: nothing again
     p3 = _child(tmp_path, "")  # after a clean exit: nothing
     assert p3.stdout.decode().split("@@loaded")[0].strip() == ""
+
+
+def test_terminal_shells_on_one_tty_share_the_key_and_the_report_names_it(tmp_path):
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        name = os.ttyname(slave).replace("/dev/", "").replace("/", "-")
+
+        def child(body: str) -> subprocess.CompletedProcess:
+            script = tmp_path / "tty_child.py"
+            script.write_text(SHELL + textwrap.dedent(body))
+            e = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+            e["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
+            e.update(HOME=str(tmp_path), IPYTHONDIR=str(tmp_path / "ipython"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+            return subprocess.run([sys.executable, str(script)], stdin=slave, capture_output=True, env=e, timeout=120)
+
+        p = child("ip.run_cell('import ctypes; ctypes.string_at(0)')\n")
+        assert p.returncode == -11, p.stderr[-2000:]
+        out = child("").stdout.decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    report = out.split("@@loaded")[0]
+    assert f"terminal-{name} (terminal IPython: keyed by the terminal device /dev/{name.replace('-', '/')})" in report, out
+    assert "ctypes.string_at(0)" in report and "Fatal Python error: Segmentation fault" in report
+
+
+# --------------------------------------------------------------------------- deep probe, stand-ins
+
+
+def _lib(path: Path, src: str, soname: str, extra: tuple = ()) -> Path:
+    from support import build_c_library
+
+    return build_c_library(src, path, soname=soname, extra=list(extra))
+
+
+def test_deep_probe_names_missing_dependency_and_undefined_symbol(tmp_path):
+    from cudnn_magic.probes.subprocess_probe import deep_probe
+
+    d = tmp_path / "cudnn8"
+    d.mkdir()
+    _lib(d / "libcudnn.so.8", "int cudnnGetVersion(void){return 8902;}", "libcudnn.so.8")
+    dep = _lib(tmp_path / "dep" / "libnvrtc.so.11.2", "int nvrtcVersion(void){return 0;}", "libnvrtc.so.11.2")
+    for stem in ("ops_infer", "ops_train", "cnn_train", "adv_infer"):
+        _lib(d / f"libcudnn_{stem}.so.8", "int cudnnGetVersion(void){return 8902;}", f"libcudnn_{stem}.so.8")
+    # links against libnvrtc, which is then not on any search path
+    _lib(d / "libcudnn_cnn_infer.so.8", "int nvrtcVersion(void); int f(void){return nvrtcVersion();}",
+         "libcudnn_cnn_infer.so.8", (f"-L{dep.parent}", "-l:libnvrtc.so.11.2"))
+    # a symbol no library provides
+    _lib(d / "libcudnn_adv_train.so.8", "int cudnnNotThere(void); int g(void){return cudnnNotThere();}",
+         "libcudnn_adv_train.so.8")
+    r = deep_probe([str(d / "libcudnn.so.8")], env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"})
+    res = r[str(d / "libcudnn.so.8")]
+    kinds = {(p.library, p.kind) for p in res.errors}
+    assert ("libcudnn_cnn_infer.so.8", "missing-dependency") in kinds, res.problems
+    assert ("libcudnn_adv_train.so.8", "undefined-symbol") in kinds, res.problems
+    assert "libnvrtc.so.11.2" in res.error and "cudnnNotThere" in res.error
+    assert res.version == 8902
+
+
+def test_deep_probe_cudnn8_missing_sublibrary_and_mixed_versions(tmp_path):
+    from cudnn_magic.probes.subprocess_probe import deep_probe
+
+    d = tmp_path / "cudnn8"
+    d.mkdir()
+    _lib(d / "libcudnn.so.8", "int cudnnGetVersion(void){return 8902;}", "libcudnn.so.8")
+    for stem in ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer"):
+        v = 8600 if stem == "cnn_train" else 8902
+        _lib(d / f"libcudnn_{stem}.so.8", f"int cudnnGetVersion(void){{return {v};}}", f"libcudnn_{stem}.so.8")
+    res = deep_probe([str(d / "libcudnn.so.8")])[str(d / "libcudnn.so.8")]
+    kinds = {(p.library, p.kind) for p in res.errors}
+    assert ("libcudnn_adv_train.so.8", "missing-file") in kinds, res.problems
+    assert ("libcudnn_cnn_train.so.8", "mixed-versions") in kinds, res.problems
+    assert "reports cuDNN version 8600" in res.error
+
+
+def test_deep_probe_of_the_real_wheel_has_no_errors(tmp_path):
+    from support import require_real_cudnn
+
+    from cudnn_magic.probes.subprocess_probe import deep_probe
+
+    path = str(require_real_cudnn() / "libcudnn.so.9")
+    res = deep_probe([path])[path]
+    assert res.errors == (), res.problems
+    assert res.version and res.version >= 90000
+    assert ("cudnnGraphVersionCheck", 0) in res.checks
+    assert "libcudnn_graph.so.9" in dict(res.sub_versions)
