@@ -22,6 +22,18 @@ REPO = Path(__file__).resolve().parent.parent
 NATIVE_SRC = Path(__file__).resolve().parent / "native"
 
 
+def corpus_dir() -> Path:
+    """``shared/corpus`` of the design notes: ``$CUDNN_MAGIC_SHARED/corpus``, else the
+    ``shared/`` folder beside the checkout (where CI and developers have it)."""
+    env = os.environ.get("CUDNN_MAGIC_SHARED")
+    candidates = [Path(env) / "corpus"] if env else []
+    candidates += [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]
+    for c in candidates:
+        if (c / "cases.jsonl").exists():
+            return c
+    return candidates[0]
+
+
 def have_gcc() -> bool:
     return shutil.which("gcc") is not None
 

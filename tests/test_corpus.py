@@ -9,9 +9,9 @@ import pytest
 
 from cudnn_magic.diagnose import diagnose
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.exists():  # a checkout elsewhere: ../shared next to the repo
-    CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+from support import corpus_dir
+
+CORPUS = corpus_dir()
 
 
 def _load(name: str) -> list[dict]:
