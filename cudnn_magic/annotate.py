@@ -233,7 +233,9 @@ class Annotator:
             self.mark = m = tee.mark()
             self.mark_forwarded = m.forwarded
             ip = self.ip
-            count = ip._trait_values.get("execution_count") if hasattr(ip, "_trait_values") else ip.execution_count
+            # IPython has already advanced execution_count when pre_run_cell fires: this cell is
+            # In [execution_count - 1] (only cells stored in history get a number).
+            count = ip.execution_count - 1 if getattr(info, "store_history", False) else None
             tee.note_cell(count, getattr(info, "raw_cell", None) or "", m.offset)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: pre_run_cell failed", exc_info=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import threading
 import time
@@ -172,11 +173,18 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
                      f"rm {c.path}   # or take {c.directory} out of LD_LIBRARY_PATH", False),),
             ))
     for path, err in (deep_errors or {}).items():
+        owner = by_path.get(path, LibraryCopy(path, "", "")).owner
+        missing_dep = re.search(r"(lib(?:nvrtc|cublas|cublasLt|z|nvJitLink)[\w.-]*\.so[\w.]*): cannot open shared object", err)
+        if missing_dep:  # cuDNN itself is complete; a library it needs is not on the loader's path
+            fix = Fix("install-cudnn-deps", f"Install {missing_dep.group(1)}, which cuDNN's sub-libraries need",
+                      f"{missing_dep.group(1)} is missing: install the matching CUDA library (pip: nvidia-cuda-nvrtc-cuXX / "
+                      "nvidia-cublas-cuXX; system: the CUDA toolkit's package) into the same environment", True)
+        else:
+            fix = Fix("reinstall-cudnn", "Reinstall this cuDNN so all its sub-libraries are present",
+                      f"reinstall the package that owns {path} ({owner})", True)
         findings.append(Finding(
             "cudnn-sublibrary-load-failed", "error", f"Loading {path} fails",
-            f"In a child process: {err}. A framework that picks this copy fails or kills the kernel.",
-            (Fix("reinstall-cudnn", "Reinstall this cuDNN so all its sub-libraries are present",
-                 f"reinstall the package that owns {path} ({by_path.get(path, LibraryCopy(path, '', '')).owner})", True),),
+            f"In a child process: {err}. A framework that picks this copy fails or kills the kernel.", (fix,),
         ))
     findings += _driver_findings(driver, gpus, judged, loaded)
     return Report(

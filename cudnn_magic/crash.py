@@ -182,10 +182,10 @@ class CrashRecord:
         return f"at {when} ({rel})"
 
     def _cell_label(self) -> str:
-        # (the execution count is not shown: the capture records it after IPython's increment)
+        name = f"cell In [{self.cell_number}]" if self.cell_number is not None and self.cell_number > 0 else "this cell"
         if self.cell_started is not None and self.died is not None and self.died >= self.cell_started:
-            return f"this cell (it had been running {self.died - self.cell_started:.1f} s)"
-        return "this cell"
+            return f"{name} (it had been running {self.died - self.cell_started:.1f} s)"
+        return name
 
     def text(self) -> str:
         """Plain text (terminal IPython, ``text/plain``)."""

@@ -21,6 +21,11 @@ The on-disk record (for the crash-forensics feature)::
         state              0o600  8 KiB shared with the kernel: the helper's counters and the
                            kernel's current-cell record (``helper.read_cell_record(bytes)``
                            reads it; it is there even if the helper was killed)
+        faulthandler.log   0o600  the Python stack at a fatal signal (``faulthandler`` writes it;
+                           :mod:`cudnn_magic.crash` opens and moves it here)
+        shown              0o600  created atomically once the crash report was shown (never twice)
+    <records_root()>/<key>/connection                the connection file this key belongs to
+    <records_root()>/<key>/faulthandler-<pid>.pending   faulthandler's file until the record exists
 
 A kernel that died shows as ``clean_exit: false`` with ``kernel_exited`` set (or a dead
 ``kernel_pid``); ``last_cell.offset`` is where that cell's bytes start in the log. When such a

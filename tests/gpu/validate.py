@@ -240,6 +240,7 @@ def crash_record() -> tuple[str, str]:
         except DeadKernelError:
             pass
         await km.restart_kernel(now=True)
+        await asyncio.sleep(1.0)  # a client connecting at once after a restart can miss the first reply
         nb2 = nbformat.v4.new_notebook()
         nb2.cells = [nbformat.v4.new_code_cell("%load_ext cudnn_magic")]
         await NotebookClient(nb2, km=km, timeout=120).async_execute()
