@@ -234,22 +234,23 @@ class CrashRecord:
                          f"{e(self.cell_source or '(empty cell)')}</pre>")
         else:
             parts.append("<div>The cell it was running is not known.</div>")
+        # The diagnosis first (what a person needs), then the evidence, the long stack folded.
+        if self.diagnoses:
+            parts.append(diagnoses_html(self.diagnoses))
+        else:
+            parts.append("<div>No cuDNN-related cause found in the record.</div>")
         if self.log_tail.strip():
             parts.append("<div>The native log lines it printed last (fd 2):</div>"
-                         f'<pre style="margin:2px 0;max-height:20em;overflow:auto;white-space:pre-wrap">'
+                         f'<pre style="margin:2px 0;max-height:12em;overflow:auto;white-space:pre-wrap">'
                          f"{e(_last_lines(self.log_tail, 40))}</pre>")
         else:
             parts.append("<div>It printed nothing on native stderr before it died.</div>")
         if self.faulthandler.strip():
-            parts.append("<details open><summary>Python stack at the moment of death (faulthandler)</summary>"
+            parts.append("<details><summary>Python stack at the moment of death (faulthandler)</summary>"
                          f'<pre style="margin:2px 0;max-height:20em;overflow:auto;white-space:pre-wrap">'
                          f"{e(_last_lines(faulthandler_summary(self.faulthandler), 60))}</pre></details>")
         elif self.faulthandler_on:
             parts.append(f"<div>{e(KILLED_NOTE)}</div>")
-        if self.diagnoses:
-            parts.append(diagnoses_html(self.diagnoses, log_slice=self.log_tail))
-        else:
-            parts.append("<div>No cuDNN-related cause found in the record.</div>")
         if self.problems:
             parts.append("<div><i>Problems with the record: " + e("; ".join(self.problems)) + "</i></div>")
         parts.append("</div>")

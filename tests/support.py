@@ -34,6 +34,28 @@ def corpus_dir() -> Path:
     return candidates[0]
 
 
+def run_coroutine(coro):
+    """``asyncio.run(coro)`` in a thread of its own: works even when this thread already runs
+    an event loop (Playwright's sync API keeps one running for the browser tests' session)."""
+    import asyncio
+    import threading
+
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    t = threading.Thread(target=target, name="test-asyncio")
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def have_gcc() -> bool:
     return shutil.which("gcc") is not None
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from support import build_c_library, kernel_env, outputs_text, require_real_cudnn
+from support import build_c_library, kernel_env, outputs_text, require_real_cudnn, run_coroutine
 
 pytestmark = pytest.mark.kernel
 
@@ -178,7 +178,7 @@ def tf_abort_lib(tmp_path_factory) -> Path:
 
 def test_tensorflow_check_failed_abort_is_explained_after_restart(tmp_path, tf_abort_lib):
     cell = f"import ctypes\nprint('about to crash')\nctypes.CDLL({str(tf_abort_lib)!r}).standin_tf_check_failed()"
-    seen = asyncio.run(_crash_cycles(tmp_path, cell))
+    seen = run_coroutine(_crash_cycles(tmp_path, cell))
     # the crash cell itself gets nothing in the notebook (FACTS.md), the next cell never runs
     assert all(s["after_ran"] is None for s in seen)
     _check_cycles(seen, source_snippet="standin_tf_check_failed()",
@@ -193,7 +193,7 @@ def test_missing_graph_sublibrary_abort_is_explained_after_restart(tmp_path):
     d.mkdir()
     shutil.copy2(real / "libcudnn.so.9", d / "libcudnn.so.9")
     cell = f"import ctypes\nlib = ctypes.CDLL({str(d / 'libcudnn.so.9')!r})\nlib.cudnnGetVersion()"
-    seen = asyncio.run(_crash_cycles(tmp_path, cell, {"LD_LIBRARY_PATH": ""}))
+    seen = run_coroutine(_crash_cycles(tmp_path, cell, {"LD_LIBRARY_PATH": ""}))
     _check_cycles(seen, source_snippet="lib.cudnnGetVersion()",
                   must=["Invalid handle. Cannot load symbol cudnnGetVersion", "Fatal Python error: Aborted"],
                   diag_id="cudnn-sublibrary-load-failed")
@@ -201,7 +201,7 @@ def test_missing_graph_sublibrary_abort_is_explained_after_restart(tmp_path):
 
 def test_segfault_is_reported_with_cell_and_stack(tmp_path):
     cell = "import ctypes\nprint('reading address 0')\nctypes.string_at(0)"
-    seen = asyncio.run(_crash_cycles(tmp_path, cell))
+    seen = run_coroutine(_crash_cycles(tmp_path, cell))
     _check_cycles(seen, source_snippet="ctypes.string_at(0)",
                   must=["Fatal Python error: Segmentation fault", "most recent call first"], diag_id=None)
 
@@ -292,6 +292,6 @@ def test_install_startup_then_crash_report_appears_in_first_cell_without_load_ex
         finally:
             await km.shutdown_kernel(now=True)
 
-    out = asyncio.run(go())
+    out = run_coroutine(go())
     assert "the previous kernel died" in out and "cudnn-stream-set-failed" in out, out
     assert out.index("the previous kernel died") < out.index("first cell"), out

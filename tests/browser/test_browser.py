@@ -265,7 +265,7 @@ def _crash_feature_present() -> bool:
     return any(importlib.util.find_spec(m) is not None for m in ("cudnn_magic.crash", "cudnn_magic.forensics"))
 
 
-def test_crash_explained_after_auto_restart(notebook):
+def test_crash_explained_after_auto_restart(notebook, shots_dir):
     if not _crash_feature_present():
         pytest.skip("crash forensics (issue 6) not landed")
     nb = notebook("crash", [
@@ -289,3 +289,4 @@ def test_crash_explained_after_auto_restart(notebook):
     assert "libc.abort()" in text, text                            # in which cell (its source)
     assert "Failed to set cuDNN stream" in text, text              # the native line it printed last
     assert "cudnn-stream-set-failed" in text, text                 # the diagnosis
+    _shot(nb.page, nb.cell(2), shots_dir / "crash.png")

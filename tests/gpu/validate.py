@@ -250,7 +250,9 @@ def crash_record() -> tuple[str, str]:
         return outputs_text(nb2.cells[0])
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = asyncio.run(go(Path(tmp)))
+        from support import run_coroutine
+
+        out = run_coroutine(go(Path(tmp)))
     ok = "cudnn-stream-set-failed" in out and "Failed to set cuDNN stream" in out
     return ("PASS" if ok else "FAIL"), out[:300].replace("\n", " ")
 
