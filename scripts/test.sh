@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# The tests: set up .venv (and the browser test's Chromium when apt-get is available), then pytest.
-set -euo pipefail
+# The tests: set up .venv, run the whole suite (ipykernel 7, IPython 9, browser tests included when
+# Debian's chromium is installed), then the kernel-facing tests again on ipykernel 6 / IPython 8
+# (skip that second lane with CUDNN_MAGIC_SKIP_IPYKERNEL6=1). Extra arguments go to the first pytest.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
-exec .venv/bin/python -m pytest -q -ra "$@"
+bash scripts/bootstrap.sh || exit 2
+.venv/bin/python -m pytest -q -ra "$@"
+rc=$?
+if [ "${CUDNN_MAGIC_SKIP_IPYKERNEL6:-0}" != "1" ]; then
+  echo "--- kernel-facing tests on ipykernel 6 / IPython 8 ---"
+  bash scripts/test-ipykernel6.sh
+  rc6=$?
+  [ $rc -ne 0 ] || rc=$rc6
+fi
+exit $rc

@@ -89,8 +89,16 @@ def test_panel_updates_while_another_cell_is_busy(nvml_standin, tmp_path):
         labels = {m["content"]["data"]["state"]["value"] for m in updates
                   if "NVIDIA Stand-in GPU 0" in str(m["content"]["data"]["state"].get("value", ""))}
         assert len(labels) >= 2, f"no live label updates during the busy cell: {len(updates)} updates"
-        # parent header: the sampler's messages belong to the cell that created the panel
-        assert {m["parent_header"].get("msg_id") for m in updates} == {panel_id}
+        # parent header: on ipykernel 7 (per-thread parent) the sampler's messages belong to the
+        # cell that created the panel; ipykernel 6 has one process-wide parent, so they carry the
+        # busy cell's (front ends route comm messages by comm id, so the panel updates either way).
+        import ipykernel
+
+        parents = {m["parent_header"].get("msg_id") for m in updates}
+        if int(ipykernel.__version__.split(".")[0]) >= 7:
+            assert parents == {panel_id}
+        else:
+            assert parents <= {panel_id, busy_id}
         again_id = k.run("p = %gpu_memory --interval 0.3\nprint(p)")
         assert "every 0.3 s, running" in k.outputs(again_id)
         k.run("%gpu_memory --stop")
