@@ -147,6 +147,20 @@ SIGNATURES = (
         source="TensorFlow core/kernels (fused batch norm / conv 'cuDNN launch failure')",
     ),
     sig(
+        "tf-cudnn-rnn-call-failed", "cudnn-execution-failed", "status",
+        ["failed to call thenrnn"],
+        [r"Failed to call ThenRnn(?P<direction>Forward|Backward)"],
+        64.0,
+        also=(("gpu-out-of-memory", 58.0),),
+        title_plain="TensorFlow's cuDNN RNN kernel failed ({direction} pass)",
+        summary="The cuDNN implementation of an LSTM/GRU layer failed to run. Seen causes: GPU "
+        "memory exhausted, sequence masks that are not right-padded (cuDNN RNNs need right "
+        "padding), and a cuDNN other than the one TensorFlow was built with.",
+        fixes=("free-gpu-memory", "allow-memory-growth", "cudnn-fallback", "install-matching-cudnn"),
+        framework="TensorFlow",
+        source="TensorFlow core/kernels/rnn/cudnn_rnn_ops.cc ('Failed to call ThenRnnForward/Backward')",
+    ),
+    sig(
         "mapping-error", "tensors-on-different-devices", "status",
         ["cudnn_status_mapping_error"],
         [r"CUDNN_STATUS_MAPPING_ERROR"],
