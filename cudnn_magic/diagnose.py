@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -395,6 +395,12 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
             if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
                         "cudnn-sublibrary-load-failed"):
                 a.facts.append(line)
+                logged = a.versions.get("loaded")
+                if logged and lib.version and not lib.version.startswith(logged) and not logged.startswith(lib.version):
+                    # The log and the live facts disagree: say so instead of leaving two stories.
+                    a.facts.append(f"note: the log says cuDNN {logged} was loaded, but this kernel maps {lib.version}: "
+                                   "the message came from another process, or a library loaded another copy "
+                                   "privately (check with %cudnn_check)")
     # 1. a framework's compiled cuDNN vs the mapped one
     for fw in report.frameworks:
         if fw.verdict != "mismatch" or not fw.cudnn_used:
@@ -476,6 +482,10 @@ def _format(template: str, values: dict[str, str]) -> str | None:
         return None
 
 
+#: Fix ids the registry can apply from a button (``cudnn_magic.fixes``); every other id is advice.
+APPLICABLE_FIX_IDS = frozenset({"install-matching-cudnn", "remove-shadowing-dir", "allow-memory-growth", "restart-kernel"})
+
+
 def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     generic_title, generic_summary, generic_fixes = CATALOGUE.get(a.id, (a.id, "", ()))
     own = [h for _, h in a.hits if h.diagnosis == a.id and h.signature.diagnosis == a.id]
@@ -516,6 +526,9 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
             fixes.append(f)
             seen.add(fid)
     versions = {k: v for k, v in a.versions.items() if v}
+    # "applicable": the fix registry (cudnn_magic.fixes) can carry it out from a button; others are advice.
+    fixes = [f if f.applicable == (f.id in APPLICABLE_FIX_IDS) else replace(f, applicable=f.id in APPLICABLE_FIX_IDS)
+             for f in fixes]
     return Diagnosis(a.id, title, summary, tuple(evidence), versions, tuple(fixes), round(a.score, 2))
 
 

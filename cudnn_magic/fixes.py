@@ -86,6 +86,9 @@ FIXES: dict[str, str] = {
     "make-contiguous": "advice: make a non-contiguous PyTorch tensor contiguous",
     "same-device": "advice: move tensors and the module to one device",
     "check-shapes": "advice: check the input's shape against what the layer expects",
+    "disable-cudnn-benchmark": "advice: turn off cuDNN autotuning (PyTorch cudnn.benchmark, TF_CUDNN_USE_AUTOTUNE)",
+    "cudnn-fallback": "advice: run the failing op without cuDNN (slower) to get past it or get a clearer error",
+    "install-cuda-build": "advice: install a framework build with CUDA kernels for this GPU's compute capability",
 }
 
 StepKind = Literal["run", "set-env", "kernelspec", "call", "restart", "advice"]
@@ -193,7 +196,7 @@ class FixPlan:
             if s.path:
                 lines.append(f"       file: {s.path}")
             lines += ["       " + d for d in s.diff]
-            if s.snippet and s.kind in ("call", "advice", "restart"):
+            if s.snippet and s.kind in ("call", "advice", "restart") and not s.argv:
                 lines += ["       " + ln for ln in s.snippet.splitlines()]
         if self.restart_required:
             lines.append("  Needs a kernel restart to take effect.")
@@ -224,7 +227,7 @@ class FixPlan:
                 out.append(f"<div>file: <code>{h.escape(s.path)}</code></div>")
             if s.diff:
                 out.append("<pre>" + h.escape("\n".join(s.diff)) + "</pre>")
-            if s.snippet and s.kind in ("call", "advice", "restart"):
+            if s.snippet and s.kind in ("call", "advice", "restart") and not s.argv:
                 out.append("<pre>" + h.escape(s.snippet) + "</pre>")
             out.append("</li>")
         out.append("</ol>")
@@ -1089,7 +1092,47 @@ def _same_device_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                    f"device = torch.device({target!r})\nmodel = model.to(device)\nx = x.to(device)", note)
 
 
+def _framework_names(report: Report) -> set[str]:
+    return {fw.name for fw in report.frameworks}
+
+
+def _disable_benchmark_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    lines = []
+    names = _framework_names(report) or {"PyTorch", "TensorFlow"}
+    if "PyTorch" in names:
+        lines.append("import torch; torch.backends.cudnn.benchmark = False   # PyTorch: no autotuning")
+    if "TensorFlow" in names:
+        lines.append("import os; os.environ['TF_CUDNN_USE_AUTOTUNE'] = '0'   # TensorFlow: before importing it")
+    return _advice("disable-cudnn-benchmark", "Turn off cuDNN autotuning", "\n".join(lines),
+                   ["autotuning tries many algorithms with large workspaces; without it cuDNN uses its heuristics"])
+
+
+def _cudnn_fallback_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    lines = []
+    names = _framework_names(report) or {"PyTorch", "TensorFlow"}
+    if "PyTorch" in names:
+        lines.append("import torch\nwith torch.backends.cudnn.flags(enabled=False):\n    out = model(x)   # this op without cuDNN")
+    if "TensorFlow" in names:
+        lines.append("# TensorFlow/Keras RNNs: a non-default option (e.g. recurrent_dropout>0) selects the generic kernel")
+    return _advice("cudnn-fallback", "Run the op without cuDNN (slower)", "\n".join(lines),
+                   ["to get past the failing call, or to get a clearer error from the non-cuDNN kernel"])
+
+
+def _cuda_build_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    caps = sorted({"%d.%d" % g.compute_capability for g in report.gpus if g.compute_capability})
+    notes = [f"this machine's GPUs have compute capability {', '.join(caps)}"] if caps else []
+    for fw in report.frameworks:
+        if fw.cuda_compute_capabilities:
+            notes.append(f"{fw.name} {fw.version} was built for {', '.join(fw.cuda_compute_capabilities)}")
+    return _advice("install-cuda-build", "Install a framework build with CUDA kernels for this GPU",
+                   "pick the build for your GPU on the framework's install page (PyTorch: pytorch.org/get-started; "
+                   "TensorFlow: pip install 'tensorflow[and-cuda]'; JAX: pip install 'jax[cuda12]')", notes, restart=True)
+
+
 _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
+    "disable-cudnn-benchmark": _disable_benchmark_plan,
+    "cudnn-fallback": _cudnn_fallback_plan,
+    "install-cuda-build": _cuda_build_plan,
     "install-matching-cudnn": _install_plan,
     "remove-shadowing-dir": _remove_shadow_plan,
     "allow-memory-growth": _memory_plan,
@@ -1100,8 +1143,8 @@ _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "same-device": _same_device_plan,
     "make-contiguous": lambda r, c: _advice("make-contiguous", "Make the tensor contiguous before the call",
                                             "x = x.contiguous()",
-                                            ["cuDNN kernels need dense memory; views from .transpose()/.permute()/"
-                                             "slicing are not"]),
+                                            ["cuDNN kernels need dense memory; views made by .transpose(), "
+                                             ".permute() or slicing are not dense until .contiguous() copies them"]),
     "check-shapes": lambda r, c: _advice("check-shapes", "Check the input shape against the layer",
                                          "print(x.shape, x.dtype)  # Conv2d expects (N, C_in, H, W), C_in == "
                                          "layer.in_channels",
