@@ -40,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     m.add_argument("--json", action="store_true", help="print the JSON snapshot (DESIGN.md contract)")
-    m.add_argument("--watch", type=float, metavar="SECONDS", default=None,
+    from .memory import interval_seconds
+
+    m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                    help="refresh every SECONDS seconds until interrupted")
     from .fix_magics import add_fix_arguments
 

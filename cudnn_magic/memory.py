@@ -304,6 +304,31 @@ def _no_gpu_line(s: MemorySnapshot) -> str:
     return f"No GPU memory to show: {s.error}"
 
 
+MIN_INTERVAL_S = 0.1  #: shortest sampling interval accepted, seconds
+MAX_INTERVAL_S = 3600.0  #: longest sampling interval accepted, seconds
+
+
+def interval_seconds(text: object) -> float:
+    """Parse a sampling interval in seconds (``--interval``/``--watch``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, not finite, or outside
+            [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
+            magic_arguments turn it into a one-line usage error).
+    """
+    import argparse
+    import math
+
+    try:
+        value = float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+        raise argparse.ArgumentTypeError(
+            f"the interval must be between {MIN_INTERVAL_S:g} and {MAX_INTERVAL_S:g} seconds, got {text}")
+    return value
+
+
 def cli_memory(as_json: bool, watch: float | None, out: TextIO) -> int:
     """``cudnn-magic memory [--json] [--watch SECONDS]``.
 

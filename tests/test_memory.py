@@ -181,7 +181,7 @@ def test_cli_without_driver_is_one_line_exit_0():
 
 def test_cli_watch_prints_successive_tables_until_ctrl_c(nvml_standin):
     env = standin_env(nvml_standin, {"gpus": 1, "step.0": GiB})
-    proc = subprocess.Popen([sys.executable, "-m", "cudnn_magic", "memory", "--watch", "0.05"], env=env, cwd=str(REPO),
+    proc = subprocess.Popen([sys.executable, "-m", "cudnn_magic", "memory", "--watch", "0.1"], env=env, cwd=str(REPO),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tables = []
     try:
@@ -215,3 +215,11 @@ def test_render_text_units():
     assert "GPU is lost" in snapshot_html(s)
     svg = sparkline_svg([(0.0, GiB), (1.0, 3 * GiB), (2.0, 2 * GiB)], 8 * GiB)
     assert svg.startswith("<svg") and "peak 3.0 GiB" in svg and "<circle" in svg
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "0.0001", "abc", "7200"])
+def test_bad_watch_interval_is_a_usage_error(value):
+    proc = subprocess.run([sys.executable, "-m", "cudnn_magic", "memory", "--watch", value], capture_output=True,
+                          text=True, cwd=str(REPO), timeout=60)
+    assert proc.returncode == 2
+    assert "--watch" in proc.stderr and "Traceback" not in proc.stderr

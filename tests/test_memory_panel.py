@@ -189,7 +189,7 @@ def test_terminal_watch_redraws_until_ctrl_c(monkeypatch, capsys):
     ip = InteractiveShell.instance()
     memory_panel.load(ip)
     try:
-        view = ip.run_line_magic("gpu_memory", "--watch --interval 0.01")
+        view = ip.run_line_magic("gpu_memory", "--watch --interval 0.1")
     finally:
         memory_panel.unload(ip)
     out = capsys.readouterr().out

@@ -296,13 +296,19 @@ def _watch_terminal(interval_s: float) -> MemoryView:
     return MemoryView(s)
 
 
+def _interval(text: str) -> float:
+    from ..memory import interval_seconds
+
+    return interval_seconds(text)
+
+
 @magics_class
 class MemoryMagics(Magics):
     """``%gpu_memory``: live GPU memory per GPU and process."""
 
     @line_magic
     @magic_arguments.magic_arguments()
-    @magic_arguments.argument("--interval", type=float, default=None, metavar="SECONDS",
+    @magic_arguments.argument("--interval", type=_interval, default=None, metavar="SECONDS",
                               help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g}); "
                                    "changes the running sampler's interval")
     @magic_arguments.argument("--stop", action="store_true", help="stop the sampler thread")
