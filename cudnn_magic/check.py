@@ -302,13 +302,16 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                 (Fix("reinstall-cudnn", "Reinstall cuDNN so every file in the directory comes from one release",
                      f"remove the stray files in {d} and reinstall the package that owns it", True),),
             ))
-        mains = [c for c in copies if c.is_main and c.soname == "libcudnn.so.9"]
+        mains = [c for c in copies if c.is_main and c.soname == "libcudnn.so.9"
+                 and not (c.error or "").startswith(("not a usable shared library", "unreadable"))]
         if mains and not any(c.name.startswith("libcudnn_graph.so.9") for c in copies):
             out.append(Finding(
                 "cudnn-sublibrary-load-failed", "error", f"{mains[0].path} has no libcudnn_graph.so.9 beside it",
                 "The first cuDNN call through this copy aborts the process (\"Invalid handle. Cannot load symbol "
                 "cudnnGetVersion\") unless another libcudnn_graph.so.9 is already loaded.",
-                (Fix("reinstall-cudnn", "Reinstall this cuDNN completely", f"reinstall the package that owns {d}", True),),
+                (Fix("reinstall-cudnn", "Reinstall this cuDNN completely",
+                     f"reinstall the package that owns {d} ({mains[0].owner})" if mains[0].owner != "system"
+                     else f"{d} belongs to no package: remove {mains[0].path} or install a complete cuDNN there", True),),
             ))
     return out
 

@@ -17,10 +17,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="cudnn-magic",
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
-    c.add_argument("--json", action="store_true", help="print the JSON report (DESIGN.md contract)")
+    c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
     c.add_argument("--import-frameworks", action="store_true",
                    help="import installed frameworks for exact runtime answers (slow)")
     c.add_argument("--deep", action="store_true",
@@ -33,13 +36,13 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
     e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
-    e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (DESIGN.md contract)")
+    e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
     e.add_argument("--facts", action="store_true",
                    help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
                         "logs produced here; logs from CI or another machine are explained from their text")
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
-    m.add_argument("--json", action="store_true", help="print the JSON snapshot (DESIGN.md contract)")
+    m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
     from .memory import interval_seconds
 
     m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,

@@ -58,7 +58,7 @@ def diagnoses_text(diagnoses: Sequence[Diagnosis]) -> str:
         if d.fixes:
             lines.append("  Fixes:" if n == 0 else "  Fix:")
             for f in d.fixes[: None if n == 0 else 1]:
-                restart = " (restart the kernel after)" if f.restart_required else ""
+                restart = " (restart the kernel after)" if f.restart_required and f.id != "restart-kernel" else ""
                 lines.append(f"    - [{f.id}] {f.title}{restart}")
                 for a in f.action.splitlines():
                     lines.append(f"        {a}")
@@ -91,8 +91,9 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
     if top.fixes:
         parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
         for f in top.fixes:
-            restart = " <i>(restart the kernel after)</i>" if f.restart_required else ""
-            parts.append(f'<li data-fix="{e(f.id)}">{e(f.title)}{restart}<br>'
+            restart = " <i>(restart the kernel after)</i>" if f.restart_required and f.id != "restart-kernel" else ""
+            parts.append(f'<li data-fix="{e(f.id)}">{e(f.title)}{restart} '
+                         f'<code style="font-size:11px;color:#666">{e(f.id)}</code><br>'
                          f'<code style="white-space:pre-wrap">{e(f.action)}</code></li>')
         parts.append("</ul>")
     parts.append("</div>")

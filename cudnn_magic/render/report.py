@@ -71,11 +71,11 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def summary_line(report: Report) -> str:
     """One line: the mapped cuDNN and the worst verdict."""
     mains = [c for c in report.cudnn_loaded if c.is_main]
-    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or "no cuDNN mapped in this process"
+    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or "none mapped yet"
     errors = sum(1 for f in report.findings if f.severity == "error")
     warns = sum(1 for f in report.findings if f.severity == "warning")
     state = "OK" if not errors and not warns else f"{errors} error(s), {warns} warning(s)"
-    return f"cuDNN in this kernel: {loaded} -- {state}"
+    return f"cuDNN in this process: {loaded} -- {state}"
 
 
 def report_text(report: Report) -> str:
@@ -86,7 +86,8 @@ def report_text(report: Report) -> str:
         out.append(_table([[c.name, _ver(c.version), c.owner, c.directory] for c in report.cudnn_loaded],
                           ["library", "version", "owner", "directory"]))
     else:
-        out.append("  none (no framework has loaded cuDNN yet; see below for what each would load)")
+        out.append("  none (no framework has loaded cuDNN yet"
+                   + ("; see below for what each would load)" if report.frameworks else ")"))
     out.append("")
     out.append("Frameworks")
     if report.frameworks:
