@@ -34,7 +34,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 log = logging.getLogger("cudnn_magic")
 
@@ -519,23 +519,37 @@ class AnnotateMagics(Magics):
         capture = "on" if a.tee is not None and a.tee.active else f"off ({a.capture_error or 'helper stopped'})"
         print(f"cudnn-magic annotation: {'on' if a.enabled else 'off'}; native stderr capture: {capture}")
 
-    @line_magic
-    def cudnn_explain(self, line: str = "") -> Explanation:
-        """Explain the last error again (its exception and the native log it printed), or the
-        error text or log given on the line.
+    @line_cell_magic
+    def cudnn_explain(self, line: str = "", cell: str | None = None) -> Explanation:
+        """Explain the last error again (its exception and the native log it printed), or an
+        error text or log given on the line, or pasted as the cell body of ``%%cudnn_explain``.
+
+        Pasted text is explained from its own words (it may come from another machine or a CI
+        log); add ``--facts`` to also use this kernel's live facts (mapped cuDNN, frameworks,
+        driver, GPU memory). The last error is always explained with the live facts.
 
         In [4]: %cudnn_explain
         In [5]: %cudnn_explain Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0
-        In [6]: ex = %cudnn_explain          # ex.diagnoses: list of Diagnosis
+        In [6]: %%cudnn_explain --facts
+           ...: <paste a multi-line log here>
+        In [7]: ex = %cudnn_explain          # ex.diagnoses: list of Diagnosis
         """
-        a = _ANNOTATOR
-        if a is None:
-            if line.strip():
-                from .diagnose import diagnose
+        text = line
+        use_facts = False
+        stripped = text.lstrip()
+        if stripped == "--facts" or stripped.startswith("--facts "):
+            use_facts, text = True, stripped[len("--facts"):]
+        if cell is not None:
+            text = (text + "\n" + cell) if text.strip() else cell
+        if not text.strip():
+            a = _ANNOTATOR
+            if a is None:
+                return Explanation([], message="cudnn-magic: annotation is not loaded.")
+            return a.explain("")
+        from .diagnose import diagnose
 
-                return Explanation(diagnose(exception="", log=line, report=_report()))
-            return Explanation([], message="cudnn-magic: annotation is not loaded.")
-        return a.explain(line)
+        return Explanation(diagnose(exception="", log=text, report=_report() if use_facts else None),
+                           message="cudnn-magic: nothing cuDNN-related found in the text.")
 
 
 def load(ip: Any) -> None:

@@ -261,3 +261,22 @@ def test_helper_death_restores_fd2_and_says_so_once(tmp_path):
     e = section(out, "err")
     assert e.count("Traceback") == 1 and "DNN library is not found" in e
     assert MISMATCH in text  # the native line went straight to the real stderr
+
+
+def test_cell_magic_explains_a_pasted_multiline_log_without_live_facts(tmp_path):
+    out, err, rc = run(tmp_path, """
+        ip.run_line_magic("load_ext", "cudnn_magic")
+        log = ("I0000 cuda_dnn.cc:500] some noise\\n" + MISMATCH + "\\nTraceback (most recent call last):\\n"
+               "RuntimeError: DNN library is not found.")
+        ex = ip.run_cell_magic("cudnn_explain", "", log)
+        print("ids:", [d.id for d in ex.diagnoses])
+        print("facts:", any(e.startswith("fact:") for d in ex.diagnoses for e in d.evidence))
+        ex2 = ip.run_cell_magic("cudnn_explain", "--facts", log)
+        print("ids2:", [d.id for d in ex2.diagnoses][:1])
+        print("none:", ip.run_cell_magic("cudnn_explain", "", "all good").diagnoses)
+    """)
+    assert rc == 0, err
+    assert "ids: ['cudnn-version-mismatch'" in out
+    assert "facts: False" in out  # pasted text is explained from its own words
+    assert "ids2: ['cudnn-version-mismatch']" in out
+    assert "none: []" in out
