@@ -8,6 +8,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v "is ignored" || true
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v "is ignored" || true
+# Build-backend chatter (setuptools' editable-install notices) goes to .venv/install.log.
+if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' > .venv/install.log 2>&1; then
+  cat .venv/install.log; exit 1
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps nvidia-cudnn-jit-cu12 2>&1 | grep -v "is ignored" || true
 .venv/bin/python -c "import cudnn_magic, nbclient, pytest" 
