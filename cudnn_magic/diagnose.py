@@ -19,7 +19,7 @@ from typing import Iterable
 from packaging.requirements import InvalidRequirement, Requirement
 
 from .knowledge import FIX_IDS, Hit, scan
-from .model import Diagnosis, Driver, Fix, Report
+from .model import Diagnosis, Driver, Fix, Report, Unavailable
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
@@ -377,12 +377,29 @@ def _gib(n: int | None) -> str:
     return "?" if n is None else f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
+def _note_missing_driver(aggs: dict[str, _Agg], report: Report) -> None:
+    """When NVML was asked and found no NVIDIA driver, a cuDNN handle can never be created here:
+    say so on the diagnoses where that matters (the live report of this kernel only)."""
+    reason = report.driver.reason if isinstance(report.driver, Unavailable) else ""
+    if "not found" not in reason.lower() and "not loaded" not in reason.lower():
+        return
+    for a in aggs.values():
+        if a.id in ("cudnn-init-failed", "cudnn-internal-error", "cudnn-execution-failed", "gpu-out-of-memory"):
+            a.facts.append(f"fact: no NVIDIA driver on this machine ({reason}); cuDNN cannot create a handle "
+                           "without a GPU and its driver")
+            if not any(f.id == "upgrade-driver" for f in a.fact_fixes):
+                a.fact_fixes.append(Fix("upgrade-driver", "Run on a machine with an NVIDIA GPU and driver",
+                                        "install the NVIDIA driver (nvidia-smi must list the GPU), or select a GPU "
+                                        "runtime (Colab: Runtime > Change runtime type)", restart_required=True))
+
+
 def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     """Refine the generic ``cudnn-init-failed`` (and weak ones) with the live facts.
 
     Only facts that were actually read count: a report with no GPU, no NVML and no cuDNN mapped
     (a CI machine explaining a pasted log) changes nothing.
     """
+    _note_missing_driver(aggs, report)
     if not _facts_usable(report):
         return
     top = max(aggs.values(), key=lambda a: a.score)

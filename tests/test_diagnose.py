@@ -190,3 +190,13 @@ def test_text_rendering():
     assert "[cudnn-version-mismatch]" in txt and "Evidence:" in txt and "Fixes:" in txt
     assert "Loaded runtime CuDNN library" in txt
     assert diagnoses_text([]) == ""
+
+
+def test_no_driver_in_the_live_report_is_said_and_fixed_first():
+    live = Report(driver=Unavailable("NVML Shared Library Not Found: no NVIDIA driver is installed on this machine"))
+    d = diagnose(exception="RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", report=live)
+    assert d[0].id == "cudnn-init-failed"
+    assert any("no NVIDIA driver" in e for e in d[0].evidence)
+    assert d[0].fixes[0].id == "upgrade-driver"
+    pasted = diagnose(exception="RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
+    assert not any("no NVIDIA driver" in e for e in pasted[0].evidence)  # no live facts, no claim
