@@ -283,12 +283,12 @@ def _watch_terminal(interval_s: float) -> MemoryView:
     from ..render.memory import snapshot_text
 
     s = sample()
+    if s.error and not s.gpus:  # nothing to watch: the returned view says why, once
+        return MemoryView(s)
     try:
         while True:
             sys.stdout.write("\x1b[H\x1b[J" + snapshot_text(s) + "\n(Ctrl-C to stop)\n")
             sys.stdout.flush()
-            if s.error and not s.gpus:
-                break
             time.sleep(interval_s)
             s = sample()
     except KeyboardInterrupt:
