@@ -166,6 +166,32 @@ SIGNATURES = (
         source="TensorFlow dso_loader.cc on Windows; Windows LoadLibrary errors",
     ),
     sig(
+        "sublibrary-undefined-symbol", "cudnn-sublibrary-load-failed", "loading",
+        ["cudnn_"],
+        [r"(?P<library>libcudnn_[a-z_]{2,40}\.so(?:\.\d{1,3}){0,3}):\s{0,2}undefined symbol:\s{0,2}(?P<symbol>[\w@.]{1,300})"],
+        93.0, gate="dnn",
+        title="{library} was built for another cuDNN release than the sub-libraries beside it",
+        title_plain="A cuDNN sub-library does not match the other sub-libraries it was loaded with",
+        summary="A cuDNN sub-library could not resolve a symbol of its sibling (often the missing one "
+        "is C++-mangled): the libcudnn_* files that were loaded come from different cuDNN releases, "
+        "e.g. a system cuDNN on LD_LIBRARY_PATH mixed with a pip wheel's.",
+        fixes=("reinstall-cudnn", "remove-shadowing-dir", "import-order"),
+        source="glibc dynamic loader ('<library>: undefined symbol: <symbol>, version <lib>')",
+    ),
+    sig(
+        "windows-dll-or-dependencies", "cudnn-sublibrary-load-failed", "loading",
+        ["or one of its dependencies"],
+        [r"Error loading \S{0,400}?(?P<soname>cudnn[a-z_]{0,30}64_\d{1,2}\.dll)\S{0,3} or one of its dependencies"],
+        90.0, gate="dnn", refine=lambda g, line: (
+            ("cudnn-library-not-found", 88.0) if g.get("soname", "").lower().startswith("cudnn64_") else None),
+        title="Windows could not load {soname} or one of its dependencies",
+        title_plain="Windows could not load a cuDNN DLL or one of its dependencies",
+        summary="LoadLibrary failed for a cuDNN DLL (WinError 126): the DLL or one it needs (another "
+        "cuDNN sub-library, zlibwapi.dll, the CUDA runtime) is missing from PATH or of another release.",
+        fixes=("reinstall-cudnn", "install-cudnn-deps"),
+        source="Windows LoadLibrary error 126 as reported by PyTorch's DLL loader (torch/__init__.py)",
+    ),
+    sig(
         "zlibwapi-missing", "cudnn-sublibrary-load-failed", "loading",
         ["zlibwapi.dll"],
         [r"zlibwapi\.dll"],
