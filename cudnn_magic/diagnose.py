@@ -133,7 +133,12 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
         error is logged at debug level and gives [].
     """
     try:
-        exc = exception or ""
+        exc = exception if isinstance(exception, str) else ""
+        if len(exc) > MAX_EXCEPTION_CHARS:  # the decisive words are at the ends of a message
+            half = MAX_EXCEPTION_CHARS // 2
+            exc = exc[:half] + "\n" + exc[-half:]
+        if isinstance(traceback, str) and len(traceback) > MAX_EXCEPTION_CHARS:
+            traceback = traceback[-MAX_EXCEPTION_CHARS:]
         if exc_type and exc_type not in exc[:200]:
             exc = f"{exc_type}: {exc}"
         hits: list[Hit] = []
@@ -499,6 +504,8 @@ def _format(template: str, values: dict[str, str]) -> str | None:
         return None
 
 
+MAX_EXCEPTION_CHARS = 256 * 1024  #: an exception message or traceback longer than this is cut to its ends
+
 #: Fix ids the registry can apply from a button (``cudnn_magic.fixes``); every other id is advice.
 APPLICABLE_FIX_IDS = frozenset({"install-matching-cudnn", "remove-shadowing-dir", "allow-memory-growth", "restart-kernel"})
 
@@ -544,7 +551,9 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
             seen.add(fid)
     versions = {k: v for k, v in a.versions.items() if v}
     # "applicable": the fix registry (cudnn_magic.fixes) can carry it out from a button; others are advice.
-    fixes = [f if f.applicable == (f.id in APPLICABLE_FIX_IDS) else replace(f, applicable=f.id in APPLICABLE_FIX_IDS)
+    # A fix marked not applicable for a reason of its own (e.g. the version to install is unknown) stays so.
+    fixes = [replace(f, applicable=f.id in APPLICABLE_FIX_IDS and (f.applicable or not f.reason))
+             if f.applicable != (f.id in APPLICABLE_FIX_IDS and (f.applicable or not f.reason)) else f
              for f in fixes]
     return Diagnosis(a.id, title, summary, tuple(evidence), versions, tuple(fixes), round(a.score, 2))
 

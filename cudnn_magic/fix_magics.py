@@ -90,6 +90,8 @@ def _build() -> Any:
     from IPython.core.error import UsageError
     from IPython.core.magic import Magics, line_magic, magics_class
 
+    from .ui.args import parse_magic_line
+
     @magics_class
     class FixMagics(Magics):
         """``%cudnn_fix``: preview, apply or undo one fix."""
@@ -113,7 +115,7 @@ def _build() -> Any:
             In [2]: %cudnn_fix remove-shadowing-dir --yes
             In [3]: %cudnn_fix --undo remove-shadowing-dir
             """
-            args = magic_arguments.parse_argstring(self.cudnn_fix, line)
+            args = parse_magic_line(self.cudnn_fix, line)
             if not args.fix_id:
                 raise UsageError("name a fix: " + ", ".join(fixes.FIXES))
             if args.fix_id not in fixes.FIXES:

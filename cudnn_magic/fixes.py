@@ -1414,10 +1414,32 @@ def undo(fix_id: str) -> FixResult:
     return FixResult(fix_id, True, tuple(done), tuple(output), restart_required=True)
 
 
+def _is_interpreter(python: object) -> bool:
+    """Only a Python interpreter may be run from the undo journal: this one, or a ``python*``
+    executable of a virtual environment (a ``pyvenv.cfg`` one level above its ``bin``)."""
+    if not isinstance(python, str):
+        return False
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return True
+    return (re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(python)) is not None
+            and os.path.isfile(python) and os.access(python, os.X_OK)
+            and os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(python))), "pyvenv.cfg")))
+
+
 def _undo_record(rec: dict[str, Any], output: list[str]) -> str:
     kind = rec.get("kind")
     if kind == "kernelspec":
         path = rec["path"]
+        # The journal is a file on disk: only ever touch a kernel.json, its own backups and
+        # the files the fix created next to it.
+        if os.path.basename(str(path)) != "kernel.json":
+            raise ValueError(f"bad journal record (not a kernel.json): {path!r}")
+        kdir = os.path.dirname(os.path.abspath(path))
+        if rec.get("backup") is not None and not str(rec["backup"]).startswith(str(path) + BACKUP_TAG):
+            raise ValueError(f"bad journal record (backup is not next to {path}): {rec['backup']!r}")
+        for f in rec.get("created", []) or []:
+            if os.path.dirname(os.path.abspath(f)) != kdir:
+                raise ValueError(f"bad journal record (created file outside {kdir}): {f!r}")
         if _sha(path) != rec.get("after_sha256"):
             where = rec.get("backup") or "(no backup: the file was created by the fix)"
             raise RuntimeError(f"{path} changed since the fix; not touching it. Backup: {where}")
@@ -1445,7 +1467,7 @@ def _undo_record(rec: dict[str, Any], output: list[str]) -> str:
         return f"restored {name}={rec['previous']} in this kernel"
     if kind == "pip":
         python, pkg, prev = rec["python"], rec["package"], rec.get("previous")
-        if not _CUDNN_DIST.match(pkg) or python != sys.executable and not os.path.isfile(python):
+        if not _CUDNN_DIST.match(pkg) or not _is_interpreter(python):
             raise ValueError(f"bad journal record: {rec!r}")
         if prev:
             argv: tuple[str, ...] = (python, "-m", "pip", "install", f"{pkg}=={Version(prev)}")

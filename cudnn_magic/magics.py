@@ -19,6 +19,8 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from .ui.args import parse_magic_line
+
 log = logging.getLogger("cudnn_magic")
 
 # Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse. crash comes first:
@@ -54,7 +56,7 @@ class CudnnMagics(Magics):
         In [3]: report = %cudnn_check --json
         In [4]: %cudnn_check --dask tcp://scheduler:8786
         """
-        args = magic_arguments.parse_argstring(self.cudnn_check, line)
+        args = parse_magic_line(self.cudnn_check, line)
         if args.dask:
             from .cluster import ClusterCheckError, cluster_check
 

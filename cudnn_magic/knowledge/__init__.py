@@ -215,8 +215,12 @@ def _decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _evidence(line: str) -> str:
-    line = line.strip().replace("\r", " ")
+    # Control characters (ANSI/OSC escapes from a log) never reach a terminal or a page.
+    line = _CONTROL.sub(" ", line.strip().replace("\r", " "))
     if len(line) > EVIDENCE_CHARS:
         line = line[: EVIDENCE_CHARS - 1] + "…"
     return line
@@ -354,15 +358,22 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
     low = data.lower()
     sigs = signatures()
     n = len(low)
+    # Newline offsets, found once: a line's bounds are then a bisection, never a search along a
+    # long line (a multi-megabyte single-line message would otherwise cost time quadratic in it).
+    newlines = [m.start() for m in re.finditer(b"\n", low)]
+
+    def bounds(p: int) -> tuple[int, int]:
+        i = bisect.bisect_left(newlines, p)
+        return (newlines[i - 1] + 1 if i else 0), (newlines[i] if i < len(newlines) else n)
+
     # line start -> (line end, {keyword offset: signature ids})
     cands: dict[int, tuple[int, dict[int, tuple[int, ...]]]] = {}
 
     def add(p: int, ids: tuple[int, ...]) -> None:
-        ls = low.rfind(b"\n", 0, p) + 1
+        ls, le = bounds(p)
         entry = cands.get(ls)
         if entry is None:
-            le = low.find(b"\n", p)
-            entry = (n if le < 0 else le, {})
+            entry = (le, {})
             cands[ls] = entry
         prev = entry[1].get(p)
         entry[1][p] = ids if prev is None else prev + ids
@@ -382,9 +393,7 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
                         for q in _positions(low, kw):
                             add(q, ids)
                 break
-            ls = low.rfind(b"\n", 0, p) + 1
-            le = low.find(b"\n", p)
-            le = n if le < 0 else le
+            ls, le = bounds(p)
             if le - ls <= MAX_LINE:
                 a, b, nxt = ls, le, le
             else:

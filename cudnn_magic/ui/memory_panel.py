@@ -25,6 +25,8 @@ from typing import Any, Callable
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from .args import parse_magic_line
+
 from .threads import start_cell_thread
 
 from typing import TYPE_CHECKING
@@ -328,7 +330,7 @@ class MemoryMagics(Magics):
         In [3]: %gpu_memory --stop
         """
         global _PANEL
-        args = magic_arguments.parse_argstring(self.gpu_memory, line)
+        args = parse_magic_line(self.gpu_memory, line)
         if args.stop:
             panel = _PANEL
             if panel is None or not panel.running:
