@@ -275,6 +275,8 @@ class Tee:
         ``timeout`` seconds for it to flush and exit. If it is still running (a child process
         that inherited fd 2 still holds the pipe) it is left to exit on that child's EOF:
         killing it would break the child's stderr."""
+        if os.getpid() != self.pid:
+            return  # a forked child: the capture (its helper, record and channels) is the parent's
         with self._lock:
             self._uninstalling = True
             was_active = self.active
@@ -350,7 +352,7 @@ class Tee:
     def forwarded(self) -> int:
         """Bytes the helper has written to the previous fd 2 so far."""
         st = self.state
-        if st is None:
+        if st is None or os.getpid() != self.pid:  # a forked child must not overwrite the parent's cell
             return 0
         return _helper._STATE.unpack_from(st, 0)[2]
 
@@ -387,8 +389,8 @@ class Tee:
             The log offset (bytes) at the marker, or ``None`` if the helper did not answer in
             ``timeout`` seconds (or is not running).
         """
-        if not (self.active or _force) or self.ack_r < 0 or self.pipe_w < 0:
-            return None
+        if not (self.active or _force) or self.ack_r < 0 or self.pipe_w < 0 or os.getpid() != self.pid:
+            return None  # (a forked child would steal the parent's acknowledgements)
         self._token += 1
         token = b"%d" % self._token
         try:

@@ -138,12 +138,15 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
         except OSError as exc:
             procs[p] = ChildResult(p, error=f"could not start a child process: {exc}")
     out: dict[str, ChildResult] = {}
+    import time
+
+    deadline = time.monotonic() + timeout_s  # one limit for the whole batch (children run at once)
     for p, proc in procs.items():
         if isinstance(proc, ChildResult):
             out[p] = proc
             continue
         try:
-            so, se = proc.communicate(timeout=timeout_s)
+            so, se = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
             out[p] = _parse(p, proc.returncode, so, se)
         except subprocess.TimeoutExpired:
             proc.kill()
