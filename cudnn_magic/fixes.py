@@ -727,7 +727,12 @@ def _is_bundled_native(spec_dir: str) -> bool:
 
 
 def _writable(path: str) -> bool:
+    """Can the fix edit ``path`` in place? Not when it is a symlink: its target may be shared by
+    other kernelspecs, and an atomic replace would turn the link into a file (a user-level copy
+    is made instead, or the fix says why it cannot apply)."""
     d = os.path.dirname(path)
+    if os.path.islink(path):
+        return False
     return os.access(d, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK))
 
 
