@@ -191,7 +191,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             except OSError as exc:
                 error = f"unreadable: {exc.strerror or exc}"
             owner = owner_of(path)
-            version, vsource = _version(real, owner) if error is None else (None, None)
+            version, vsource = static_version(real, owner) if error is None else (None, None)
             # Prefer the soname-style name for display (libcudnn.so.9 rather than libcudnn.so.9.1.0)
             copy = LibraryCopy(
                 path=real, name=os.path.basename(real), soname=libnames.soname_of(os.path.basename(real)),
@@ -219,7 +219,10 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     return inv
 
 
-def _version(real: str, owner: str) -> tuple[str | None, str | None]:
+def static_version(real: str, owner: str) -> tuple[str | None, str | None]:
+    """(version, where it came from) without calling the library: the real file name
+    (``libcudnn.so.8.9.7``), the owning cuDNN wheel's version, or the ``cudnn_version.h`` next
+    to it (when its major agrees). (None, None) when none of them says."""
     parsed = libnames.parse_name(os.path.basename(real))
     if parsed and parsed[2]:
         return parsed[2], "file name"

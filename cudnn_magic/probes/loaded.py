@@ -24,7 +24,8 @@ import sys
 from ..model import LibraryCopy
 from ..versions import CudnnVersion, try_parse
 from . import libnames
-from .owners import owner_of, pip_version_of
+from .installed import static_version
+from .owners import owner_of
 
 
 def mapped_cudnn_paths(maps_path: str = "/proc/self/maps") -> tuple[list[str], str | None]:
@@ -146,7 +147,7 @@ def probe_loaded(maps_path: str = "/proc/self/maps") -> tuple[tuple[LibraryCopy,
             else:
                 child_needed.append(p)
         if version is None:
-            version, vsource = _static_version(p, owner)
+            version, vsource = static_version(os.path.realpath(p), owner)
         copies.append(LibraryCopy(
             path=p, name=name, soname=libnames.soname_of(name), version=version, version_source=vsource,
             owner=owner, source="mapped", loaded=True, is_main=libnames.is_main(name), error=error,
@@ -173,23 +174,6 @@ def _replace(c: LibraryCopy, **kw: object) -> LibraryCopy:
     import dataclasses
 
     return dataclasses.replace(c, **kw)  # type: ignore[arg-type]
-
-
-def _static_version(path: str, owner: str) -> tuple[str | None, str | None]:
-    """Version without calling the library: real file name, owning wheel, or header."""
-    real = os.path.realpath(path)
-    parsed = libnames.parse_name(os.path.basename(real))
-    if parsed and parsed[2]:
-        return parsed[2], f"file name {os.path.basename(real)}"
-    pv = pip_version_of(owner)
-    if pv and "cudnn" in owner:
-        v = libnames.pip_dist_version_to_cudnn(pv)
-        if v:
-            return v, f"wheel version ({owner})"
-    hv = libnames.header_version(os.path.dirname(real))
-    if hv:
-        return hv[0], f"{hv[1]}"
-    return None, None
 
 
 def load_like_a_framework(path: str) -> str | None:
