@@ -17,7 +17,6 @@ from typing import Iterable
 
 from .model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
 from .versions import (
-    CudnnVersion,
     cudnn_compute_capability_range,
     driver_at_least,
     driver_floor,

@@ -30,7 +30,7 @@ class _LazyFixes:
 
 fixes: Any = _LazyFixes()
 
-__all__ = ["FixMagics", "PlanView", "ResultView", "add_fix_arguments", "cli_fix", "load", "unload"]
+__all__ = ["PlanView", "ResultView", "add_fix_arguments", "cli_fix", "load", "unload"]
 
 
 class PlanView:

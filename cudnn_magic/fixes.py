@@ -47,7 +47,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -55,10 +54,11 @@ from typing import Any, Callable, Iterable, Literal
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .files import atomic_write
 from .model import FrameworkBuild, Report
 from .versions import CudnnVersion, driver_floor, try_parse
 
@@ -281,6 +281,22 @@ class FixResult:
         if self.undo_hint:
             lines.append(f"  Undo: {self.undo_hint}")
         return "\n".join(lines)
+
+    def html(self) -> str:
+        """What was done, the error if any, and the undo command, as escaped HTML."""
+        import html as h
+
+        items = "".join(f"<li>{h.escape(d)}</li>" for d in self.done)
+        out = [f"<div class='cudnn-fix-result'><b>{'Done' if self.ok else 'Failed'}: {h.escape(self.fix_id)}</b>"
+               f"<ul>{items}</ul>"]
+        if self.error:
+            out.append(f"<div>Error: {h.escape(self.error)}</div>")
+        if self.ok and self.restart_required:
+            out.append("<div>Restart the kernel for it to take effect.</div>")
+        if self.undo_hint:
+            out.append(f"<div>Undo: <code>{h.escape(self.undo_hint)}</code></div>")
+        out.append("</div>")
+        return "".join(out)
 
     def __str__(self) -> str:
         return self.text()
@@ -1210,25 +1226,7 @@ def _journal_push(fix_id: str, records: list[dict[str, Any]]) -> None:
         _journal_save(data)
 
 
-def _atomic_write(path: str, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, fsync,
-    then ``os.replace``."""
-    d = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".cudnn-magic-", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+_atomic_write = atomic_write
 
 
 def _sha(path: str) -> str | None:

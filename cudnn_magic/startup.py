@@ -138,24 +138,14 @@ def _python_of(d: Path) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Replace ``path`` atomically, keeping its permission bits."""
-    tmp = path.with_name(f".{path.name}.cudnn-magic.{os.getpid()}")
+    """Replace ``path`` atomically, keeping its permission bits (0o644 for a new file)."""
+    from .files import atomic_write
+
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, text.encode("utf-8"), mode)
 
 
 def add_arguments(p: Any) -> None:

@@ -99,7 +99,7 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
     parts.append("</div>")
     if rest:
         # Weaker explanations stay one line each; their evidence and fixes fold away.
-        parts.append(f"<details><summary>Also possible: "
+        parts.append("<details><summary>Also possible: "
                      + "; ".join(f"{e(d.title)} <code style='font-size:11px;color:#666'>{e(d.id)}</code>" for d in rest)
                      + "</summary>")
         for d in rest:

@@ -183,18 +183,8 @@ class FixPanel:
 
 
 def result_html(result: Any) -> str:
-    """What was done, the error if any, and the undo command, as HTML."""
-    head = "Done" if result.ok else "Failed"
-    items = "".join(f"<li>{html.escape(d)}</li>" for d in result.done)
-    out = [f"<div class='cudnn-fix-result'><b>{head}: {html.escape(result.fix_id)}</b><ul>{items}</ul>"]
-    if result.error:
-        out.append(f"<div>Error: {html.escape(result.error)}</div>")
-    if result.ok and result.restart_required:
-        out.append("<div>Restart the kernel for it to take effect.</div>")
-    if result.undo_hint:
-        out.append(f"<div>Undo: <code>{html.escape(result.undo_hint)}</code></div>")
-    out.append("</div>")
-    return "".join(out)
+    """What was done, the error if any, and the undo command, as HTML (``FixResult.html``)."""
+    return result.html()
 
 
 def fix_box(fixes: Sequence[Fix], report: Report | None = None, *, context: dict[str, Any] | None = None,
