@@ -177,7 +177,8 @@ class Annotator:
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
-                meta={"shell": type(self.ip).__name__, "python": sys.executable},
+                meta={"shell": type(self.ip).__name__, "python": sys.executable,
+                      "python_version": "%d.%d.%d" % sys.version_info[:3]},
             )
             self.mark = self.tee.mark()
         except Exception as exc:  # noqa: BLE001 - annotation still works from the exception alone

@@ -47,6 +47,7 @@ import html
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -112,6 +113,8 @@ class CrashRecord:
         log_tail: the newest :data:`MAX_LOG_FOR_DISPLAY` bytes of the record, display-safe text.
         log_missing: bytes of that cell's output no longer in the bounded log (rotated away).
         faulthandler: the Python stack(s) faulthandler wrote at the fatal signal, or "".
+        python_version: the dead kernel's Python as a tuple such as ``(3, 11, 7)`` (from the
+            record's ``meta.json``), or ``None`` for records of older cudnn-magic.
         faulthandler_on: the record has a faulthandler file (so an empty one means no fatal
             signal was caught: SIGKILL from outside, such as the out-of-memory killer or a
             restart of a kernel that did not answer the shutdown request).
@@ -135,11 +138,16 @@ class CrashRecord:
     log_missing: int = 0
     faulthandler: str = ""
     faulthandler_on: bool = False
+    python_version: tuple | None = None
     problems: list[str] = field(default_factory=list)
     shown: bool = False
     clean_exit: bool = False
     alive: bool = False
     diagnoses: list = field(default_factory=list)
+
+    def _module_list_expected(self) -> bool | None:
+        # CPython 3.10+ ends a fatal-error dump with "Extension modules: ... (total: N)"
+        return None if self.python_version is None else tuple(self.python_version[:2]) >= (3, 10)
 
     @property
     def crashed(self) -> bool:
@@ -206,7 +214,7 @@ class CrashRecord:
             out.append("It printed nothing on native stderr before it died.")
         if self.faulthandler.strip():
             out.append("Python stack at the moment of death (faulthandler):")
-            out.append(_indent(_last_lines(faulthandler_summary(self.faulthandler), 60)))
+            out.append(_indent(faulthandler_summary(self.faulthandler, ends_with_module_list=self._module_list_expected())))
         elif self.faulthandler_on:
             out.append(KILLED_NOTE)
         if self.diagnoses:
@@ -248,7 +256,7 @@ class CrashRecord:
         if self.faulthandler.strip():
             parts.append("<details><summary>Python stack at the moment of death (faulthandler)</summary>"
                          f'<pre style="margin:2px 0;max-height:20em;overflow:auto;white-space:pre-wrap">'
-                         f"{e(_last_lines(faulthandler_summary(self.faulthandler), 60))}</pre></details>")
+                         f"{e(faulthandler_summary(self.faulthandler, ends_with_module_list=self._module_list_expected()))}</pre></details>")
         elif self.faulthandler_on:
             parts.append(f"<div>{e(KILLED_NOTE)}</div>")
         if self.problems:
@@ -272,35 +280,92 @@ def key_description(key: str) -> str:
     return f"{key} (keyed by the kernel's connection file {key}.json)"
 
 
-def faulthandler_summary(text: str) -> str:
-    """The part of a faulthandler dump that matters: the last ``Fatal Python error`` header and
-    the ``Current thread`` stack (the one that crashed, naming the cell's line), with the other
-    threads counted, not listed. Text without that structure is returned as it is."""
-    lines = text.rstrip("\n").splitlines()
+def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: bool | None = None) -> str:
+    """The part of a faulthandler dump that matters, at most about ``max_lines`` lines: the first
+    ``Fatal Python error`` header (the fault that killed the process) and the stack of the thread
+    that crashed, with the other threads counted, not listed.
+
+    The crashing thread is the ``Current thread`` block (``Stack`` when faulthandler dumped one
+    thread); when the dump has none, the block running a cell (an ``ipykernel_<pid>`` or
+    ``<ipython-input-`` frame) or the main thread (``_run_module_as_main`` or ``<module>``).
+
+    A dump can be cut short: with ``all_threads=True`` faulthandler reads the other threads'
+    frames while they run (a native call such as ctypes or TensorFlow's releases the GIL), and a
+    second fault while reading them writes a second ``Fatal Python error`` header with no stack
+    (faulthandler's traceback dump is not re-entrant; format of CPython's faulthandler.c), or the
+    process dies before the dump ends. Both are said, and what was written is shown with the
+    header kept. ``ends_with_module_list``: the writer was CPython 3.10 or newer, whose complete
+    dumps end with ``Extension modules: ...``, so a dump without it was cut short (``None``:
+    unknown writer; only a second header then says so). Text without a header is returned as
+    it is."""
+    # a nested fault's header can start in the middle of a frame line being written
+    lines = text.rstrip("\n").replace("Fatal Python error", "\nFatal Python error").splitlines()
     starts = [i for i, ln in enumerate(lines) if ln.startswith("Fatal Python error")]
-    if starts:
-        lines = lines[starts[-1]:]
-    head: list[str] = []
+    if not starts:
+        return text.rstrip("\n")
+    lines = lines[starts[0]:]
+    headers: list[str] = []
     blocks: list[list[str]] = []
+    in_block = False
+    ended = False
     for ln in lines:
-        if ln.startswith(("Thread 0x", "Current thread 0x")):
+        if ln.startswith("Fatal Python error"):
+            headers.append(ln)
+            in_block = False
+        elif ln.startswith(("Thread 0x", "Current thread 0x", "Stack (most recent call first)")):
             blocks.append([ln])
-        elif ln.startswith("Extension modules:"):
-            blocks.append([])  # ends the last block; the module list is not shown
-        elif blocks:
-            if blocks[-1] or not ln.strip():
-                blocks[-1].append(ln)
-        else:
-            head.append(ln)
-    blocks = [b for b in blocks if b]
-    current = [b for b in blocks if b[0].startswith("Current thread")]
-    if not current:
-        return "\n".join(lines)
-    out = [ln for ln in head if ln.strip()] + [""] + [ln for ln in current[-1] if ln.strip()]
-    others = len(blocks) - 1
+            in_block = True
+        elif ln.startswith(("Extension modules:", "Python runtime state:")):
+            in_block = False  # the module list is not shown
+            ended = ended or ln.startswith("Extension modules:")
+        elif in_block and ln.strip() and ln.strip() != "File":
+            blocks[-1].append(ln)
+    out = [headers[0]]
+    nested = [h.split(":", 1)[-1].strip() for h in headers[1:]]
+    chosen = _crashing_thread(blocks)
+    if nested:
+        out.append(f"(faulthandler's dump was cut short by a second fault while it read the threads: "
+                   f"{', '.join(nested)}; what it wrote before that follows)")
+    elif chosen is None and blocks and ends_with_module_list and not ended:
+        out.append("(faulthandler's dump was cut short: the process died while it read the other "
+                   "threads, which ran on in native code; what it wrote before that follows)")
+    body: list[str] = []
+    if chosen is None:
+        if blocks:
+            # no stack of the crashing thread: one line per thread it did write (its newest frame)
+            out.append(f"(the crashing thread's stack was not written; the {len(blocks)} other "
+                       f"thread{'s' if len(blocks) > 1 else ''} it wrote, newest frame each:)")
+            body = [f"  {b[0].split(' (', 1)[0]}: {b[1].strip() if len(b) > 1 else '<no Python frame>'}"
+                    for b in blocks]
+        shown: list[list[str]] = blocks
+    else:
+        shown = [chosen]
+        body = [""] + chosen
+    room = max(max_lines - len(out) - 1, 4)
+    if len(body) > room:
+        # keep the top of the first block (the frames nearest the fault), say what was left out
+        body = body[:room] + [f"[... {len(body) - room} more lines ...]"]
+    out += body
+    others = len(blocks) - len(shown)
     if others > 0:
         out.append(f"({others} other thread{'s' if others > 1 else ''} in the record)")
     return "\n".join(out)
+
+
+_CELL_FRAME = ("/ipykernel_", "<ipython-input-")
+
+
+def _crashing_thread(blocks: list[list[str]]) -> list[str] | None:
+    for b in reversed(blocks):
+        if b[0].startswith(("Current thread", "Stack (most recent call first)")):
+            return b
+    for b in blocks:
+        if any(m in ln for ln in b[1:] for m in _CELL_FRAME):
+            return b
+    for b in blocks:
+        if any("_run_module_as_main" in ln or ln.rstrip().endswith("in <module>") for ln in b[1:]):
+            return b
+    return None
 
 
 def _indent(text: str) -> str:
@@ -417,6 +482,9 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
             continue
         break
     rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
+    pv = meta.get("python_version")
+    if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
+        rec.python_version = tuple(int(x) for x in pv.split("."))
     rec.started = _num(meta.get("started"))
     rec.clean_exit = meta.get("clean_exit") is True
     exited = _num(meta.get("kernel_exited"))

@@ -244,6 +244,100 @@ def test_faulthandler_summary_without_structure_returns_text():
     assert "threading.py" not in s and "123.py" in s
 
 
+# The shape of a real dump cut short (tests/test_crash_kernel.py, 1 run in 10-25): faulthandler
+# read a running thread's frames during the SIGABRT dump, faulted, and its SIGSEGV handler wrote a
+# second header with no stack (the traceback dump is not re-entrant) before the process died.
+FH_CUT_SHORT = """Fatal Python error: Aborted
+
+Thread 0x00007f77dcf6f6c0 (most recent call first):
+  File "/usr/lib/python3.11/subprocess.py", line 2004 in _try_wait
+  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap
+
+Thread 0x00007f77f69586c0 (most recent call first):
+  File "/venv/zmq/sugar/socket.py", line 713 in send
+  File "/venv/zmq/eventloop/zmqstream.py", line ??? in _run_callback
+Fatal Python error: Segmentation fault
+
+
+Extension modules: zmq.backend.cython._zmq, tornado.speedups (total: 2)
+"""
+
+
+def test_faulthandler_summary_keeps_the_first_fault_when_the_dump_was_cut_short():
+    s = crash.faulthandler_summary(FH_CUT_SHORT)
+    lines = s.splitlines()
+    assert lines[0] == "Fatal Python error: Aborted"  # the fault that killed it, not the nested one
+    assert "cut short by a second fault" in lines[1] and "Segmentation fault" in lines[1]
+    assert "crashing thread's stack was not written" in s
+    # one line per thread written, newest frame each; the module list is not shown
+    assert 'Thread 0x00007f77dcf6f6c0: File "/usr/lib/python3.11/subprocess.py", line 2004 in _try_wait' in s
+    assert "socket.py\", line 713 in send" in s and "_bootstrap" not in s and "Extension modules" not in s
+
+
+# A real dump that ends mid-way with no second header (tests/test_crash_kernel.py, the missing
+# libcudnn_graph abort, 1 run in 10): the process died while faulthandler read a running thread.
+FH_DIED_MIDWAY = """Fatal Python error: Aborted
+
+Thread 0x00007f04c67fc6c0 (most recent call first):
+  File "/usr/lib/python3.11/subprocess.py", line 2004 in _try_wait
+Thread 0x00007f04c7fff6c0 (most recent call first):
+  File "/venv/zmq/sugar/socket.py", line ??? in send
+"""
+
+
+def test_a_second_fault_header_in_the_middle_of_a_frame_line_is_found():
+    # seen verbatim: the SIGSEGV handler's header landed after a half-written "  File " line
+    dump = FH_DIED_MIDWAY + '  File "<frozen abc>", line 117 in __instancecheck__\n  File Fatal Python error: Segmentation fault\n\n\nExtension modules: zmq (total: 1)\n'
+    s = crash.faulthandler_summary(dump, ends_with_module_list=True)
+    assert s.splitlines()[0] == "Fatal Python error: Aborted"
+    assert "cut short by a second fault" in s and "Segmentation fault" in s
+    assert "Thread 0x00007f04c7fff6c0: File \"/venv/zmq/sugar/socket.py\"" in s
+
+
+def test_a_dump_that_ends_midway_is_cut_short_only_for_writers_that_end_with_the_module_list():
+    assert "cut short: the process died" in crash.faulthandler_summary(FH_DIED_MIDWAY, ends_with_module_list=True)
+    # Python 3.9 writes no module list, and an unknown writer proves nothing: no claim then
+    for flag in (False, None):
+        s = crash.faulthandler_summary(FH_DIED_MIDWAY, ends_with_module_list=flag)
+        assert "cut short" not in s and "crashing thread's stack was not written" in s
+    # a complete dump of 3.11 is not called cut short
+    assert "cut short" not in crash.faulthandler_summary(FH_DUMP, ends_with_module_list=True)
+
+
+def test_read_record_takes_the_kernel_python_version_from_meta(tmp_path):
+    pid = _dead_pid()
+    meta = {"version": 1, "kernel_pid": pid, "clean_exit": False, "ended": time.time() - 1,
+            "python_version": "3.11.7", "key": "kernel-v"}
+    rec = crash.read_record(make_record(tmp_path, "kernel-v", pid=pid, meta=meta, fh=FH_DIED_MIDWAY))
+    assert rec.python_version == (3, 11, 7)
+    assert "cut short: the process died" in rec.text() and "cut short: the process died" in rec.html()
+    meta["python_version"] = "3.11; rm -rf /"  # junk is ignored, not parsed
+    rec = crash.read_record(make_record(tmp_path, "kernel-w", pid=pid, meta=meta, fh=FH_DIED_MIDWAY))
+    assert rec.python_version is None and "cut short" not in rec.text()
+
+
+def test_faulthandler_summary_finds_the_cell_thread_without_a_current_thread_block():
+    # cut short after the main thread was written: its block runs the cell, so it is the one shown
+    dump = FH_DUMP.replace("Current thread", "Thread").replace("Extension modules", "Fatal Python error: Segmentation fault\n\nExtension modules")
+    s = crash.faulthandler_summary(dump)
+    assert s.splitlines()[0] == "Fatal Python error: Aborted"
+    assert "123.py" in s and "threading.py" not in s and "(1 other thread in the record)" in s
+
+
+def test_faulthandler_summary_clips_a_deep_stack_below_the_header():
+    frames = "".join(f'  File "/x/m{i}.py", line {i} in f{i}\n' for i in range(500))
+    dump = f"Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n{frames}"
+    s = crash.faulthandler_summary(dump, max_lines=40)
+    lines = s.splitlines()
+    assert lines[0] == "Fatal Python error: Segmentation fault" and len(lines) <= 41
+    assert "m0.py" in s and "m499.py" not in s and "more lines ...]" in lines[-1]
+
+
+def test_faulthandler_summary_of_a_single_thread_dump():
+    dump = 'Fatal Python error: Aborted\n\nStack (most recent call first):\n  File "/tmp/ipykernel_9/1.py", line 1 in <module>\n'
+    assert crash.faulthandler_summary(dump).splitlines()[-1].endswith("line 1 in <module>")
+
+
 def test_key_description_names_the_key_kind():
     assert "terminal device /dev/pts/3" in crash.key_description("terminal-pts-3")
     assert "parent process id 42" in crash.key_description("process-42")
