@@ -740,5 +740,24 @@ def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
     return None
 
 
+def fix_advice(fix_id: str, versions: dict[str, str] | None = None, framework: str = "",
+               report: Report | None = None) -> Fix | None:
+    """The fix a diagnosis offers for ``fix_id``, from the given facts alone: the one place fix
+    wording lives (:func:`cudnn_magic.fixes.plan` shows it for the advice-only fixes when no
+    diagnosis is at hand, e.g. ``cudnn-magic fix check-shapes``).
+
+    Args:
+        fix_id: a fix id such as ``"make-contiguous"``.
+        versions: what an error text said, keyed as in :attr:`Diagnosis.versions`
+            (``dependency``, ``minimum``, ``compiled``, ``required_driver``, ...).
+        framework: "TensorFlow", "PyTorch", "JAX", ... or "".
+        report: live facts for the CUDA major of a wheel name, or None.
+
+    Returns:
+        The :class:`~cudnn_magic.model.Fix`, or None for an id this module has no text for.
+    """
+    return _fix(fix_id, _Agg(id=fix_id, versions=dict(versions or {}), framework=framework), report)
+
+
 def _iter_ids(diags: Iterable[Diagnosis]) -> list[str]:  # small helper for tests/debugging
     return [d.id for d in diags]

@@ -1045,6 +1045,27 @@ def _advice(fid: str, title: str, snippet: str, notes: Iterable[str] = (), resta
                    restart, tuple(notes))
 
 
+def _diagnosis_advice(fid: str, notes: Iterable[str] = ()) -> Callable[[Report, dict[str, Any]], FixPlan]:
+    """Planner for a fix that is advice only, in the words of the diagnosis: the diagnosis's own
+    fix when the button came from one (``context["advice"]``: ``title``, ``action``,
+    ``restart_required``), else :func:`cudnn_magic.diagnose.fix_advice` from the live facts."""
+    notes = tuple(notes)
+
+    def planner(report: Report, ctx: dict[str, Any]) -> FixPlan:
+        adv = ctx.get("advice")
+        if isinstance(adv, dict) and isinstance(adv.get("title"), str) and isinstance(adv.get("action"), str) \
+                and adv["title"] and adv["action"]:
+            return _advice(fid, adv["title"], adv["action"], notes, bool(adv.get("restart_required")))
+        from .diagnose import fix_advice
+
+        f = fix_advice(fid, framework=str(ctx.get("framework") or ""), report=report)
+        if f is None:
+            return FixPlan(fid, FIXES[fid], False, "no advice text for this fix")
+        return _advice(fid, f.title, f.action, notes, f.restart_required)
+
+    return planner
+
+
 def _import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     sol = [n for n in (framework_need(fw) for fw in report.frameworks) if n]
     imports = {"TensorFlow": "import tensorflow", "PyTorch": "import torch", "JAX": "import jax", "CuPy": "import cupy",
@@ -1150,6 +1171,9 @@ def _cuda_build_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                    "TensorFlow: pip install 'tensorflow[and-cuda]'; JAX: pip install 'jax[cuda12]')", notes, restart=True)
 
 
+DIAGNOSIS_WORDED = frozenset({"make-contiguous", "check-shapes", "free-gpu-memory", "install-cudnn-deps"})
+"""Advice-only fixes whose plan shows the diagnosis's own words (``context["advice"]``)."""
+
 _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "disable-cudnn-benchmark": _disable_benchmark_plan,
     "cudnn-fallback": _cudnn_fallback_plan,
@@ -1162,24 +1186,15 @@ _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "upgrade-driver": _driver_plan,
     "reinstall-cudnn": _reinstall_plan,
     "same-device": _same_device_plan,
-    "make-contiguous": lambda r, c: _advice("make-contiguous", "Make the tensor contiguous before the call",
-                                            "x = x.contiguous()",
-                                            ["cuDNN kernels need dense memory; views made by .transpose(), "
-                                             ".permute() or slicing are not dense until .contiguous() copies them"]),
-    "check-shapes": lambda r, c: _advice("check-shapes", "Check the input shape against the layer",
-                                         "print(x.shape, x.dtype)  # Conv2d expects (N, C_in, H, W), C_in == "
-                                         "layer.in_channels",
-                                         ["cuDNN reports bad shapes as CUDNN_STATUS_BAD_PARAM"]),
-    "free-gpu-memory": lambda r, c: _advice("free-gpu-memory", "Free GPU memory",
-                                            "del big_tensor; import gc; gc.collect(); torch.cuda.empty_cache()\n"
-                                            "# memory held by another process: %gpu_memory lists them",
-                                            ["TensorFlow and JAX keep what they preallocated until the process "
-                                             "ends: restart the kernel"]),
-    "install-cudnn-deps": lambda r, c: _advice("install-cudnn-deps", "Install the libraries cuDNN needs",
-                                               " ".join(_quote(a) for a in (_python(c), "-m", "pip", "install",
-                                                                             "nvidia-cublas-cu12", "nvidia-cuda-nvrtc-cu12")),
-                                               ["cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; "
-                                                "match the cuXX suffix to your CUDA major"]),
+    "make-contiguous": _diagnosis_advice("make-contiguous", [
+        "cuDNN kernels need dense memory; views made by .transpose(), .permute() or slicing are not "
+        "dense until .contiguous() copies them"]),
+    "check-shapes": _diagnosis_advice("check-shapes", ["cuDNN reports bad shapes as CUDNN_STATUS_BAD_PARAM"]),
+    "free-gpu-memory": _diagnosis_advice("free-gpu-memory", [
+        "TensorFlow and JAX keep what they preallocated until the process ends: restart the kernel"]),
+    "install-cudnn-deps": _diagnosis_advice("install-cudnn-deps", [
+        "cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; match the cuXX suffix "
+        "to your CUDA major"]),
 }
 
 

@@ -502,6 +502,28 @@ def test_a_long_apply_does_not_block_other_buttons_and_streams_lines():
 # --------------------------------------------------------------------------- magic and CLI
 
 
+def test_advice_buttons_preview_the_diagnosis_words_for_this_error():
+    """The preview under a diagnosis says what the diagnosis said (one wording, in diagnose.py):
+    a cuDNN 8 error names the CUDA 11 wheels, not the registry's generic CUDA 12 ones."""
+    from cudnn_magic.diagnose import diagnose
+
+    d = diagnose(exception="", log="Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: "
+                                   "cannot open shared object file: No such file or directory")
+    fix = next(f for x in d for f in x.fixes if f.id == "install-cudnn-deps")
+    assert "nvidia-cuda-nvrtc-cu11" in fix.action, fix.action
+    from cudnn_magic.ui.fix_buttons import fix_box
+
+    panel = fix_box([fix], Report()).panels[0]
+    panel.show_preview()
+    assert fix.action in panel.plan.action and not panel.plan.applicable
+    assert "nvidia-cuda-nvrtc-cu11" in panel.preview.value
+    # without a diagnosis (the CLI), the same function words it from live facts alone
+    bare = fixes.plan("install-cudnn-deps", Report())
+    assert bare.action.endswith("python -m pip install nvidia-cublas-cu12 nvidia-cuda-nvrtc-cu12")
+    # junk in the context is not shown
+    assert fixes.plan("check-shapes", Report(), context={"advice": {"title": 1, "action": None}}).title
+
+
 def test_magic_and_cli(jupyter_home, capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -528,7 +550,10 @@ def test_magic_and_cli(jupyter_home, capsys):
     args = Namespace(fix_id="make-contiguous", dry_run=True, yes=False, undo=False, json=True, framework=None,
                      dir=None, kernel=None)
     assert fix_magics.cli_fix(args, out) == 0
-    assert json.loads(out.getvalue())["action"] == "x = x.contiguous()"
+    from cudnn_magic.diagnose import fix_advice
+
+    assert json.loads(out.getvalue())["action"] == fix_advice("make-contiguous").action  # one wording
+    assert "x = x.contiguous()" in fix_advice("make-contiguous").action
     assert fix_magics.cli_fix(Namespace(fix_id="nope"), io.StringIO()) == 2
     assert fix_magics.cli_fix(Namespace(fix_id="upgrade-driver", yes=True, dry_run=False, undo=False), io.StringIO()) == 1
 

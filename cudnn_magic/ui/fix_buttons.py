@@ -111,6 +111,10 @@ class FixPanel:
             step = _fixes.Step("advice", self.fix.title, snippet=self.fix.action)
             return _fixes.FixPlan(self.fix.id, self.fix.title, False, "advice only: nothing is run from here",
                                   steps=(step,), restart_required=self.fix.restart_required)
+        if self.fix.id in _fixes.DIAGNOSIS_WORDED and self.fix.title and self.fix.action and "advice" not in context:
+            # the preview says what the diagnosis above it said, for this error's versions
+            context = dict(context, advice={"title": self.fix.title, "action": self.fix.action,
+                                            "restart_required": self.fix.restart_required})
         try:
             return self._planner(self.fix.id, self.report, context=context)
         except Exception as exc:  # noqa: BLE001
