@@ -181,8 +181,12 @@ def test_cli_without_driver_is_one_line_exit_0():
 
 def test_cli_watch_prints_successive_tables_until_ctrl_c(nvml_standin):
     env = standin_env(nvml_standin, {"gpus": 1, "step.0": GiB})
+    # A shell without job control starts background jobs with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler (seen when the suite ran as `... &`): give the child
+    # the default disposition, as a terminal's foreground job has.
     proc = subprocess.Popen([sys.executable, "-m", "cudnn_magic", "memory", "--watch", "0.1"], env=env, cwd=str(REPO),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     tables = []
     try:
         for line in proc.stdout:  # a pipe, not a tty: successive tables, no ANSI
