@@ -495,7 +495,11 @@ def _prune(keydir: Path, keep: int) -> None:
                 continue
         except (OSError, ValueError):
             pass
-        for f in old.iterdir():
+        try:
+            files = list(old.iterdir())
+        except OSError:  # removed meanwhile (another kernel of the key pruned it)
+            continue
+        for f in files:
             try:
                 f.unlink()
             except OSError:

@@ -26,6 +26,7 @@ Checks:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -59,6 +60,22 @@ def check(name: str, twin: str) -> Callable[[Callable[[], tuple[str, str]]], Cal
             print(f"{status:4}  {name:22} {row['seconds']:6.1f}s  {detail.splitlines()[0] if detail else ''}", flush=True)
         return run
     return deco
+
+
+@contextlib.contextmanager
+def _scratch():
+    """A scratch directory for a kernel's HOME and runtime dir, removed afterwards without
+    failing: a dead kernel's capture helper may still write its record there for a moment
+    (``TemporaryDirectory`` then failed with ENOTEMPTY on a loaded machine)."""
+    d = Path(tempfile.mkdtemp(prefix="cudnn-magic-validate-"))
+    try:
+        yield d
+    finally:
+        for _ in range(10):
+            shutil.rmtree(d, ignore_errors=True)
+            if not d.exists():
+                break
+            time.sleep(0.2)
 
 
 def _torch():
@@ -198,8 +215,8 @@ def check_in_kernel() -> tuple[str, str]:
                      "print('TORCH', torch.backends.cudnn.version())")
         probes.append("PyTorch")
     cells.append("import json\nr = %cudnn_check --json\nprint('REPORT', json.dumps(r))")
-    with tempfile.TemporaryDirectory() as tmp:
-        nb = _kernel_cells(cells, Path(tmp))
+    with _scratch() as tmp:
+        nb = _kernel_cells(cells, tmp)
     from support import outputs_text
 
     text = "\n".join(outputs_text(c) for c in nb.cells)
@@ -249,10 +266,10 @@ def crash_record() -> tuple[str, str]:
 
         return outputs_text(nb2.cells[0])
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with _scratch() as tmp:
         from support import run_coroutine
 
-        out = run_coroutine(go(Path(tmp)))
+        out = run_coroutine(go(tmp))
     ok = "cudnn-stream-set-failed" in out and "Failed to set cuDNN stream" in out
     return ("PASS" if ok else "FAIL"), out[:300].replace("\n", " ")
 
