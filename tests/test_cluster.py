@@ -109,7 +109,7 @@ def cluster(tmp_path_factory):
     standin_dir = tmp / "standin"
     build_cudnn_standin(standin_dir, STANDIN_VERSION)
 
-    lc = distributed.LocalCluster(n_workers=0, processes=True, threads_per_worker=1, dashboard_address=None,
+    lc = distributed.LocalCluster(n_workers=0, processes=True, threads_per_worker=1, dashboard_address=":0",
                                   scheduler_port=0, silence_logs=50)
     client = distributed.Client(lc, set_as_default=False)
     workers = Workers(lc.scheduler_address, tmp)
