@@ -23,7 +23,7 @@ from .model import Diagnosis, Driver, Fix, Report, Unavailable
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
-__all__ = ["diagnose", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
+__all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 
 log = logging.getLogger("cudnn_magic")
 
