@@ -369,23 +369,29 @@ class ClusterReport:
                 out.append(f"  {w.address} [{w.status.upper()}] {w.reason}")
         out.append("")
         out.append("Findings per worker")
-        any_f = False
-        for w in self.workers:
-            fs = [f for f in w.data.get("findings") or [] if f.get("severity") != "info"]
-            note = w.env_note()
-            if not fs and not note:
-                continue
-            any_f = True
+        noted = self._noted_workers()
+        for w, fs, note in noted:
             out.append(f"  {w.address} ({w.host})")
             for f in fs:
                 out.append(f"    [{str(f.get('severity')).upper()}] {f.get('id')}: {f.get('title')}")
             if note:
                 out.append(f"    [NOTE] {note}")
-        if not any_f:
+        if not noted:
             out.append("  none above severity info")
         out.append("")
         out.append(f"({self.elapsed_s:.1f} s; per-worker timeout {self.timeout_s:g} s)")
         return "\n".join(out)
+
+    def _noted_workers(self) -> list[tuple[WorkerRow, list[dict], str | None]]:
+        """(worker, its findings above severity info, its LD_LIBRARY_PATH note) for each worker
+        that has either: what both renderings list under "Findings per worker"."""
+        rows = []
+        for w in self.workers:
+            fs = [f for f in w.data.get("findings") or [] if f.get("severity") != "info"]
+            note = w.env_note()
+            if fs or note:
+                rows.append((w, fs, note))
+        return rows
 
     # -- HTML ----------------------------------------------------------------------------------
 
@@ -424,13 +430,8 @@ class ClusterReport:
             h.append("<div class='cm-muted'>Highlighted: differs from the majority of the workers that answered "
                      "(hover for the majority value).</div>")
         h.append("<h4>Findings per worker</h4>")
-        shown = False
-        for w in self.workers:
-            fs = [f for f in w.data.get("findings") or [] if f.get("severity") != "info"]
-            note = w.env_note()
-            if not fs and not note:
-                continue
-            shown = True
+        noted = self._noted_workers()
+        for w, fs, note in noted:
             h.append(f"<div><code>{e(w.address)}</code> ({e(w.host)})</div>")
             for f in fs:
                 sev = str(f.get("severity"))
@@ -439,7 +440,7 @@ class ClusterReport:
                          f"<span class='cm-muted'>{e(f.get('id'))}</span><div>{e(f.get('detail'))}</div></div>")
             if note:
                 h.append(f"<div class='cm-finding' style='border-color:#9a6700'>{e(note)}</div>")
-        if not shown:
+        if not noted:
             h.append("<div class='cm-muted'>None above severity info.</div>")
         h.append(f"<div class='cm-muted'>{self.elapsed_s:.1f} s; per-worker timeout {self.timeout_s:g} s</div></div>")
         return "".join(h)

@@ -145,9 +145,12 @@ class CrashRecord:
     alive: bool = False
     diagnoses: list = field(default_factory=list)
 
-    def _module_list_expected(self) -> bool | None:
-        # CPython 3.10+ ends a fatal-error dump with "Extension modules: ... (total: N)"
-        return None if self.python_version is None else tuple(self.python_version[:2]) >= (3, 10)
+    def stack_summary(self) -> str:
+        """:func:`faulthandler_summary` of :attr:`faulthandler`; a dump of CPython 3.10+ (which
+        ends complete dumps with ``Extension modules: ...``) without that end was cut short."""
+        v = self.python_version
+        return faulthandler_summary(self.faulthandler,
+                                    ends_with_module_list=None if v is None else tuple(v[:2]) >= (3, 10))
 
     @property
     def crashed(self) -> bool:
@@ -214,7 +217,7 @@ class CrashRecord:
             out.append("It printed nothing on native stderr before it died.")
         if self.faulthandler.strip():
             out.append("Python stack at the moment of death (faulthandler):")
-            out.append(_indent(faulthandler_summary(self.faulthandler, ends_with_module_list=self._module_list_expected())))
+            out.append(_indent(self.stack_summary()))
         elif self.faulthandler_on:
             out.append(KILLED_NOTE)
         if self.diagnoses:
@@ -256,7 +259,7 @@ class CrashRecord:
         if self.faulthandler.strip():
             parts.append("<details><summary>Python stack at the moment of death (faulthandler)</summary>"
                          f'<pre style="margin:2px 0;max-height:20em;overflow:auto;white-space:pre-wrap">'
-                         f"{e(faulthandler_summary(self.faulthandler, ends_with_module_list=self._module_list_expected()))}</pre></details>")
+                         f"{e(self.stack_summary())}</pre></details>")
         elif self.faulthandler_on:
             parts.append(f"<div>{e(KILLED_NOTE)}</div>")
         if self.problems:

@@ -491,26 +491,31 @@ _TF_CONSUMERS = (
 )
 
 
-def _tf_cuda(raw: Any) -> str | None:
-    """``'12.5.1'`` as is; Windows builds write ``'64_112'`` (-> ``'11.2'``)."""
+def _tf_build_value(raw: Any) -> tuple[str, bool] | None:
+    """A build_info value as text, without the ``64_`` prefix of Windows builds (and whether it
+    had one); None when absent."""
     if raw is None or raw == "":
         return None
     s = str(raw).strip()
     m = re.fullmatch(r"64_(\d+)", s)
-    if m:
-        d = m.group(1)
-        return f"{d[:-1]}.{d[-1]}" if len(d) >= 3 else d
-    return s
+    return (m.group(1), True) if m else (s, False)
+
+
+def _tf_cuda(raw: Any) -> str | None:
+    """``'12.5.1'`` as is; Windows builds write ``'64_112'`` (-> ``'11.2'``)."""
+    v = _tf_build_value(raw)
+    if v is None:
+        return None
+    d, win = v
+    return (f"{d[:-1]}.{d[-1]}" if len(d) >= 3 else d) if win else d
 
 
 def _tf_cudnn(raw: Any) -> CudnnVersion | None:
     """``'9'``, ``'8'``, ``'64_8'`` (Windows), ``'8.1'`` -> CudnnVersion."""
-    if raw is None or raw == "":
+    v = _tf_build_value(raw)
+    if v is None:
         return None
-    s = str(raw).strip()
-    m = re.fullmatch(r"64_(\d+)", s)
-    if m:
-        s = m.group(1)
+    s = v[0]
     if s.isdigit() and len(s) <= 2:
         return CudnnVersion(int(s))
     return try_parse(s)
