@@ -29,6 +29,7 @@ import atexit
 import html
 import logging
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -540,6 +541,11 @@ class AnnotateMagics(Magics):
         stripped = text.lstrip()
         if stripped == "--facts" or stripped.startswith("--facts "):
             use_facts, text = True, stripped[len("--facts"):]
+        elif re.match(r"--?[A-Za-z][\w-]*(\s|$)", stripped):
+            from IPython.core.error import UsageError
+
+            raise UsageError(f"unknown option {stripped.split(None, 1)[0]!r}: %cudnn_explain takes --facts, "
+                             "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
         if not text.strip():

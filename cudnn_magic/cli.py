@@ -18,6 +18,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
     from . import __version__
+    from .ui.args import timeout_seconds
 
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -29,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--deep", action="store_true",
                    help="load every cuDNN copy a framework could pick in a child process and report what fails")
     c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
-    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
                    help="per-worker timeout with --dask (default 30)")
     c.add_argument("--load", metavar="PATH", action="append", default=[],
                    help="load this libcudnn first (as a framework would), then check; repeatable")

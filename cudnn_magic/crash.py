@@ -1063,7 +1063,7 @@ def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None) 
         out.write("\n")
         return 0
     if not recs:
-        out.write(f"No crash records under {records_root()}.\n")
+        out.write(f"No crash records{f' with key {key!r}' if key else ''} under {records_root()}.\n")
         return 0
     for r in recs:
         out.write(r.text())

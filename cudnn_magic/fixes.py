@@ -182,11 +182,16 @@ class FixPlan:
                 parts.append(s.description)
         return "\n".join(parts)
 
+    def _why_not(self) -> str:
+        if self.reason.startswith("advice only"):
+            return "Advice only" + self.reason[len("advice only"):]
+        return f"Cannot apply here: {self.reason}"
+
     def text(self) -> str:
         """The preview as plain text (terminal, CLI, ``text/plain``)."""
         lines = [f"{self.fix_id}: {self.title}"]
         if not self.applicable:
-            lines.append(f"  Cannot apply here: {self.reason}")
+            lines.append(f"  {self._why_not()}")
         for i, s in enumerate(self.steps, 1):
             lines.append(f"  {i}. [{s.kind}] {s.description}")
             if s.argv:
@@ -214,7 +219,7 @@ class FixPlan:
 
         out = [f"<div class='cudnn-fix-plan'><b>{h.escape(self.title)}</b> <code>{h.escape(self.fix_id)}</code>"]
         if not self.applicable:
-            out.append(f"<div>Cannot apply here: {h.escape(self.reason)}</div>")
+            out.append(f"<div>{h.escape(self._why_not())}</div>")
         out.append("<ol>")
         for s in self.steps:
             out.append(f"<li>{h.escape(s.description)}")

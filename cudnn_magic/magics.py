@@ -19,7 +19,7 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from .ui.args import parse_magic_line
+from .ui.args import parse_magic_line, timeout_seconds
 
 log = logging.getLogger("cudnn_magic")
 
@@ -45,7 +45,7 @@ class CudnnMagics(Magics):
     )
     @magic_arguments.argument("--dask", metavar="ADDRESS", default=None,
                               help="check every worker of the Dask cluster at ADDRESS (tcp://HOST:8786), or a Client variable")
-    @magic_arguments.argument("--timeout", type=float, default=30.0,
+    @magic_arguments.argument("--timeout", type=timeout_seconds, default=30.0,
                               help="with --dask: seconds to wait for each worker (default 30)")
     def cudnn_check(self, line: str = "") -> Any:
         """Show the cuDNN mapped in this kernel, every other copy on disk, each framework's
@@ -61,6 +61,10 @@ class CudnnMagics(Magics):
             from .cluster import ClusterCheckError, cluster_check
 
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
+            if target is args.dask and args.dask.isidentifier():
+                print(f"cudnn-magic: no variable {args.dask!r} in this kernel, and {args.dask!r} is not a scheduler "
+                      "address: pass a dask.distributed.Client variable or tcp://HOST:8786")
+                return None
             try:
                 rep = cluster_check(target, timeout=args.timeout)
             except ClusterCheckError as exc:

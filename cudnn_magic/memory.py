@@ -316,17 +316,9 @@ def interval_seconds(text: object) -> float:
             [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
             magic_arguments turn it into a one-line usage error).
     """
-    import argparse
-    import math
+    from .ui.args import parse_seconds
 
-    try:
-        value = float(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
-        raise argparse.ArgumentTypeError(
-            f"the interval must be between {MIN_INTERVAL_S:g} and {MAX_INTERVAL_S:g} seconds, got {text}")
-    return value
+    return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
 
 
 def cli_memory(as_json: bool, watch: float | None, out: TextIO) -> int:

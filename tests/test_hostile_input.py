@@ -65,3 +65,35 @@ def test_unbalanced_quotes_are_a_usage_error_not_our_traceback():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     out = p.stdout + p.stderr
     assert out.count("UsageError") == 3 and "Traceback" not in out, out
+
+
+def test_unknown_options_and_bad_timeouts_are_usage_errors_and_a_missing_client_is_named():
+    """A fresh-user trial found these accepted in silence (or explained as log text)."""
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance(colors='nocolor')\n"
+        "ip.run_line_magic('load_ext', 'cudnn_magic')\n"
+        "for c in ['%cudnn_explain --bogus', '%%cudnn_explain --bogus\\nCUDNN_STATUS_INTERNAL_ERROR',\n"
+        "          '%cudnn_check --timeout -5', '%cudnn_check --dask tcp://127.0.0.1:1 --timeout nan']:\n"
+        "    ip.run_cell(c)\n"
+        "ip.run_cell('%cudnn_check --dask nosuchvar')\n"
+        "ip.run_cell('ex = %cudnn_explain --facts CUDNN_STATUS_INTERNAL_ERROR\\nprint(\"ALIVE\", len(ex.diagnoses))')\n"
+        "ip.run_cell('ex = %cudnn_explain ---- CUDNN_STATUS_INTERNAL_ERROR\\nprint(\"DASHES\", len(ex.diagnoses))')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = p.stdout + p.stderr
+    assert out.count("UsageError") == 4 and "Traceback" not in out, out
+    assert "unknown option '--bogus'" in out and "the timeout must be more than 0" in out
+    assert "no variable 'nosuchvar' in this kernel" in out
+    assert "ALIVE 1" in out and "DASHES 1" in out, out
+
+
+def test_cli_timeout_and_crashes_key_messages(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--dask", "tcp://127.0.0.1:1", "--timeout", "-1"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2 and "the timeout must be more than 0" in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "crashes", "--key", "nosuch"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0 and "No crash records with key 'nosuch'" in p.stdout, p.stdout + p.stderr
