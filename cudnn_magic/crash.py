@@ -212,7 +212,7 @@ class CrashRecord:
             out.append("The cell it was running is not known (no cell had started, or the record lacks it).")
         if self.log_tail.strip():
             out.append("The native log lines it printed last (fd 2):")
-            out.append(_indent(_last_lines(self.log_tail, 40)))
+            out.append(_indent(_log_lines(self.log_tail)))
         else:
             out.append("It printed nothing on native stderr before it died.")
         if self.faulthandler.strip():
@@ -253,7 +253,7 @@ class CrashRecord:
         if self.log_tail.strip():
             parts.append("<div>The native log lines it printed last (fd 2):</div>"
                          f'<pre style="margin:2px 0;max-height:12em;overflow:auto;white-space:pre-wrap">'
-                         f"{e(_last_lines(self.log_tail, 40))}</pre>")
+                         f"{e(_log_lines(self.log_tail))}</pre>")
         else:
             parts.append("<div>It printed nothing on native stderr before it died.</div>")
         if self.faulthandler.strip():
@@ -375,8 +375,13 @@ def _indent(text: str) -> str:
     return "\n".join("    " + ln for ln in text.rstrip("\n").splitlines())
 
 
-def _last_lines(text: str, n: int) -> str:
-    lines = text.rstrip("\n").splitlines()
+def _log_lines(text: str, n: int = 40) -> str:
+    """The last ``n`` lines of a record's log for display; a line that is mostly undecodable
+    bytes (a binary written to fd 2) is shown as its size, not as replacement characters."""
+    lines = []
+    for ln in text.rstrip("\n").splitlines():
+        bad = ln.count("\ufffd")
+        lines.append(f"[{len(ln)} characters of binary data]" if len(ln) >= 80 and bad * 3 >= len(ln) else ln)
     if len(lines) <= n:
         return "\n".join(lines)
     return f"[... {len(lines) - n} earlier lines ...]\n" + "\n".join(lines[-n:])

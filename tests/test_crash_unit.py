@@ -527,3 +527,11 @@ def test_deep_probe_of_the_real_wheel_has_no_errors(tmp_path):
     assert res.version and res.version >= 90000
     assert ("cudnnGraphVersionCheck", 0) in res.checks
     assert "libcudnn_graph.so.9" in dict(res.sub_versions)
+
+
+def test_binary_bytes_in_the_log_are_shown_as_their_size(tmp_path):
+    log = b"before\n" + bytes(range(128, 256)) * 40 + b"\n" + TF_LINE.encode() + b"\n"
+    rec = crash.read_record(make_record(tmp_path, "kernel-bin", log=log))
+    text = rec.text()
+    assert "characters of binary data]" in text and "\ufffd" not in text
+    assert "before" in text and TF_LINE in text and "characters of binary data]" in rec.html()
