@@ -53,36 +53,35 @@ def test_undo_journal_cannot_name_a_program_to_run(tmp_path):
     assert (tmp_path / "victim.txt").read_text() == "keep me"
 
 
-def test_unbalanced_quotes_are_a_usage_error_not_our_traceback():
+def _terminal_shell(cells: list[str]) -> str:
+    """Run ``cells`` in a fresh terminal IPython with the extension loaded; stdout + stderr."""
     code = (
+        "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "ip = InteractiveShell.instance(colors='nocolor')\n"
         "ip.run_line_magic('load_ext', 'cudnn_magic')\n"
-        "for c in ['%cudnn_fix \"x', '%cudnn_check \"x', '%gpu_memory \"x']:\n"
+        "for c in sys.argv[1:]:\n"
         "    ip.run_cell(c)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    out = p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-c", code, *cells], capture_output=True, text=True, env=env, timeout=120)
+    return p.stdout + p.stderr
+
+
+def test_unbalanced_quotes_are_a_usage_error_not_our_traceback():
+    out = _terminal_shell(['%cudnn_fix "x', '%cudnn_check "x', '%gpu_memory "x'])
     assert out.count("UsageError") == 3 and "Traceback" not in out, out
 
 
 def test_unknown_options_and_bad_timeouts_are_usage_errors_and_a_missing_client_is_named():
     """A fresh-user trial found these accepted in silence (or explained as log text)."""
-    code = (
-        "from IPython.core.interactiveshell import InteractiveShell\n"
-        "ip = InteractiveShell.instance(colors='nocolor')\n"
-        "ip.run_line_magic('load_ext', 'cudnn_magic')\n"
-        "for c in ['%cudnn_explain --bogus', '%%cudnn_explain --bogus\\nCUDNN_STATUS_INTERNAL_ERROR',\n"
-        "          '%cudnn_check --timeout -5', '%cudnn_check --dask tcp://127.0.0.1:1 --timeout nan']:\n"
-        "    ip.run_cell(c)\n"
-        "ip.run_cell('%cudnn_check --dask nosuchvar')\n"
-        "ip.run_cell('ex = %cudnn_explain --facts CUDNN_STATUS_INTERNAL_ERROR\\nprint(\"ALIVE\", len(ex.diagnoses))')\n"
-        "ip.run_cell('ex = %cudnn_explain ---- CUDNN_STATUS_INTERNAL_ERROR\\nprint(\"DASHES\", len(ex.diagnoses))')\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    out = p.stdout + p.stderr
+    out = _terminal_shell([
+        "%cudnn_explain --bogus", "%%cudnn_explain --bogus\nCUDNN_STATUS_INTERNAL_ERROR",
+        "%cudnn_check --timeout -5", "%cudnn_check --dask tcp://127.0.0.1:1 --timeout nan",
+        "%cudnn_check --dask nosuchvar",
+        'ex = %cudnn_explain --facts CUDNN_STATUS_INTERNAL_ERROR\nprint("ALIVE", len(ex.diagnoses))',
+        'ex = %cudnn_explain ---- CUDNN_STATUS_INTERNAL_ERROR\nprint("DASHES", len(ex.diagnoses))',
+    ])
     assert out.count("UsageError") == 4 and "Traceback" not in out, out
     assert "unknown option '--bogus'" in out and "the timeout must be more than 0" in out
     assert "no variable 'nosuchvar' in this kernel" in out
