@@ -24,8 +24,12 @@ Catalogue id ``cudnn-version-mismatch``. Each wording is quoted from the source 
 * PaddlePaddle ``platform/device/gpu/gpu_info.cc``: ``The installed Paddle is compiled with
   CUDNN 8.2, but CUDNN version in your machine is 7.6``.
 * The dynamic loader: ``undefined symbol: cudnnXxx`` in a framework library (a binary asking
-  for API this cuDNN lacks). The same inside a ``libcudnn_*`` file is a sub-library mix
-  (family "loading").
+  for API this cuDNN lacks), raised when its extension is imported (``torch/_C*.so``,
+  ``libtorch_cuda.so``, ``jaxlib/xla_extension.so``, ``_pywrap_tensorflow_internal.so``, a
+  ``pyyolo.so``); glibc's symbol-versioning form ``symbol cudnnBatchNormalizationForwardTrainingEx
+  version libcudnn.so.7 not defined in file libcudnn.so.7 with link time reference``; macOS dyld
+  ``Symbol not found: _cudnnBatchNormalizationBackward``. The same inside a ``libcudnn_*`` file is
+  a sub-library mix (family "loading").
 """
 
 from __future__ import annotations
@@ -161,5 +165,26 @@ SIGNATURES = (
         "one the loader found, so a cuDNN function it calls is missing (undefined symbol).",
         fixes=FIXES, refine=_undefined_symbol,
         source="glibc dynamic loader ('undefined symbol'), cuDNN API changes between releases",
+    ),
+    sig(
+        "symbol-not-defined-in-libcudnn", "cudnn-version-mismatch", "versions",
+        ["with link time reference"],
+        [r"symbol (?P<symbol>cudnn\w{1,120}),? version (?P<soname>libcudnn[\w.]{0,20}) not defined in file libcudnn"],
+        94.0, gate="dnn",
+        title="The cuDNN found lacks {symbol}, which this binary was linked against",
+        title_plain="A library asks for cuDNN functions the loaded cuDNN does not have",
+        summary="The binary was linked against a newer cuDNN of the same major than the one the loader "
+        "found first (glibc symbol versioning): another, older libcudnn is on the library path.",
+        fixes=FIXES, source="glibc dynamic loader (symbol versioning: 'not defined in file ... with link time reference')",
+    ),
+    sig(
+        "macos-symbol-not-found-cudnn", "cudnn-version-mismatch", "versions",
+        ["symbol not found: _cudnn"],
+        [r"Symbol not found:\s{0,2}(?P<symbol>_cudnn\w{1,120})"],
+        90.0,
+        title_plain="A library asks for cuDNN functions the loaded cuDNN does not have",
+        summary="The binary was built against a different cuDNN release than the one dyld found, so a "
+        "cuDNN function it calls is missing.",
+        fixes=FIXES, source="macOS dyld ('Symbol not found: _cudnn...')",
     ),
 )
