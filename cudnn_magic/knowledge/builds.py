@@ -27,6 +27,15 @@ from __future__ import annotations
 
 from . import sig
 
+
+def _tf_no_kernel(groups, line):
+    """'Registered devices: [CPU, GPU]' with no GPU kernel for a Cudnn* op: the GPU device is a
+    non-CUDA plugin (DirectML, Metal), which has no cuDNN at all - not a cuDNN fault."""
+    devices = groups.get("devices", "")
+    if "GPU" in devices.replace("XLA_GPU", "").upper():
+        return (None, 0.0)
+    return None
+
 SUMMARY = (
     "The framework reports that it has no cuDNN support: it was built or installed without cuDNN "
     "(a CPU-only or no-cuDNN build, a source build that did not find cudnn.h/libcudnn), so every "
@@ -81,7 +90,8 @@ SIGNATURES = (
         "tf-no-cudnn-opkernel", "cudnn-library-not-found", "builds",
         ["no opkernel was registered to support op 'cudnn"],
         [r"No OpKernel was registered to support Op '(?P<op>Cudnn\w{1,40})'"],
-        80.0, also=(("cudnn-init-failed", 62.0),), framework="TensorFlow",
+        80.0, also=(("cudnn-init-failed", 62.0),), framework="TensorFlow", refine=_tf_no_kernel,
+        extras=[r"Registered devices:\s{0,2}\[(?P<devices>[\w, ]{1,60})\]"], window=3,
         title="TensorFlow has no GPU kernel for the cuDNN op {op}: no GPU device with cuDNN is registered",
         title_plain="TensorFlow has no GPU device with cuDNN for this cuDNN-only op",
         summary="The op exists only as a GPU (cuDNN) kernel and no GPU device was registered: the "

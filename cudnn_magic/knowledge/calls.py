@@ -105,6 +105,11 @@ def _finalize(groups, line):
     return None
 
 
+def _caffe_setup(groups, line):
+    groups["call"] = "cudnnCreate"  # a CuDNN layer's LayerSetUp is where Caffe creates its handles
+    return None
+
+
 _REFINED = ("cudnn-init-failed", "cudnn-stream-set-failed", "cudnn-unsupported-config", "gpu-out-of-memory")
 
 SIGNATURES = (
@@ -132,8 +137,9 @@ SIGNATURES = (
     ),
     sig(
         "torch-python-cudnn-frame", "cudnn-internal-error", "calls",
-        ["cudnncreate(", "get_handle()", "_cudnn_rnn", "flatten_parameters"],
+        ["cudnncreate(", "get_handle()", "_cudnn_rnn", "flatten_parameters", "cudnnsetstream returned"],
         [r"lib\.(?P<call>cudnnCreate)\s{0,2}\(", r"cudnn\.(?P<call>get_handle)\(\)",
+         r"\b(?P<call>cudnnSetStream) returned",
          r"torch\.(?P<call>_cudnn_rnn\w{0,30})", r"\b(?P<call>_cudnn_rnn\w{0,30})\b",
          r"\bin (?P<call>flatten_parameters)\b", r"\.(?P<call>flatten_parameters)\(\)"],
         0.0, supports=_REFINED, cudnn_path=True, framework="PyTorch",
@@ -146,6 +152,20 @@ SIGNATURES = (
          r"cupy\.cudnn\.(?P<call>\w{1,60})", r"\b(?P<call>_(?:forward|backward)_cudnn)\b"],
         0.0, supports=_REFINED, cudnn_path=True, framework="CuPy",
         source="CuPy cupy/cuda/cudnn.pyx and cupy_backends/cuda/libs/cudnn.pyx (Cython frames); Chainer _forward_cudnn",
+    ),
+    sig(
+        "caffe-cudnn-layer-setup", "cudnn-internal-error", "calls",
+        ["layersetup()"],
+        [r"caffe::(?P<layer>CuDNN\w{1,40}Layer)<[^>\n]{0,20}>::(?P<call>LayerSetUp)\(\)"],
+        0.0, supports=_REFINED, cudnn_path=True, refine=_caffe_setup, framework="Caffe",
+        source="Caffe src/caffe/layers/cudnn_*_layer.cpp (LayerSetUp creates the cuDNN handles: CUDNN_CHECK(cudnnCreate(...)))",
+    ),
+    sig(
+        "julia-cudnn-frame", "cudnn-internal-error", "calls",
+        ["cudnn.jl"],
+        [r"\bin (?P<call>\w{1,40}) at [^\n]{0,200}?[/\\]cudnn\.jl"],
+        0.0, supports=_REFINED, cudnn_path=True,
+        source="Julia stack frames of cuDNN wrappers (Mocha.jl src/cuda/cudnn.jl: 'in create at ...cudnn.jl')",
     ),
     sig(
         "cudnn-backend-finalize", "cudnn-internal-error", "calls",

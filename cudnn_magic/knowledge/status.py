@@ -69,6 +69,14 @@ def _by_name(groups, line):
     return diag, _STATUS_WEIGHT.get(diag, 60.0)
 
 
+def _by_camel(groups, line):
+    """``cudnnStatusArchMismatch`` (Python/Julia wrappers) -> ``CUDNN_STATUS_ARCH_MISMATCH``."""
+    camel = groups.get("camel", "")
+    name = "CUDNN_STATUS_" + "".join("_" + c if c.isupper() and i else c for i, c in enumerate(camel)).upper()
+    groups["status"] = name
+    return _by_name(groups, line)
+
+
 def _by_number(groups, line):
     try:
         code = int(groups.get("status_code", ""))
@@ -230,6 +238,20 @@ SIGNATURES = (
         source="TensorFlow core/kernels (fused batch norm / conv 'cuDNN launch failure')",
     ),
     sig(
+        "tf-cudnn-op-launch-failed", "cudnn-execution-failed", "status",
+        ["launch failed"],
+        [r"cudnn (?P<op>\w{2,40}) launch failed"],
+        64.0, gate="dnn",
+        also=(("gpu-out-of-memory", 56.0), ("cudnn-version-mismatch", 50.0)),
+        title_plain="A cuDNN kernel failed to launch (cudnn {op} launch failed)",
+        summary="TensorFlow's cuDNN kernel for this op (pooling, LRN, batch norm) could not run. Causes "
+        "seen: cuDNN never got a working handle (see the log above: a cuDNN other than the one "
+        "TensorFlow was built with, a driver too old), GPU memory exhausted, or a GPU newer than the "
+        "CUDA/cuDNN the build supports.",
+        fixes=("allow-memory-growth", "install-matching-cudnn", "restart-kernel"), framework="TensorFlow",
+        source="TensorFlow core/kernels/pooling_ops_common.cc ('cudnn PoolForward launch failed')",
+    ),
+    sig(
         "tf-cudnn-rnn-call-failed", "cudnn-execution-failed", "status",
         ["failed to call thenrnn"],
         [r"Failed to call ThenRnn(?P<direction>Forward|Backward)"],
@@ -269,6 +291,15 @@ SIGNATURES = (
         58.0, generic=True, refine=_by_number,
         title_plain="A cuDNN call failed ({status})",
         source="cuDNN cudnnStatus_t numbers (cudnn_graph.h / cuDNN 8 cudnn_ops_infer.h)",
+    ),
+    sig(
+        "status-camel-case", "cudnn-internal-error", "status",
+        ["cudnnstatus"],
+        [r"\bcudnnStatus(?P<camel>NotInitialized|AllocFailed|BadParam|InternalError|InvalidValue|ArchMismatch|"
+         r"MappingError|ExecutionFailed|NotSupported|LicenseError|RuntimePrerequisiteMissing|VersionMismatch)\b"],
+        60.0, generic=True, refine=_by_camel, flags=0,
+        title_plain="A cuDNN call failed with {status}",
+        source="cuDNN Python/Julia wrappers naming cudnnStatus_t values in CamelCase (libcudnn.cudnnStatusArchMismatch)",
     ),
     sig(
         "status-name", "cudnn-internal-error", "status",
