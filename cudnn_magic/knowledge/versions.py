@@ -34,6 +34,8 @@ Catalogue id ``cudnn-version-mismatch``. Each wording is quoted from the source 
 
 from __future__ import annotations
 
+import re
+
 from . import sig
 
 _V = r"\d{1,6}(?:\.\d{1,4}){0,3}"
@@ -49,11 +51,19 @@ SUMMARY = (
 FIXES = ("install-matching-cudnn", "remove-shadowing-dir", "import-order")
 
 
+_UNDEFINED_IN = re.compile(r"(?P<file>[^\s:'\"()]{1,300}?\.(?:so|dylib)[\w.]{0,20}):\s{0,2}undefined symbol:", re.I)
+
+
 def _undefined_symbol(groups, line):
-    low = line.lower()
-    # "libcudnn_cnn_train.so.8: undefined symbol" / "libcudnn_ops.so.9: undefined symbol":
-    # a sub-library resolved against a different release -> sub-library mix.
-    if "libcudnn_" in low or "cudnn_ops" in low or "cudnn_cnn" in low or "cudnn_adv" in low:
+    """The file that lacks the symbol decides: a ``libcudnn_*`` sub-library resolved against a
+    different release (``libcudnn_cnn_train.so.8: undefined symbol``) is a sub-library mix; a
+    framework's own extension (``libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version
+    libcudnn_graph.so.9``) was built against a newer cuDNN than the one loaded."""
+    m = _UNDEFINED_IN.search(line)
+    name = m.group("file").replace("\\", "/").rsplit("/", 1)[-1].lower() if m else ""
+    if name.startswith("libcudnn_"):
+        return "cudnn-sublibrary-load-failed", 95.0
+    if not m and ("libcudnn_" in line.lower() or "cudnn_ops" in line.lower() or "cudnn_cnn" in line.lower()):
         return "cudnn-sublibrary-load-failed", 95.0
     return None
 
