@@ -788,6 +788,12 @@ def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
         if "frontend" in " ".join(h.signature.name for _, h in a.hits):
             return Fix(fid, "Disable the cuDNN attention backend",
                        "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
+        if fw == "TensorFlow":
+            return Fix(fid, "Use the generic (non-cuDNN) kernel (slower)",
+                       "Keras RNNs take the cuDNN kernel only with the default options: a non-default one "
+                       "(e.g. recurrent_dropout>0, or tf.keras.layers.RNN(tf.keras.layers.LSTMCell(n))) selects "
+                       "the generic kernel, which also runs on the CPU.",
+                       restart_required=False, applicable=False, reason="a change to your code")
         return Fix(fid, "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False",
                    restart_required=False, applicable=True)
     if fid == "install-cudnn-build":
