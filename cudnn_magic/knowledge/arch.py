@@ -55,22 +55,12 @@ SIGNATURES = (
         ["which is not compatible with paddle installation with arch"],
         [r"The GPU architecture in your current machine is (?P<gpu_arch>\w{2,20}), which is not compatible with Paddle "
          r"installation with arch:\s{0,2}(?P<build_archs>[\d ]{2,60})"],
-        86.0, needs_context=True, framework="PaddlePaddle",
+        86.0, needs_context=True, framework="PaddlePaddle", gate="gpu",
         title="This GPU ({gpu_arch}) is not among the architectures this PaddlePaddle build has kernels for",
         title_plain="This GPU is not among the architectures this PaddlePaddle build has kernels for",
         summary=SUMMARY + " PaddlePaddle warns about it at start-up; cuDNN calls then fail (often as "
         "CUDNN_STATUS_NOT_INITIALIZED or EXECUTION_FAILED).",
         fixes=("install-cuda-build",),
         source="PaddlePaddle paddle/phi/backends/gpu/gpu_resources.cc (GPU architecture check)",
-    ),
-    sig(
-        "arch-mismatch-words", "gpu-arch-unsupported", "arch",
-        ["arch mismatch"],
-        [r"(?:ERROR:\s{0,2})?\bArch mismatch\b"],
-        80.0, needs_context=True,
-        title_plain="This GPU is too old for cuDNN (Arch mismatch)",
-        summary=SUMMARY + " cuDNN's ARCH_MISMATCH: the GPU lacks a feature cuDNN needs.",
-        fixes=("cudnn-fallback", "install-cuda-build"),
-        source="cuDNN CUDNN_STATUS_ARCH_MISMATCH text ('Arch mismatch') as printed by wrappers (Mocha.jl)",
     ),
 )

@@ -117,7 +117,7 @@ SIGNATURES = (
         ["cannot compile with cudnn", "aren't able to use it"],
         [r"Can not use cuDNN on context \S{1,40}:\s{0,3}cannot compile with cuDNN",
          r"You enabled cuDNN, but we aren't able to use it:\s{0,3}cannot compile with cuDNN"],
-        86.0, framework="Theano",
+        86.0, framework="Theano", gate="dnn",
         extras=[r"fatal error:\s{0,3}(?P<header>[\w.]{1,40}\.h): No such file"], window=4,
         title_plain="Theano cannot compile against cuDNN (its headers or library were not found)",
         summary="Theano compiles a small program against cudnn.h/libcudnn at start-up; it failed, so "
@@ -130,7 +130,7 @@ SIGNATURES = (
         "theano-device-not-supported", "gpu-arch-unsupported", "builds",
         ["device not supported"],
         [r"Can not use cuDNN on context \S{1,40}:\s{0,3}Device not supported"],
-        86.0, framework="Theano",
+        86.0, framework="Theano", gate="dnn",
         title_plain="This GPU is too old for cuDNN (Theano: Device not supported)",
         summary="cuDNN needs a GPU of compute capability 3.0 or newer (later releases more); Theano "
         "found this GPU below that and does not use cuDNN.",

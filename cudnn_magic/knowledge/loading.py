@@ -268,7 +268,7 @@ SIGNATURES = (
         "ctranslate2-cudnn-not-found", "cudnn-library-not-found", "loading",
         ["is not found or cannot be loaded"],
         [r"Library (?P<soname>(?:lib)?cudnn[\w.\-]{0,50}) is not found or cannot be loaded"],
-        88.0, framework="CTranslate2", refine=_dso, names_missing="cudnn", gate="dnn",
+        88.0, framework="CTranslate2", refine=_dso, names_missing="cudnn", gate="librar",
         title="CTranslate2 could not load {soname}",
         title_plain="CTranslate2 could not load a cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES,
@@ -277,12 +277,12 @@ SIGNATURES = (
     # ---- markers: a loader could not open a library that is NOT cuDNN (weight 0, no diagnosis)
     sig(
         "other-library-cannot-open", "cudnn-library-not-found", "loading",
-        ["cannot open shared object file", "is not found or cannot be loaded", "could not load library",
+        ["cannot open shared object", "is not found or cannot be loaded", "could not load library",
          "could not locate"],
         [rf"(?P<other_library>lib{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}\.so(?:\.\d{{1,4}}){{0,3}}):\s{{0,3}}cannot open shared object file",
          rf"Library (?P<other_library>{_NOT_CUDNN}[\w.\-]{{1,60}}) is not found or cannot be loaded",
          rf"Could not (?:load library|locate) (?P<other_library>{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}(?:\.so(?:\.\d{{1,4}}){{0,3}}|\.dll))"],
-        0.0, names_missing="other",
+        0.0, names_missing="other", gate="librar",
         source="glibc dlopen errors, CTranslate2 and cuDNN-style loaders naming a non-cuDNN library",
     ),
     sig(

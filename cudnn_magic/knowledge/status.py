@@ -145,10 +145,9 @@ SIGNATURES = (
     sig(
         "frontend-no-execution-plans", "cudnn-unsupported-config", "status",
         ["no execution plans support the graph", "cudnn frontend error", "no valid execution plans",
-         "execution plans built", "no valid engine configs", "cudnngraphnotsupportederror", "check_support("],
+         "execution plans built", "no valid engine configs", "cudnngraphnotsupportederror"],
         [r"No (?:valid )?execution plans (?:support the graph|built)", r"No valid engine configs for",
-         r"cudnnGraphNotSupportedError", r"check_support\(\s{0,2}\w{0,40}\s{0,2}\)\.is_good\(\)'? failed",
-         r"cuDNN Frontend error"],
+         r"cudnnGraphNotSupportedError", r"cuDNN Frontend error"],
         82.0,
         title_plain="cuDNN has no execution plan for this graph (cuDNN frontend)",
         summary="The cuDNN frontend could not build an execution plan for this operation graph "
@@ -170,11 +169,21 @@ SIGNATURES = (
         source="cudnn_frontend error_code_t (graph_properties.h) as printed by ONNX Runtime cudnn_fe_call.cc",
     ),
     sig(
+        "frontend-check-support-failed", "cudnn-unsupported-config", "status",
+        ["check_support("],
+        [r"check_support\(\s{0,2}\w{0,40}\s{0,2}\)\.is_good\(\)'? failed"],
+        80.0, gate="is_good()",
+        title_plain="cuDNN has no execution plan for this graph (check_support failed)",
+        summary="The cuDNN frontend found no engine that supports this operation graph on this GPU and "
+        "cuDNN (a failed check_support is what 'No execution plans support the graph' reports).",
+        fixes=("cudnn-fallback", "install-matching-cudnn"),
+        source="cudnn-frontend graph API (graph->check_support(handle).is_good()) asserted by llm.c and others",
+    ),
+    sig(
         "frontend-execute-failed", "cudnn-execution-failed", "status",
-        ["mha_graph", "graph->execute(", "graph.execute("],
-        [r"Expected (?P<graph>\w{0,20}graph)\s{0,2}(?:->|\.)\s{0,2}execute\([^\n]{0,200}?is_good\(\) to be true",
-         r"graph\s{0,2}(?:->|\.)\s{0,2}execute\([^\n]{0,200}?\)\s{0,2}failed"],
-        72.0, also=(("cudnn-unsupported-config", 68.0),), framework="PyTorch",
+        ["graph->execute(", "graph.execute("],
+        [r"Expected (?P<graph>\w{0,20}graph)\s{0,2}(?:->|\.)\s{0,2}execute\([^\n]{0,200}?is_good\(\) to be true"],
+        72.0, also=(("cudnn-unsupported-config", 68.0),), framework="PyTorch", gate="is_good()",
         title_plain="cuDNN failed to run the plan it built for this graph (e.g. cuDNN attention)",
         summary="cuDNN built an execution plan for this operation graph (PyTorch's cuDNN scaled-dot-product "
         "attention, a fused convolution) but running it failed: some shape/mask combinations hit cuDNN "
@@ -189,7 +198,7 @@ SIGNATURES = (
         [r"no valid convolution algorithms available in CuDNN", r"No algorithm worked",
          r"All algorithms tried for [^\n]{0,2000}? failed", r"All algorithms tried for",
          r"None of the algorithms provided by cuDNN heuristics worked"],
-        76.0,
+        76.0, gate="algorithm",
         also=(("gpu-out-of-memory", 66.0),),
         title_plain="No cuDNN convolution algorithm could run this problem",
         summary="The framework tried every convolution algorithm cuDNN offered and none ran: this cuDNN "
