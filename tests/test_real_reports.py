@@ -18,7 +18,7 @@ import pytest
 
 from cudnn_magic.diagnose import diagnose
 
-#: The failing call decides what a status means (ORT expr=, PyTorch/CuPy/Caffe/Lua frames).
+#: The failing call decides what a status means (ORT expr=, PyTorch/CuPy/Caffe/MXNet/Lua frames and checks).
 CALLS = [
     ('',
      '2023-07-26 17:04:50.4252918 [E:onnxruntime:test, cuda_call.cc:119 onnxruntime::CudaCall] CUDNN failure 4: CUDNN_STATUS_INTERNAL_ERROR ; GPU=0 ; hostname=MSI ; expr=cudnnFindConvolutionForwardAlgorithmEx( GetCudnnHandle(context), s_.x_tensor, s_.x_data, s_.w_desc, s_.w_data, s_.conv_desc, s_.y_tensor, s_.y_data, 1, &algo_count, &perf, algo_search_workspace.get(), max_ws_size);',
@@ -85,6 +85,21 @@ CALLS = [
      '',
      'cudnn-execution-failed',
      'https://github.com/triton-inference-server/server/issues/4766'),
+    ('',
+     '[13:19:44] d:\\program files (x86)\\jenkins\\workspace\\mxnet\\mxnet\\src\\operator\\./cudnn_convolution-inl.h:557: Check failed: cudnnFindConvolutionBackwardDataAlgorithm(s->dnn_handle_, filter_desc_, out_desc_, conv_desc_, in_desc_, kMaxAlgos, &nalgo, bwd_data_algo) == CUDNN_STATUS_SUCCESS (4 vs. 0)',
+     '',
+     'cudnn-internal-error|gpu-out-of-memory',
+     'https://github.com/apache/mxnet/issues/4607'),
+    ('',
+     'src/operator/./cudnn_convolution-inl.h:446: Check failed: cudnnSetTensorNdDescriptor(in_desc_, dtype_, static_cast<int>(ishape.ndim()), reinterpret_cast<int*>(&ishape[0]), reinterpret_cast<int*>(&istride[0])) == CUDNN_STATUS_SUCCESS (9 vs. 0)',
+     '',
+     'cudnn-unsupported-config',
+     'https://github.com/apache/mxnet/issues/5342'),
+    ('cupy.cuda.cudnn.CuDNNError: CUDNN_STATUS_NOT_SUPPORTED: CUDNN_STATUS_NOT_SUPPORTED',
+     '',
+     '  File "cupy/cuda/cudnn.pyx", line 515, in cupy.cuda.cudnn.getConvolutionForwardAlgorithm (cupy/cuda/cudnn.cpp:5510)\n  File "cupy/cuda/cudnn.pyx", line 323, in cupy.cuda.cudnn.check_status (cupy/cuda/cudnn.cpp:1959)\n',
+     'cudnn-unsupported-config',
+     'https://github.com/chainer/chainer/issues/2065'),
 ]
 
 #: A missing cuDNN library, named by a loader or a provider.
@@ -271,6 +286,11 @@ SYMBOLS = [
      '',
      'cudnn-version-mismatch',
      'https://github.com/pytorch/pytorch/issues/139967 (variant)'),
+    ('',
+     'print(chainer.cuda._resolution_error)\n/home/daquang/anaconda3/lib/python3.6/site-packages/cupy/cuda/cudnn.cpython-36m-x86_64-linux-gnu.so: undefined symbol: cudnnGetConvolutionMathType',
+     '',
+     'cudnn-version-mismatch',
+     'https://github.com/chainer/chainer/issues/1493'),
 ]
 
 #: cuDNN's graph API / frontend (PyTorch v8 API and SDPA, ORT CUDNN_FE, TransformerEngine, llm.c, ComfyUI).
@@ -461,6 +481,26 @@ EXECUTION = [
      '',
      'cudnn-execution-failed|gpu-out-of-memory',
      'https://github.com/msracver/Deep-Image-Analogy/issues/3'),
+    ('mxnet.base.MXNetError: [19:09:37] src/operator/./cudnn_rnn-inl.h:710: Check failed: e == CUDNN_STATUS_SUCCESS (8 vs. 0) cuDNN: CUDNN_STATUS_EXECUTION_FAILED',
+     '',
+     '',
+     'cudnn-execution-failed',
+     'https://github.com/apache/mxnet/issues/14799'),
+    ('Error: CUDNN_STATUS_EXECUTION_FAILED at (/paddle/paddle/fluid/operators/conv_cudnn_op.cu:288)\n  [operator < conv2d > error]',
+     '',
+     '',
+     'cudnn-execution-failed',
+     'https://github.com/PaddlePaddle/PaddleSeg/issues/159'),
+    ("OSError: (External) CUDNN error(8), CUDNN_STATUS_EXECUTION_FAILED.\n  [Hint: Please search for the error code(8) on website (https://docs.nvidia.com/deeplearning/cudnn/api/index.html#cudnnStatus_t) to get Nvidia's official solution and advice about CUDNN Error.] (at C:\\home\\workspace\\Paddle\\paddle\\phi\\kernels\\gpudnn\\conv_grad_kernel.cu:502)",
+     '',
+     '',
+     'cudnn-execution-failed',
+     'https://github.com/PaddlePaddle/Paddle/issues/57242'),
+    ('',
+     'ERROR: ../rtSafe/cuda/cudaConvolutionRunner.cpp (483) - Cudnn Error in executeConv: 8 (CUDNN_STATUS_EXECUTION_FAILED)',
+     '',
+     'cudnn-execution-failed',
+     'https://github.com/Tencent/TNN/issues/1021'),
 ]
 
 #: Descriptors and arguments cuDNN rejected.
@@ -536,7 +576,7 @@ SUBLIBRARY = [
      'https://github.com/NVIDIA/nvidia-container-toolkit/issues/224'),
 ]
 
-#: Theano's own cuDNN checks (further kind found in the sample).
+#: Theano's own cuDNN checks (a further kind found in the sample).
 THEANO = [
     ('',
      'Can not use cuDNN on context None: cannot compile with cuDNN. We got this error:\nIn file included from /tmp/try_flags_Y9EarB.c:4:0:\n/usr/include/cudnn.h:63:26: fatal error: driver_types.h: No such file or directory\n #include "driver_types.h"\n                          ^\ncompilation terminated.\n\nMapped name None to device cuda0: GeForce GTX 1060 6GB (0000:01:00.0)',
@@ -579,7 +619,7 @@ MEMORY = [
      'https://github.com/ElegantGod/SSHA/issues/5'),
 ]
 
-#: Real non-cuDNN GPU errors next to each kind above: no cudnn-* id may be claimed.
+#: Real non-cuDNN GPU errors next to each kind above (libraries other than cuDNN missing, CUDA/cuBLAS/cuFFT/NCCL/TensorRT/MIOpen errors, CPU builds): no cudnn-* id may be claimed.
 NEGATIVES = [
     ('',
      '2024-03-27 06:33:23.219728338 [E:onnxruntime:Default, provider_bridge_ort.cc:1548 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory\n\n2024-03-27 06:33:23.219759101 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:861 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirementsto ensure all dependencies are met.',
@@ -857,7 +897,6 @@ NEGATIVES = [
      'NONE',
      'wording: TensorFlow compiler/tf2tensorrt/utils/py_utils.cc'),
 ]
-
 KINDS = {
     "calls": CALLS, "missing-cudnn": MISSING_CUDNN, "built-without": BUILT_WITHOUT, "arch": ARCH,
     "symbols": SYMBOLS, "frontend": FRONTEND, "conv-algorithms": CONV_ALGORITHMS, "init": INIT,

@@ -51,7 +51,7 @@ SIGNATURES = (
         "chainer-cudnn-not-enabled", "cudnn-library-not-found", "builds",
         ["cudnn is not enabled"],
         [r"cuDNN is not enabled"],
-        84.0, warning=True, framework="Chainer/CuPy",
+        55.0, warning=True, framework="Chainer/CuPy",
         extras=[r"reinstall (?P<reinstall>CuPy|chainer) after you install cudnn"], window=3,
         title_plain="Chainer has no cuDNN: CuPy was built or installed without it (cuDNN is not enabled)",
         summary=SUMMARY + " Chainer checks cupy.cuda.cudnn_enabled: CuPy could not import its cuDNN module "
@@ -62,7 +62,7 @@ SIGNATURES = (
         "torch-compiled-without-cudnn", "cudnn-library-not-found", "builds",
         ["compiled without cudnn"],
         [r"PyTorch was compiled without cuDNN(?:/MIOpen)? support"],
-        88.0, warning=True, framework="PyTorch",
+        62.0, warning=True, framework="PyTorch",
         title_plain="This PyTorch build was compiled without cuDNN support",
         summary=SUMMARY, fixes=FIXES,
         source="PyTorch torch/backends/cudnn/__init__.py is_acceptable",

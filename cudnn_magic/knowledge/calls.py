@@ -122,6 +122,14 @@ SIGNATURES = (
         source="ONNX Runtime core/providers/cuda/cuda_call.cc and cudnn_fe_call.cc (CudaCall: '; expr=<call>')",
     ),
     sig(
+        "check-failed-cudnn-call", "cudnn-internal-error", "calls",
+        ["check failed: cudnn", "check failed: (cudnn"],
+        [r"Check failed:\s{0,2}\(?(?P<call>cudnn\w{2,80})\s{0,2}\("],
+        0.0, supports=_REFINED, cudnn_path=True,
+        source="glog CHECK macros naming the cuDNN call (MXNet cudnn_convolution-inl.h, TensorFlow cuda_dnn.cc: "
+        "'Check failed: cudnnSetTensorNdDescriptor(...) == CUDNN_STATUS_SUCCESS (3 vs. 0)')",
+    ),
+    sig(
         "tf-cuda-dnn-call", "cudnn-internal-error", "calls",
         ["cuda_dnn.cc("],
         [r"cuda_dnn\.cc\(\d{1,6}\):\s{0,3}'(?P<call>cudnn\w{1,80})\s{0,2}\("],
