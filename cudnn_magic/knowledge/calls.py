@@ -138,8 +138,9 @@ SIGNATURES = (
     ),
     sig(
         "torch-exception-raised-from-cudnn", "cudnn-internal-error", "calls",
-        ["exception raised from"],
-        [r"Exception raised from (?P<call>\w{1,80}) at [^\n]{0,300}?(?:ATen[/\\]+(?:native[/\\]+)?cudnn[/\\]|[/\\]cudnn[/\\])"],
+        ["exception raised from", "getcudnnhandle", "createcudnnhandle"],
+        [r"Exception raised from (?P<call>\w{1,80}) at [^\n]{0,300}?(?:ATen[/\\]+(?:native[/\\]+)?cudnn[/\\]|[/\\]cudnn[/\\])",
+         r"\bat::native::(?:\(anonymous namespace\)::)?(?P<call>getCudnnHandle|createCuDNNHandle)\b"],
         0.0, supports=_REFINED, cudnn_path=True, framework="PyTorch", gate="dnn",
         source="PyTorch c10::Error backtraces ('Exception raised from createCuDNNHandle at .../ATen/cudnn/Handle.cpp:9')",
     ),
