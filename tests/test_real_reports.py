@@ -375,6 +375,16 @@ FRONTEND = [
      '',
      'cudnn-unsupported-config|cudnn-bad-param',
      'https://github.com/XLabs-AI/x-flux-comfyui/issues/145'),
+    ('',
+     "E0326 13:26:41.794419  431866 pjrt_stream_executor_client.cc:2808] Execution of replica 0 failed: INTERNAL: No valid engine configs for Matmul_MUL_Reduction_SUB_EXP_Reduction_LOG_ADD_DIV_Matmul_\nin external/xla/xla/stream_executor/cuda/cuda_dnn.cc(10398): 'graph_.create_execution_plans({cudnn_frontend::HeurMode_t::A})'",
+     '',
+     'cudnn-unsupported-config',
+     'https://github.com/jax-ml/jax/issues/20438'),
+    ('RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No valid execution plans built.',
+     '',
+     '',
+     'cudnn-unsupported-config',
+     'https://github.com/pytorch/pytorch/pull/192843'),
 ]
 
 #: Convolution algorithm searches that found nothing that runs.
@@ -433,6 +443,16 @@ INIT = [
      '',
      'cudnn-init-failed',
      'https://github.com/karpathy/neuraltalk2/issues/57'),
+    ('',
+     '2023-03-06 16:35:33.099150: W external/org_tensorflow/tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:397] There was an error before creating cudnn handle: cudaGetErrorName symbol not found. : cudaGetErrorString symbol not found.\n2023-03-06 16:35:33.099243: E external/org_tensorflow/tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:429] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n2023-03-06 16:35:33.099836: E external/org_tensorflow/tensorflow/compiler/xla/status_macros.cc:57] INTERNAL: RET_CHECK failure (external/org_tensorflow/tensorflow/compiler/xla/service/gpu/gpu_compiler.cc:627) dnn != nullptr ',
+     '',
+     'cudnn-init-failed',
+     'https://github.com/jax-ml/jax/issues/14801'),
+    ('',
+     '2023-03-10 00:53:00.478741: E external/org_tensorflow/tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:429] Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n2023-03-10 00:53:00.479021: E external/org_tensorflow/tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:438] Possibly insufficient driver version: 525.85.12\n2023-03-10 00:53:00.480495: E external/org_tensorflow/tensorflow/compiler/xla/status_macros.cc:57] INTERNAL: RET_CHECK failure (external/org_tensorflow/tensorflow/compiler/xla/service/gpu/gpu_compiler.cc:627) dnn != nullptr ',
+     '',
+     'cuda-driver-too-old|cudnn-init-failed',
+     'https://github.com/jax-ml/jax/issues/14893'),
 ]
 
 #: cudnnSetStream failures in every wording.
@@ -574,6 +594,11 @@ SUBLIBRARY = [
      '',
      'cudnn-sublibrary-load-failed',
      'https://github.com/NVIDIA/nvidia-container-toolkit/issues/224'),
+    ('',
+     'Unable to load any of {libcudnn_engines_precompiled.so.9.4.0, libcudnn_engines_precompiled.so.9.4, libcudnn_engines_precompiled.so.9, libcudnn_engines_precompiled.so}',
+     '',
+     'cudnn-sublibrary-load-failed',
+     'https://github.com/jax-ml/jax/issues/23833'),
 ]
 
 #: Theano's own cuDNN checks (a further kind found in the sample).

@@ -53,7 +53,7 @@ SIGNATURES = (
     sig(
         "xla-error-before-cudnn-handle", "cudnn-init-failed", "init",
         ["error before creating cudnn handle"],
-        [r"There was an error before creating cudnn handle\s{0,2}\((?P<code>\d{1,4})\):?\s{0,3}(?P<cuda_error>[^\n]{0,160})"],
+        [r"There was an error before creating cudnn handle\s{0,2}(?:\((?P<code>\d{1,4})\))?:?\s{0,3}(?P<cuda_error>[^\n]{0,160})"],
         70.0, refine=_before_handle,
         also=(("cuda-driver-too-old", 52.0),),
         title_plain="cuDNN could not create its handle: a CUDA error was already pending",
