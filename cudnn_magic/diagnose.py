@@ -19,6 +19,7 @@ from typing import Iterable
 from packaging.requirements import InvalidRequirement, Requirement
 
 from .knowledge import FIX_IDS, Hit, scan
+from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .model import Diagnosis, Driver, Fix, Report, Unavailable
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
@@ -219,6 +220,7 @@ class _Agg:
     extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
+    title: str = ""  #: a title set by a refinement (the call that failed), formatted with the versions
 
     def add(self, weight: float, hit: Hit | None) -> None:
         self.score = max(self.score, weight)
@@ -232,19 +234,15 @@ def _is_core(h: Hit) -> bool:
 
 
 def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool) -> list[Diagnosis]:
-    core = any(_is_core(h) for h in hits)
+    # A needs_context wording counts next to a cuDNN failure, or where the failing code path is
+    # shown to run inside cuDNN ("no kernel image is available" raised in _cudnn_rnn_flatten_weight).
+    core = any(_is_core(h) or h.signature.cudnn_path for h in hits)
     kept: list[Hit] = []
     for h in hits:
         if h.signature.needs_context and not core:
             continue
         kept.append(h)
-    # TensorFlow "Cannot dlopen some GPU libraries": a cuDNN matter only when a cuDNN library is
-    # among the missing ones (or none is named).
-    names = {h.signature.name for h in kept}
-    if "tf-cannot-dlopen-gpu-libraries" in names and "tf-dlerror-other-library" in names and not (
-        names & {"tf-dlerror-cudnn", "tf-dso-couldnt-open", "cannot-open-libcudnn", "windows-cudnn-dll-not-found"}
-    ):
-        kept = [h for h in kept if h.signature.name != "tf-cannot-dlopen-gpu-libraries"]
+    kept = _drop_unnamed_loads(kept)
 
     aggs: dict[str, _Agg] = {}
 
@@ -254,11 +252,13 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
         return aggs[i]
 
     supports: list[Hit] = []
+    weighed: list[tuple[float, Hit]] = []
     for h in kept:
         if h.signature.supports or h.weight <= 0:
             supports.append(h)
             continue
         bonus = 2.0 if h.source == "log" else 0.0
+        weighed.append((h.weight + bonus, h))
         agg(h.diagnosis).add(h.weight + bonus, h)
         for other, w in h.signature.also:
             if other != h.diagnosis:
@@ -276,6 +276,10 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
         a.hits.sort(key=lambda wh: (-wh[0], -wh[1].position))
         distinct = {h.line for _, h in a.hits if h.diagnosis == a.id}
         a.score += min(3.0, max(0, len(distinct) - 1) * 1.0)
+    _corroborate(aggs, weighed)
+    _refine_by_call(aggs, supports)
+    for a in aggs.values():
+        a.hits.sort(key=lambda wh: (-wh[0], -wh[1].position))
         a.versions = _versions(a)
         a.framework = _framework(a, ctx)
 
@@ -286,6 +290,61 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
     for a in sorted(aggs.values(), key=lambda a: -a.score):
         out.append(_diagnosis(a, report))
     return out
+
+
+def _drop_unnamed_loads(kept: list[Hit]) -> list[Hit]:
+    """Which library is missing decides: a wording that says the GPU libraries or provider failed
+    to load without naming which (``unnamed_load``) is no cuDNN matter when the text names only
+    non-cuDNN libraries as the missing ones (libcublasLt, libcufft, libnvinfer, ...)."""
+    named = {h.signature.names_missing for h in kept if h.signature.names_missing}
+    if "other" in named and "cudnn" not in named:
+        return [h for h in kept if not h.signature.unnamed_load]
+    return kept
+
+
+def _corroborate(aggs: dict[str, _Agg], weighed: list[tuple[float, Hit]]) -> None:
+    """When a wording leaves two ids possible (its own and an ``also`` one), the one that other,
+    decisive evidence supports comes first: "Unable to find a valid cuDNN algorithm" next to "CUDA
+    out of memory" is memory. Decisive means a hit of that id which does not itself list the
+    first id as an alternative (two ambiguous wordings never promote each other), and never the
+    generic ``cudnn-init-failed``."""
+    direct: dict[str, list[Hit]] = {}
+    for _, h in weighed:
+        direct.setdefault(h.diagnosis, []).append(h)
+    for w, h in weighed:
+        for other, _ in h.signature.also:
+            if other == h.diagnosis or other in _GENERIC_IDS or other not in aggs:
+                continue
+            if any(all(alt != h.diagnosis for alt, _ in d.signature.also) for d in direct.get(other, ())):
+                aggs[other].score = max(aggs[other].score, w + 1.0)
+
+
+def _refine_by_call(aggs: dict[str, _Agg], markers: list[Hit]) -> None:
+    """The failing call decides what a bare status means (:data:`cudnn_magic.knowledge.calls.REFINES`):
+    ``CUDNN_STATUS_INTERNAL_ERROR`` from ``cudnnCreate`` is a handle that could not be created
+    (``cudnn-init-failed``), from ``cudnnSetStream`` a broken context. Only ids that stand on a
+    bare status name or number are refined; the status's own id stays, ranked after."""
+    for m in markers:
+        role = call_role(m.groups.get("call", ""))
+        table = CALL_REFINES.get(role or "")
+        if not table:
+            continue
+        for a in list(aggs.values()):
+            if a.id not in table or not a.hits:
+                continue
+            own = [h for _, h in a.hits if h.diagnosis == a.id]
+            if not own or not all(h.signature.generic for h in own):
+                continue  # a wording of its own (not just a status) keeps its meaning
+            to, how = table[a.id]
+            t = aggs.get(to) or aggs.setdefault(to, _Agg(to))
+            score = a.score + 5.0 if how == "first" else a.score - 6.0
+            if score > t.score:
+                t.score = score
+            for h in (own[0], m):
+                if all(h is not x for _, x in t.hits):
+                    t.hits.append((score if h is own[0] else score - 0.5, h))
+            if not t.title:
+                t.title = CALL_TITLES.get(role or "", "")
 
 
 # --------------------------------------------------------------------------- versions
@@ -327,7 +386,7 @@ def _versions(a: _Agg) -> dict[str, str]:
                     out["status_code"] = str(st.code)
             elif k in ("driver", "status_code", "soname", "library", "symbol", "dependency", "required",
                        "cuda", "min_sm", "compute_capability", "descriptor", "shape", "cuda_error",
-                       "other_library", "mode", "driver_cuda", "error_code"):
+                       "other_library", "mode", "driver_cuda", "error_code", "call", "op", "fe_code"):
                 out[k] = _clean(raw)
             elif k in ("free", "total"):
                 out[f"{k}_bytes"] = _clean(raw)
@@ -525,6 +584,8 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
         title = _format(s.title, values) or _format(s.title_plain, values)
         summary = s.summary or None
         fix_ids.extend(s.fixes)
+    elif a.title:  # refined by the failing call: no wording of its own
+        title = _format(a.title, values)
     if title is None and a.id == "cudnn-version-mismatch" and "loaded" in values and "compiled" in values:
         title = f"The cuDNN in use ({values['loaded']}) {values['relation']} the {values['compiled']} {fw} was built with"
     title = title or generic_title
@@ -727,8 +788,18 @@ def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
         if "frontend" in " ".join(h.signature.name for _, h in a.hits):
             return Fix(fid, "Disable the cuDNN attention backend",
                        "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
+        if fw == "TensorFlow":
+            return Fix(fid, "Use the generic (non-cuDNN) kernel (slower)",
+                       "Keras RNNs take the cuDNN kernel only with the default options: a non-default one "
+                       "(e.g. recurrent_dropout>0, or tf.keras.layers.RNN(tf.keras.layers.LSTMCell(n))) selects "
+                       "the generic kernel, which also runs on the CPU.",
+                       restart_required=False, applicable=False, reason="a change to your code")
         return Fix(fid, "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False",
                    restart_required=False, applicable=True)
+    if fid == "install-cudnn-build":
+        return Fix(fid, f"Install a {fw or 'framework'} build with cuDNN support",
+                   _CUDNN_BUILD_ADVICE.get(fw, _CUDNN_BUILD_ADVICE[""]),
+                   restart_required=True, applicable=False, reason="a different build of the framework")
     if fid == "install-cuda-build":
         if fw == "JAX":
             return Fix(fid, "Install JAX with CUDA support", "python -m pip install -U \"jax[cuda12]\"",
@@ -738,6 +809,24 @@ def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
                    "(%cudnn_check shows the build's cuda_compute_capabilities).",
                    restart_required=True, applicable=False, reason="depends on the framework and GPU")
     return None
+
+
+#: How to get a build with cuDNN, per framework (its install documentation).
+_CUDNN_BUILD_ADVICE: dict[str, str] = {
+    "TensorFlow": "pip install \"tensorflow[and-cuda]\" (Linux; brings CUDA and cuDNN) instead of a CPU-only "
+                  "tensorflow/tensorflow-cpu wheel, then restart the kernel",
+    "PyTorch": "install a CUDA wheel of PyTorch (they bundle cuDNN; pytorch.org/get-started), or rebuild from "
+               "source with cuDNN visible (CUDNN_INCLUDE_DIR/CUDNN_LIBRARY)",
+    "MXNet": "pip install the CUDA build of MXNet for your CUDA version (mxnet-cu1xx wheels include cuDNN), or "
+             "rebuild with USE_CUDNN=1",
+    "Chainer/CuPy": "pip install the cupy-cuda1xx/cupy-cuda12x wheel for your CUDA and the nvidia-cudnn wheel "
+                    "(python -m cupyx.tools.install_library --library cudnn for older CuPy), or reinstall CuPy "
+                    "from source after cuDNN is installed",
+    "Theano": "make cudnn.h and libcudnn visible to Theano: set [dnn] include_path and library_path in .theanorc "
+              "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install",
+    "": "install the framework's GPU build that includes cuDNN (or rebuild it with cuDNN found by the build), "
+        "then restart the kernel",
+}
 
 
 def fix_advice(fix_id: str, versions: dict[str, str] | None = None, framework: str = "",

@@ -89,6 +89,8 @@ FIXES: dict[str, str] = {
     "disable-cudnn-benchmark": "advice: turn off cuDNN autotuning (PyTorch cudnn.benchmark, TF_CUDNN_USE_AUTOTUNE)",
     "cudnn-fallback": "advice: run the failing op without cuDNN (slower) to get past it or get a clearer error",
     "install-cuda-build": "advice: install a framework build with CUDA kernels for this GPU's compute capability",
+    "install-cudnn-build": "advice: install a framework build compiled with cuDNN support (its GPU wheel), or rebuild "
+                           "it with cuDNN found",
 }
 
 StepKind = Literal["run", "set-env", "kernelspec", "call", "restart", "advice"]
@@ -1176,7 +1178,8 @@ def _cuda_build_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                    "TensorFlow: pip install 'tensorflow[and-cuda]'; JAX: pip install 'jax[cuda12]')", notes, restart=True)
 
 
-DIAGNOSIS_WORDED = frozenset({"make-contiguous", "check-shapes", "free-gpu-memory", "install-cudnn-deps"})
+DIAGNOSIS_WORDED = frozenset({"make-contiguous", "check-shapes", "free-gpu-memory", "install-cudnn-deps",
+                              "install-cudnn-build"})
 """Advice-only fixes whose plan shows the diagnosis's own words (``context["advice"]``)."""
 
 _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
@@ -1200,6 +1203,9 @@ _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "install-cudnn-deps": _diagnosis_advice("install-cudnn-deps", [
         "cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; match the cuXX suffix "
         "to your CUDA major"]),
+    "install-cudnn-build": _diagnosis_advice("install-cudnn-build", [
+        "a build compiled without cuDNN stays without it when cuDNN is installed later: the framework "
+        "itself has to be the GPU build (or rebuilt with cuDNN found)"]),
 }
 
 

@@ -1,10 +1,17 @@
 """The diagnosis knowledge base: error signatures as data, matched in linear time. Pure.
 
 Layout follows friendly-traceback (shared/STYLE.md section 6): one module per family
-(:mod:`.versions`, :mod:`.loading`, :mod:`.init`, :mod:`.status`, :mod:`.memory`,
-:mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.warnings`), each a tuple ``SIGNATURES`` of
-declarative :class:`Signature` entries, with an optional ``refine`` callable as the escape hatch
-for the few that need logic. Matching never raises and never runs anything from the text.
+(:mod:`.versions`, :mod:`.loading`, :mod:`.builds`, :mod:`.init`, :mod:`.status`,
+:mod:`.memory`, :mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.calls`, :mod:`.warnings`),
+each a tuple ``SIGNATURES`` of declarative :class:`Signature` entries, with an optional
+``refine`` callable as the escape hatch for the few that need logic. Matching never raises and
+never runs anything from the text.
+
+Besides wordings that point at a diagnosis, a family may hold *markers* (weight 0): facts about
+the text that the ranking in :mod:`cudnn_magic.diagnose` reads, never diagnoses of their own:
+which cuDNN function failed (:mod:`.calls`, group ``call``), that the failing code path runs
+inside cuDNN (``cudnn_path``), and which library a loader said it could not open
+(``names_missing``).
 
 How matching stays linear (:func:`scan`):
 
@@ -48,6 +55,7 @@ FIX_IDS: dict[str, str] = {
     "disable-cudnn-benchmark": "turn off cuDNN autotuning (torch.backends.cudnn.benchmark = False)",
     "cudnn-fallback": "run the op without cuDNN (slower) to get past it or to get a clearer error",
     "install-cuda-build": "install a framework build with CUDA kernels for this GPU",
+    "install-cudnn-build": "install a framework build compiled with cuDNN support (the GPU wheel or package, or rebuild with cuDNN found)",
 }
 
 MAX_LINE = 2000  #: a longer line is cut to a window of this size around each keyword hit
@@ -95,6 +103,16 @@ class Signature:
         source: where the wording comes from (cited in docs and tests).
         gate: a lower-case literal every matching line contains ("dnn" for lines that name
             cuDNN); it lets a keyword share a cheap trigger scan (see :data:`TRIGGERS`).
+        cudnn_path: the line shows the failing code runs inside cuDNN (a ``_cudnn_rnn`` or
+            ``cudnn_convolution`` frame, a ``CudnnRNN`` op, a ``cudnn*`` call): it lets
+            ``needs_context`` wordings count (``no kernel image is available`` raised there).
+        names_missing: the wording names the library that could not be loaded: ``"cudnn"``
+            (a libcudnn*/cudnn*64_*.dll file) or ``"other"`` (libcudart, libcublas, libcufft,
+            libnvinfer, libcuda, ...).
+        unnamed_load: the wording says GPU libraries or a provider failed to load without naming
+            which (TensorFlow "Cannot dlopen some GPU libraries", ONNX Runtime "Failed to create
+            CUDAExecutionProvider"): it is dropped when the text names only non-cuDNN libraries
+            as the missing ones (``names_missing == "other"``).
     """
 
     name: str
@@ -119,6 +137,9 @@ class Signature:
     refine: Refine | None = None
     source: str = ""
     gate: str = ""
+    cudnn_path: bool = False
+    names_missing: str = ""
+    unnamed_load: bool = False
 
 
 def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],
@@ -158,7 +179,8 @@ class Hit:
     span: tuple[int, int] = (0, 0)
 
 
-FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "init", "memory", "driver", "arch", "status", "warnings")
+FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "builds", "init", "memory", "driver", "arch", "status",
+                             "calls", "warnings")
 
 _CACHE: dict[str, object] = {}
 
@@ -264,8 +286,8 @@ def _match_line(line: str, sig_ids: Iterable[int], sigs: tuple[Signature, ...], 
                 diagnosis, weight = r  # type: ignore[assignment]
                 if diagnosis is None:
                     continue
-        if not s.generic and not s.supports:
-            claimed = True
+        if not s.generic and not s.supports and weight > 0:
+            claimed = True  # markers (weight 0) never hide the status name on their line
         if windowed:
             quoted = line[max(0, m.start() - 120): m.end() + 200]
         else:

@@ -50,4 +50,17 @@ SIGNATURES = (
         summary=SUMMARY + " TensorFlow then runs on the CPU.", fixes=("install-cuda-build",),
         framework="TensorFlow", source="TensorFlow core/common_runtime/gpu/gpu_device.cc",
     ),
+    sig(
+        "paddle-arch-not-in-build", "gpu-arch-unsupported", "arch",
+        ["which is not compatible with paddle installation with arch"],
+        [r"The GPU architecture in your current machine is (?P<gpu_arch>\w{2,20}), which is not compatible with Paddle "
+         r"installation with arch:\s{0,2}(?P<build_archs>[\d ]{2,60})"],
+        86.0, needs_context=True, framework="PaddlePaddle", gate="gpu",
+        title="This GPU ({gpu_arch}) is not among the architectures this PaddlePaddle build has kernels for",
+        title_plain="This GPU is not among the architectures this PaddlePaddle build has kernels for",
+        summary=SUMMARY + " PaddlePaddle warns about it at start-up; cuDNN calls then fail (often as "
+        "CUDNN_STATUS_NOT_INITIALIZED or EXECUTION_FAILED).",
+        fixes=("install-cuda-build",),
+        source="PaddlePaddle paddle/phi/backends/gpu/gpu_resources.cc (GPU architecture check)",
+    ),
 )

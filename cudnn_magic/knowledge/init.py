@@ -40,7 +40,29 @@ def _handle(groups, line):
     return None
 
 
+def _before_handle(groups, line):
+    err = groups.get("cuda_error", "").lower()
+    if "insufficientdriver" in err or "driver version is insufficient" in err or groups.get("code") == "35":
+        return "cuda-driver-too-old", 84.0
+    if "memoryallocation" in err or "out of memory" in err or groups.get("code") == "2":
+        return "gpu-out-of-memory", 84.0
+    return None
+
+
 SIGNATURES = (
+    sig(
+        "xla-error-before-cudnn-handle", "cudnn-init-failed", "init",
+        ["error before creating cudnn handle"],
+        [r"There was an error before creating cudnn handle\s{0,2}(?:\((?P<code>\d{1,4})\))?:?\s{0,3}(?P<cuda_error>[^\n]{0,160})"],
+        70.0, refine=_before_handle,
+        also=(("cuda-driver-too-old", 52.0),),
+        title_plain="cuDNN could not create its handle: a CUDA error was already pending",
+        summary="XLA checks for a pending CUDA error before creating the cuDNN handle and found one, so "
+        "cuDNN never initialized. Usual causes: a CUDA runtime that does not match the driver or the "
+        "jaxlib/TensorFlow build (a symbol the runtime lacks), or an earlier failure in this process.",
+        fixes=("install-matching-cudnn", "upgrade-driver", "restart-kernel"),
+        source="XLA stream_executor/cuda/cuda_dnn.cc CudnnSupport::Init ('There was an error before creating cudnn handle')",
+    ),
     sig(
         "cudnn-create-handle", "cudnn-init-failed", "init",
         ["cudnn handle"],

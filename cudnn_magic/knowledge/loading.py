@@ -24,6 +24,17 @@ Catalogue ids ``cudnn-library-not-found`` (the main library) and ``cudnn-sublibr
   ``The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured
   correctly``.
 * JAX/jaxlib: ``Unable to load cuDNN. Is it installed?`` and ``RuntimeError: cuDNN not found.``.
+* PyTorch 0.x ``torch/backends/cudnn/__init__.py``: ``cuDNN library not found. Check your
+  LD_LIBRARY_PATH``.
+* CTranslate2 (faster-whisper, whisperX) ``src/cuda/utils.cc``-era loader: ``RuntimeError: Library
+  cudnn_ops_infer64_8.dll is not found or cannot be loaded`` (and the same for cuBLAS).
+
+Which library is missing decides: markers (weight 0, ``names_missing="other"``) record a loader
+that could not open a non-cuDNN library (libcudart, libcublas*, libcufft, libcurand, libnvinfer,
+libcuda, ...; ONNX Runtime ``Failed to load library libonnxruntime_providers_cuda.so with error:
+libcublasLt.so.11: cannot open shared object file``, CTranslate2 ``Library libcublas.so.12 is not
+found or cannot be loaded``). With only such a library named, the generic "the GPU provider did not
+load" wordings (``unnamed_load``) make no cuDNN claim: the fault is that library's, not cuDNN's.
 """
 
 from __future__ import annotations
@@ -76,6 +87,9 @@ def _paddle_third_party(groups, line):
     return None
 
 
+_NOT_CUDNN = r"(?!(?:lib)?cudnn)"  # a library name that is not cuDNN's
+
+
 SIGNATURES = (
     sig(
         "cudnn-could-not-load-library", "cudnn-sublibrary-load-failed", "loading",
@@ -88,6 +102,7 @@ SIGNATURES = (
         title="cuDNN could not load its sub-library {library}",
         title_plain="cuDNN could not load one of its sub-libraries",
         summary=SUB_SUMMARY, fixes=SUB_FIXES, refine=_cudnn_loader,
+        names_missing="cudnn",
         source="cuDNN 8 loader messages (libcudnn.so.8 / cudnn64_8.dll shim)",
     ),
     sig(
@@ -99,6 +114,7 @@ SIGNATURES = (
         title="cuDNN could not load its sub-library {library}",
         title_plain="cuDNN could not load one of its sub-libraries",
         summary=SUB_SUMMARY, fixes=SUB_FIXES,
+        names_missing="cudnn",
         source="cuDNN 9 loader message (libcudnn.so.9 shim)",
     ),
     sig(
@@ -130,6 +146,7 @@ SIGNATURES = (
         title="{framework} could not load {soname}",
         title_plain="The cuDNN library could not be loaded",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="TensorFlow", refine=_dso,
+        names_missing="cudnn",
         source="TensorFlow stream_executor/platform/default/dso_loader.cc",
     ),
     sig(
@@ -141,6 +158,7 @@ SIGNATURES = (
         title="{framework} could not open {soname}",
         title_plain="TensorFlow could not load the cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="TensorFlow", refine=_dso,
+        names_missing="cudnn",
         source="TensorFlow 0.x-1.x stream_executor/dso_loader.cc and cuda_dnn.cc",
     ),
     sig(
@@ -151,6 +169,7 @@ SIGNATURES = (
         title="{soname} could not be found by the dynamic loader", gate="dnn",
         title_plain="The cuDNN library could not be found by the dynamic loader",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, refine=_dso,
+        names_missing="cudnn",
         source="glibc dlopen error (ONNX Runtime provider_bridge_ort.cc, CuPy, CTranslate2 ...)",
     ),
     sig(
@@ -163,6 +182,7 @@ SIGNATURES = (
         title_plain="The cuDNN DLL was not found",
         summary=NOT_FOUND_SUMMARY + " On Windows the cuDNN bin directory must be on PATH.",
         fixes=NOT_FOUND_FIXES,
+        names_missing="cudnn",
         source="TensorFlow dso_loader.cc on Windows; Windows LoadLibrary errors",
     ),
     sig(
@@ -189,6 +209,7 @@ SIGNATURES = (
         summary="LoadLibrary failed for a cuDNN DLL (WinError 126): the DLL or one it needs (another "
         "cuDNN sub-library, zlibwapi.dll, the CUDA runtime) is missing from PATH or of another release.",
         fixes=("reinstall-cudnn", "install-cudnn-deps"),
+        names_missing="cudnn",
         source="Windows LoadLibrary error 126 as reported by PyTorch's DLL loader (torch/__init__.py)",
     ),
     sig(
@@ -209,6 +230,7 @@ SIGNATURES = (
         90.0,
         title_plain="PaddlePaddle could not load the cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="PaddlePaddle",
+        names_missing="cudnn",
         source="PaddlePaddle paddle/fluid/platform/dynload/cudnn.cc",
     ),
     sig(
@@ -220,6 +242,7 @@ SIGNATURES = (
         title_plain="PaddlePaddle could not load the cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="PaddlePaddle",
         refine=_paddle_third_party,
+        names_missing="cudnn",
         source="PaddlePaddle paddle/phi/backends/dynload/dynamic_loader.cc",
     ),
     sig(
@@ -229,6 +252,51 @@ SIGNATURES = (
         86.0,
         title_plain="JAX could not load the cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES, framework="JAX",
+        names_missing="cudnn",
         source="jaxlib cuda plugin (versions_helpers / _load)",
+    ),
+    sig(
+        "torch-cudnn-library-not-found", "cudnn-library-not-found", "loading",
+        ["cudnn library not found", "miopen library not found"],
+        [r"cuDNN(?:/MIOpen)? library not found\.?\s{0,3}Check your (?P<libpath>[A-Z_]{4,30})"],
+        88.0, framework="PyTorch", names_missing="cudnn",
+        title_plain="PyTorch could not find the cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES,
+        source="PyTorch torch/backends/cudnn/__init__.py (0.x-1.x _libcudnn)",
+    ),
+    sig(
+        "ctranslate2-cudnn-not-found", "cudnn-library-not-found", "loading",
+        ["is not found or cannot be loaded"],
+        [r"Library (?P<soname>(?:lib)?cudnn[\w.\-]{0,50}) is not found or cannot be loaded"],
+        88.0, framework="CTranslate2", refine=_dso, names_missing="cudnn", gate="librar",
+        title="CTranslate2 could not load {soname}",
+        title_plain="CTranslate2 could not load a cuDNN library",
+        summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES,
+        source="CTranslate2 dynamic loader (faster-whisper/whisperX: 'Library X is not found or cannot be loaded')",
+    ),
+    # ---- markers: a loader could not open a library that is NOT cuDNN (weight 0, no diagnosis)
+    sig(
+        "other-library-cannot-open", "cudnn-library-not-found", "loading",
+        ["cannot open shared object", "is not found or cannot be loaded", "could not load library",
+         "could not locate"],
+        [rf"(?P<other_library>lib{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}\.so(?:\.\d{{1,4}}){{0,3}}):\s{{0,3}}cannot open shared object file",
+         rf"Library (?P<other_library>{_NOT_CUDNN}[\w.\-]{{1,60}}) is not found or cannot be loaded",
+         rf"Could not (?:load library|locate) (?P<other_library>{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}(?:\.so(?:\.\d{{1,4}}){{0,3}}|\.dll))"],
+        0.0, names_missing="other", gate="librar",
+        source="glibc dlopen errors, CTranslate2 and cuDNN-style loaders naming a non-cuDNN library",
+    ),
+    sig(
+        "tf-could-not-find-in-cudnn-dso", "cudnn-library-not-found", "loading",
+        ["in cudnn dso"],
+        [r"could not find (?P<symbol>cudnn\w{1,80}) in cudnn DSO"],
+        95.0, also=(("cudnn-version-mismatch", 70.0),), framework="TensorFlow", names_missing="cudnn",
+        title="TensorFlow found no cuDNN to take {symbol} from (the cuDNN DSO did not load)",
+        title_plain="TensorFlow found no cuDNN library to take its functions from",
+        summary="TensorFlow 0.x-1.x opens libcudnn itself and looks its functions up in it; when the "
+        "library could not be opened (see 'Couldn't open CUDA library libcudnn...' above) the lookup "
+        "falls back to the process and fails with 'undefined symbol'. Install the cuDNN this "
+        "TensorFlow was built for, where its loader looks.",
+        fixes=NOT_FOUND_FIXES,
+        source="TensorFlow stream_executor/cuda/cuda_dnn.cc (dynload: 'could not find <fn> in cudnn DSO; dlerror: ...')",
     ),
 )

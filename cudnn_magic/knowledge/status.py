@@ -17,6 +17,18 @@ Op-level wordings, quoted from their sources:
   support the graph``.
 * TensorFlow ``cuda_dnn.cc``: ``could not set cudnn filter descriptor: CUDNN_STATUS_BAD_PARAM``;
   ``cuDNN launch failure : input shape ([64,128,1,1])`` (fused batch norm/conv kernels).
+* cuDNN's graph API and frontend (PyTorch v8 convolutions and cuDNN SDPA, TransformerEngine,
+  cudnn-frontend's Python module, ONNX Runtime >= 1.20, llm.c): ``[cudnn_frontend] Error: No
+  execution plans built successfully``, ``No valid execution plans built``, ``No valid engine
+  configs for ConvFwd_``, ``cudnnGraphNotSupportedError``, ``Assertion
+  `graph->check_support(cudnn_handle).is_good()' failed``, ONNX Runtime ``CUDNN_FE failure 8:
+  HEURISTIC_QUERY_FAILED`` (cudnn_frontend ``error_code_t`` names, decoded by
+  :data:`FRONTEND_CODES`), PyTorch ``Expected mha_graph->execute(...).is_good() to be true``.
+* Convolution algorithm searches that found nothing that runs: PyTorch 0.x ``no valid convolution
+  algorithms available in CuDNN``, TensorFlow ``No algorithm worked!``, XLA ``All algorithms tried
+  for %cudnn-conv ... failed`` and ``None of the algorithms provided by cuDNN heuristics worked``:
+  the problem (grouped/transposed/3-D convolution, layout, size) has no algorithm in this cuDNN,
+  or none could get its workspace (memory, the alternative the evidence decides).
 """
 
 from __future__ import annotations
@@ -57,6 +69,14 @@ def _by_name(groups, line):
     return diag, _STATUS_WEIGHT.get(diag, 60.0)
 
 
+def _by_camel(groups, line):
+    """``cudnnStatusArchMismatch`` (Python/Julia wrappers) -> ``CUDNN_STATUS_ARCH_MISMATCH``."""
+    camel = groups.get("camel", "")
+    name = "CUDNN_STATUS_" + "".join("_" + c if c.isupper() and i else c for i, c in enumerate(camel)).upper()
+    groups["status"] = name
+    return _by_name(groups, line)
+
+
 def _by_number(groups, line):
     try:
         code = int(groups.get("status_code", ""))
@@ -69,6 +89,32 @@ def _by_number(groups, line):
     if st.diagnosis is None:
         return (None, 0.0)
     return st.diagnosis, _STATUS_WEIGHT.get(st.diagnosis, 60.0) - 4.0
+
+
+#: cudnn_frontend ``error_code_t`` names (cudnn_frontend/graph_properties.h) -> catalogue id.
+FRONTEND_CODES: dict[str, str] = {
+    "GRAPH_NOT_SUPPORTED": "cudnn-unsupported-config",
+    "HEURISTIC_QUERY_FAILED": "cudnn-unsupported-config",
+    "GRAPH_EXECUTION_PLAN_CREATION_FAILED": "cudnn-unsupported-config",
+    "UNSUPPORTED_GRAPH_FORMAT": "cudnn-unsupported-config",
+    "GRAPH_EXECUTION_FAILED": "cudnn-execution-failed",
+    "ATTRIBUTE_NOT_SET": "cudnn-bad-param",
+    "SHAPE_DEDUCTION_FAILED": "cudnn-bad-param",
+    "INVALID_TENSOR_NAME": "cudnn-bad-param",
+    "INVALID_VARIANT_PACK": "cudnn-bad-param",
+    "INVALID_VALUE": "cudnn-bad-param",
+    "HANDLE_ERROR": "cudnn-init-failed",
+    "INVALID_CUDA_DEVICE": "tensors-on-different-devices",
+}
+
+
+def _frontend_code(groups, line):
+    """An error_code_t name decides; CUDNN_BACKEND_API_FAILED / CUDA_API_FAILED defer to the
+    cuDNN or CUDA status printed with them (the status-name signature)."""
+    diag = FRONTEND_CODES.get(groups.get("fe_code", "").upper())
+    if diag is None:
+        return (None, 0.0)
+    return diag, _STATUS_WEIGHT.get(diag, 60.0) + 6.0
 
 
 SIGNATURES = (
@@ -98,8 +144,10 @@ SIGNATURES = (
     ),
     sig(
         "frontend-no-execution-plans", "cudnn-unsupported-config", "status",
-        ["no execution plans support the graph", "cudnn frontend error", "no valid execution plans"],
-        [r"No (?:valid )?execution plans (?:support the graph|built)", r"cuDNN Frontend error"],
+        ["no execution plans support the graph", "cudnn frontend error", "no valid execution plans",
+         "execution plans built", "no valid engine configs", "cudnngraphnotsupportederror"],
+        [r"No (?:valid )?execution plans (?:support the graph|built)", r"No valid engine configs for",
+         r"cudnnGraphNotSupportedError", r"cuDNN Frontend error"],
         82.0,
         title_plain="cuDNN has no execution plan for this graph (cuDNN frontend)",
         summary="The cuDNN frontend could not build an execution plan for this operation graph "
@@ -107,6 +155,58 @@ SIGNATURES = (
         "shapes, data types or GPU for it.",
         fixes=("cudnn-fallback", "install-matching-cudnn"),
         source="NVIDIA cudnn-frontend error messages",
+    ),
+    sig(
+        "frontend-error-code", "cudnn-unsupported-config", "status",
+        ["cudnn_fe failure"],
+        [r"CUDNN_FE failure \d{1,4}:\s{0,2}(?P<fe_code>[A-Z_]{3,60})"],
+        80.0, refine=_frontend_code, flags=0,
+        title_plain="The cuDNN frontend failed ({fe_code})",
+        summary="The cuDNN frontend (graph API) reported this error code for the operation graph: "
+        "unsupported graphs and failed heuristics mean this cuDNN has no engine for the problem; an "
+        "execution failure happened while running the chosen plan.",
+        fixes=("cudnn-fallback", "install-matching-cudnn"), framework="ONNX Runtime",
+        source="cudnn_frontend error_code_t (graph_properties.h) as printed by ONNX Runtime cudnn_fe_call.cc",
+    ),
+    sig(
+        "frontend-check-support-failed", "cudnn-unsupported-config", "status",
+        ["check_support("],
+        [r"check_support\(\s{0,2}\w{0,40}\s{0,2}\)\.is_good\(\)'? failed"],
+        80.0, gate="is_good()",
+        title_plain="cuDNN has no execution plan for this graph (check_support failed)",
+        summary="The cuDNN frontend found no engine that supports this operation graph on this GPU and "
+        "cuDNN (a failed check_support is what 'No execution plans support the graph' reports).",
+        fixes=("cudnn-fallback", "install-matching-cudnn"),
+        source="cudnn-frontend graph API (graph->check_support(handle).is_good()) asserted by llm.c and others",
+    ),
+    sig(
+        "frontend-execute-failed", "cudnn-execution-failed", "status",
+        ["graph->execute(", "graph.execute("],
+        [r"Expected (?P<graph>\w{0,20}graph)\s{0,2}(?:->|\.)\s{0,2}execute\([^\n]{0,200}?is_good\(\) to be true"],
+        72.0, also=(("cudnn-unsupported-config", 68.0),), framework="PyTorch", gate="is_good()",
+        title_plain="cuDNN failed to run the plan it built for this graph (e.g. cuDNN attention)",
+        summary="cuDNN built an execution plan for this operation graph (PyTorch's cuDNN scaled-dot-product "
+        "attention, a fused convolution) but running it failed: some shape/mask combinations hit cuDNN "
+        "or framework bugs; another attention/convolution backend avoids it.",
+        fixes=("cudnn-fallback", "install-matching-cudnn"),
+        source="PyTorch aten/src/ATen/native/cudnn/MHA.cpp (TORCH_CHECK(mha_graph->execute(...).is_good()))",
+    ),
+    sig(
+        "no-valid-conv-algorithms", "cudnn-unsupported-config", "status",
+        ["no valid convolution algorithms", "no algorithm worked", "all algorithms tried for",
+         "none of the algorithms provided by cudnn heuristics worked"],
+        [r"no valid convolution algorithms available in CuDNN", r"No algorithm worked",
+         r"All algorithms tried for [^\n]{0,2000}? failed", r"All algorithms tried for",
+         r"None of the algorithms provided by cuDNN heuristics worked"],
+        76.0, gate="algorithm",
+        also=(("gpu-out-of-memory", 66.0),),
+        title_plain="No cuDNN convolution algorithm could run this problem",
+        summary="The framework tried every convolution algorithm cuDNN offered and none ran: this cuDNN "
+        "has no algorithm for the problem (grouped, transposed or 3-D convolutions, unusual layouts or "
+        "sizes), or none could get its workspace because GPU memory was exhausted (the errors listed "
+        "per algorithm say which).",
+        fixes=("free-gpu-memory", "allow-memory-growth", "disable-cudnn-benchmark", "cudnn-fallback"),
+        source="PyTorch 0.x Conv.cpp; TensorFlow conv_ops.cc ('No algorithm worked!'); XLA gpu_conv_algorithm_picker.cc",
     ),
     sig(
         "no-valid-cudnn-algorithm", "cudnn-unsupported-config", "status",
@@ -145,6 +245,20 @@ SIGNATURES = (
         "the framework was not built and tested with, or a build without kernels for this GPU.",
         fixes=("allow-memory-growth", "install-matching-cudnn", "restart-kernel"), framework="TensorFlow",
         source="TensorFlow core/kernels (fused batch norm / conv 'cuDNN launch failure')",
+    ),
+    sig(
+        "tf-cudnn-op-launch-failed", "cudnn-execution-failed", "status",
+        ["launch failed"],
+        [r"cudnn (?P<op>\w{2,40}) launch failed"],
+        64.0, gate="dnn",
+        also=(("gpu-out-of-memory", 56.0), ("cudnn-version-mismatch", 50.0)),
+        title_plain="A cuDNN kernel failed to launch (cudnn {op} launch failed)",
+        summary="TensorFlow's cuDNN kernel for this op (pooling, LRN, batch norm) could not run. Causes "
+        "seen: cuDNN never got a working handle (see the log above: a cuDNN other than the one "
+        "TensorFlow was built with, a driver too old), GPU memory exhausted, or a GPU newer than the "
+        "CUDA/cuDNN the build supports.",
+        fixes=("allow-memory-growth", "install-matching-cudnn", "restart-kernel"), framework="TensorFlow",
+        source="TensorFlow core/kernels/pooling_ops_common.cc ('cudnn PoolForward launch failed')",
     ),
     sig(
         "tf-cudnn-rnn-call-failed", "cudnn-execution-failed", "status",
@@ -186,6 +300,15 @@ SIGNATURES = (
         58.0, generic=True, refine=_by_number,
         title_plain="A cuDNN call failed ({status})",
         source="cuDNN cudnnStatus_t numbers (cudnn_graph.h / cuDNN 8 cudnn_ops_infer.h)",
+    ),
+    sig(
+        "status-camel-case", "cudnn-internal-error", "status",
+        ["cudnnstatus"],
+        [r"\bcudnnStatus(?P<camel>NotInitialized|AllocFailed|BadParam|InternalError|InvalidValue|ArchMismatch|"
+         r"MappingError|ExecutionFailed|NotSupported|LicenseError|RuntimePrerequisiteMissing|VersionMismatch)\b"],
+        60.0, generic=True, refine=_by_camel, flags=0,
+        title_plain="A cuDNN call failed with {status}",
+        source="cuDNN Python/Julia wrappers naming cudnnStatus_t values in CamelCase (libcudnn.cudnnStatusArchMismatch)",
     ),
     sig(
         "status-name", "cudnn-internal-error", "status",

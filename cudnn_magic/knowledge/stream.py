@@ -17,8 +17,10 @@ from . import sig
 SIGNATURES = (
     sig(
         "tf-failed-set-cudnn-stream", "cudnn-stream-set-failed", "stream",
-        ["set cudnn stream"],
-        [r"(?:\((?P<status_code>\d{1,4}) vs\.? 0\)\s{0,3})?(?:Failed to|could not|Unable to) set cuDNN stream"],
+        ["set cudnn stream", "set stream for cudnn handle", "set cudnn to use current stream"],
+        [r"(?:\((?P<status_code>\d{1,4}) vs\.? 0\)\s{0,3})?(?:Failed to|could not|Unable to) set cuDNN stream",
+         r"failed to set stream for cudnn handle:?\s{0,3}(?P<status>CUDNN_STATUS_[A-Z_]{2,60})?",
+         r"Could not set cuDNN to use current stream"],
         92.0,
         title_plain="cudnnSetStream failed: the CUDA context was already broken by an earlier error",
         summary="cuDNN could not attach to the CUDA stream, which happens when an earlier CUDA "

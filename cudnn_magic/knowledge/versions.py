@@ -24,11 +24,17 @@ Catalogue id ``cudnn-version-mismatch``. Each wording is quoted from the source 
 * PaddlePaddle ``platform/device/gpu/gpu_info.cc``: ``The installed Paddle is compiled with
   CUDNN 8.2, but CUDNN version in your machine is 7.6``.
 * The dynamic loader: ``undefined symbol: cudnnXxx`` in a framework library (a binary asking
-  for API this cuDNN lacks). The same inside a ``libcudnn_*`` file is a sub-library mix
-  (family "loading").
+  for API this cuDNN lacks), raised when its extension is imported (``torch/_C*.so``,
+  ``libtorch_cuda.so``, ``jaxlib/xla_extension.so``, ``_pywrap_tensorflow_internal.so``, a
+  ``pyyolo.so``); glibc's symbol-versioning form ``symbol cudnnBatchNormalizationForwardTrainingEx
+  version libcudnn.so.7 not defined in file libcudnn.so.7 with link time reference``; macOS dyld
+  ``Symbol not found: _cudnnBatchNormalizationBackward``. The same inside a ``libcudnn_*`` file is
+  a sub-library mix (family "loading").
 """
 
 from __future__ import annotations
+
+import re
 
 from . import sig
 
@@ -45,11 +51,19 @@ SUMMARY = (
 FIXES = ("install-matching-cudnn", "remove-shadowing-dir", "import-order")
 
 
+_UNDEFINED_IN = re.compile(r"(?P<file>[^\s:'\"()]{1,300}?\.(?:so|dylib)[\w.]{0,20}):\s{0,2}undefined symbol:", re.I)
+
+
 def _undefined_symbol(groups, line):
-    low = line.lower()
-    # "libcudnn_cnn_train.so.8: undefined symbol" / "libcudnn_ops.so.9: undefined symbol":
-    # a sub-library resolved against a different release -> sub-library mix.
-    if "libcudnn_" in low or "cudnn_ops" in low or "cudnn_cnn" in low or "cudnn_adv" in low:
+    """The file that lacks the symbol decides: a ``libcudnn_*`` sub-library resolved against a
+    different release (``libcudnn_cnn_train.so.8: undefined symbol``) is a sub-library mix; a
+    framework's own extension (``libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version
+    libcudnn_graph.so.9``) was built against a newer cuDNN than the one loaded."""
+    m = _UNDEFINED_IN.search(line)
+    name = m.group("file").replace("\\", "/").rsplit("/", 1)[-1].lower() if m else ""
+    if name.startswith("libcudnn_"):
+        return "cudnn-sublibrary-load-failed", 95.0
+    if not m and ("libcudnn_" in line.lower() or "cudnn_ops" in line.lower() or "cudnn_cnn" in line.lower()):
         return "cudnn-sublibrary-load-failed", 95.0
     return None
 
@@ -161,5 +175,26 @@ SIGNATURES = (
         "one the loader found, so a cuDNN function it calls is missing (undefined symbol).",
         fixes=FIXES, refine=_undefined_symbol,
         source="glibc dynamic loader ('undefined symbol'), cuDNN API changes between releases",
+    ),
+    sig(
+        "symbol-not-defined-in-libcudnn", "cudnn-version-mismatch", "versions",
+        ["with link time reference"],
+        [r"symbol (?P<symbol>cudnn\w{1,120}),? version (?P<soname>libcudnn[\w.]{0,20}) not defined in file libcudnn"],
+        94.0, gate="dnn",
+        title="The cuDNN found lacks {symbol}, which this binary was linked against",
+        title_plain="A library asks for cuDNN functions the loaded cuDNN does not have",
+        summary="The binary was linked against a newer cuDNN of the same major than the one the loader "
+        "found first (glibc symbol versioning): another, older libcudnn is on the library path.",
+        fixes=FIXES, source="glibc dynamic loader (symbol versioning: 'not defined in file ... with link time reference')",
+    ),
+    sig(
+        "macos-symbol-not-found-cudnn", "cudnn-version-mismatch", "versions",
+        ["symbol not found: _cudnn"],
+        [r"Symbol not found:\s{0,2}(?P<symbol>_cudnn\w{1,120})"],
+        90.0,
+        title_plain="A library asks for cuDNN functions the loaded cuDNN does not have",
+        summary="The binary was built against a different cuDNN release than the one dyld found, so a "
+        "cuDNN function it calls is missing.",
+        fixes=FIXES, source="macOS dyld ('Symbol not found: _cudnn...')",
     ),
 )

@@ -23,7 +23,7 @@ SIGNATURES = (
         "tf-cannot-dlopen-gpu-libraries", "cudnn-library-not-found", "warnings",
         ["cannot dlopen some gpu libraries", "skipping registering gpu devices"],
         [r"Cannot dlopen some GPU libraries", r"Skipping registering GPU devices"],
-        58.0, warning=True,
+        58.0, warning=True, unnamed_load=True,
         title_plain="TensorFlow could not load its GPU libraries and will run on the CPU",
         summary="TensorFlow could not dlopen some CUDA/cuDNN libraries, so it skipped the GPU: "
         "everything runs on the CPU without an error. The 'Could not load dynamic library' lines "
@@ -35,14 +35,14 @@ SIGNATURES = (
         "tf-dlerror-other-library", "cudnn-library-not-found", "warnings",
         ["could not load dynamic library"],
         [r"Could not load dynamic library '(?P<other_library>(?!(?:lib)?cudnn)[\w.\-]{1,60})'"],
-        0.0, supports=("cudnn-library-not-found",),
+        0.0, supports=("cudnn-library-not-found",), names_missing="other",
         source="TensorFlow dso_loader.cc (a non-cuDNN library; decides whether cuDNN is the one missing)",
     ),
     sig(
         "ort-failed-cuda-ep", "cudnn-library-not-found", "warnings",
         ["failed to create cudaexecutionprovider", "require cudnn"],
         [r"Failed to create CUDAExecutionProvider", r"Require cuDNN (?P<required>\d{1,2})\.\*"],
-        56.0, warning=True,
+        56.0, warning=True, unnamed_load=True,
         extras=[r"Require cuDNN (?P<required>\d{1,2})\.\*(?: and CUDA (?P<cuda>\d{1,2})\.\*)?"],
         title="ONNX Runtime could not create its CUDA provider (it needs cuDNN {required}.x) and falls back to the CPU",
         title_plain="ONNX Runtime could not create its CUDA provider and falls back to the CPU",

@@ -31,7 +31,7 @@ __all__ = ["fix_box", "FixPanel", "ADVICE_ONLY", "MAX_LOG_LINES"]
 # Fix ids that never execute anything: their button previews the advice, Apply stays disabled.
 ADVICE_ONLY = frozenset({"import-order", "upgrade-driver", "make-contiguous", "same-device", "check-shapes",
                          "free-gpu-memory", "install-cudnn-deps", "reinstall-cudnn", "disable-cudnn-benchmark",
-                         "cudnn-fallback", "install-cuda-build"})
+                         "cudnn-fallback", "install-cuda-build", "install-cudnn-build"})
 MAX_LOG_LINES = 200  # lines of streamed output kept in the log widget
 
 
