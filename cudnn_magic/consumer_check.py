@@ -197,7 +197,8 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             fresh_lib, _ = first_of(groups[0], label, vend, f.legacy_api, fresh=True)
             needs.append(ConsumerNeed(label, _major_of(libs[0]), fresh_lib.sublibraries, fresh_lib.picked, upgrade))
         judged = judge_consumer(dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None)),
-                                libs, gpus=gpu_words, disk_dirs=disk, optional=f.optional, upgrade=upgrade)
+                                libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
+                                upgrade=upgrade)
         rep.frameworks.append(judged.row)
         rep.findings += judged.findings
         rep.consumers += libs
@@ -234,7 +235,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             name=d.name, distribution=d.name, version=d.version, imported=_imported(d), cudnn_compiled=str(major) if major else None,
             cudnn_compiled_source=f"the soname {os.path.basename(first.path)} NEEDs ({first.soname})",
             cudnn_soname=first.soname, consumer_library=first.path, checker="soname", pip_solvable=via_wheel)
-        judged = judge_consumer(row, libs, gpus=gpu_words, disk_dirs=disk)
+        judged = judge_consumer(row, libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs))
         rep.frameworks.append(judged.row)
         rep.findings += judged.findings
         fresh, _ = resolve(CudnnRequest(first.soname, first.path, chain_within(d, first.path, top)), d.label, vend, False,
@@ -254,6 +255,27 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
 
     rep.findings += clash_findings(needs, gpus=gpu_words)
+
+
+def _with_search_dirs(disk: dict[str, list[tuple[str, str | None]]], libs: list[ConsumerLibrary]
+                      ) -> dict[str, list[tuple[str, str | None]]]:
+    """``disk`` plus the directories a consumer's own search would try for its main library
+    that hold a sub-library its pick cannot find (the wheel its RUNPATH points to, shadowed by an
+    earlier directory): the place to put first."""
+    out = {k: list(v) for k, v in disk.items()}
+    for c in libs:
+        dirs = [s.rsplit(" (", 1)[0] for s in c.searched]
+        for sub in c.sublibraries:
+            if sub.path:
+                continue
+            for d in dirs:
+                p = os.path.join(d, sub.soname)
+                if os.path.exists(p):
+                    real_dir = os.path.dirname(os.path.realpath(p))
+                    lst = out.setdefault(sub.soname, [])
+                    if all(x != real_dir for x, _ in lst):
+                        lst.insert(0, (real_dir, _version_of(p, {}, {})))
+    return out
 
 
 def _major(soname: str) -> int | None:
