@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from real_wheels import install_wheel
-from support import build_c_library, have_gcc
+from consumer_standins import (CONSUMER_C, dist, link_stub, main_standin, need_gcc, standin_site,
+                               sub_standin)
+from support import build_c_library
 
 from cudnn_magic.consumer_check import check_consumers
 from cudnn_magic.probes import loader
@@ -32,26 +32,6 @@ from cudnn_magic.probes.consumers import scan_environment
 pytestmark = pytest.mark.native
 
 JIT_NEW, JIT_OLD = ("nvidia-cudnn-jit-cu12", "9.27.0.42"), ("nvidia-cudnn-jit-cu12", "9.12.0.46")
-
-CONSUMER_C = r"""
-#include <stddef.h>
-size_t cudnnGetVersion(void);
-size_t consumer_version(void) { return cudnnGetVersion(); }
-"""
-LINK_STUB_C = "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 0; }\n"
-# A cuDNN main library stand-in: like the real 8.x/9.x shim it opens its sub-library by soname on
-# the first call and forwards the version call to it (0 when the sub-library cannot be opened).
-MAIN_STANDIN_C = r"""
-#include <dlfcn.h>
-#include <stddef.h>
-size_t cudnnGetVersion(void) {
-  void *h = dlopen(SUBLIB, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return 0;
-  size_t (*f)(void) = (size_t (*)(void)) dlsym(h, "cudnnGetVersion");
-  return f ? f() : 1;
-}
-"""
-SUB_STANDIN_C = "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return VER; }\n"
 
 CHILD = r"""
 import ctypes, json, sys
@@ -69,46 +49,6 @@ for line in open("/proc/self/maps"):
 out["maps"] = maps
 print(json.dumps(out))
 """
-
-
-def _need_gcc():
-    if not have_gcc():
-        pytest.skip("gcc is needed to build the native stand-ins")
-
-
-def _dist(site: Path, name: str, version: str, files: list[str]) -> None:
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
-    (info / "RECORD").write_text("".join(f"{f},sha256=x,1\n" for f in files) + f"{info.name}/RECORD,,\n")
-
-
-def _link_stub(tmp: Path, soname: str) -> Path:
-    d = tmp / f"linkstub-{soname}"
-    build_c_library(LINK_STUB_C, d / soname, soname=soname)
-    return d
-
-
-def _consumer(tmp: Path, out: Path, soname: str, rpath: str, new_dtags: bool) -> Path:
-    """``libstandin_consumer.so``: NEEDs ``soname`` and carries ``rpath`` as RUNPATH (new dtags) or RPATH."""
-    stub = _link_stub(tmp, soname)
-    return build_c_library(CONSUMER_C, out, extra=[f"-L{stub}", f"-l:{soname}", f"-Wl,-rpath,{rpath}",
-                                                   "-Wl,--enable-new-dtags" if new_dtags else "-Wl,--disable-new-dtags"])
-
-
-def _main_standin(d: Path, soname: str, sublib: str) -> Path:
-    return build_c_library(MAIN_STANDIN_C, d / soname, soname=soname, extra=[f'-DSUBLIB="{sublib}"', "-ldl"])
-
-
-def _sub_standin(d: Path, soname: str, version: str, encoded: int) -> Path:
-    """A sub-library stand-in file named ``<soname>.<version>`` with the soname link beside it."""
-    real = build_c_library(SUB_STANDIN_C, d / f"{soname}.{version.split('.', 1)[1]}"
-                           if soname.endswith(".8") or soname.endswith(".9") else d / soname,
-                           soname=soname, extra=[f"-DVER={encoded}"])
-    link = d / soname
-    if not link.exists():
-        link.symlink_to(real.name)
-    return real
 
 
 def _run_child(paths: list[Path], env_extra: dict[str, str] | None = None, debug: bool = False) -> tuple[dict, str]:
@@ -159,25 +99,13 @@ def _same_search(stderr: str, name: str, requester: str, chain: list[str], env: 
     return True
 
 
-def _standin_site(tmp: Path, jit: Path, new_dtags: bool = True, name: str = "standin-cudnn9-consumer",
-                  pkg: str = "standin_consumer") -> tuple[Path, Path]:
-    """A site-packages with ``<pkg>/libstandin_consumer.so`` (NEEDs libcudnn.so.9, RUNPATH
-    ``$ORIGIN/../nvidia/cudnn_jit/lib``) and ``nvidia/`` -> the real JIT wheel."""
-    site = tmp / f"site-{pkg}" / "site-packages"
-    (site / pkg).mkdir(parents=True)
-    (site / "nvidia").symlink_to(jit / "nvidia", target_is_directory=True)
-    lib = _consumer(tmp, site / pkg / "libstandin_consumer.so", "libcudnn.so.9", "$ORIGIN/../nvidia/cudnn_jit/lib", new_dtags)
-    _dist(site, name, "1.0", [f"{pkg}/libstandin_consumer.so"])
-    return site, lib
-
-
 # ----------------------------------------------------------------------------- generic consumer
 
 
 def test_generic_consumer_needing_libcudnn9_through_runpath_gets_a_row_and_matches_glibc(tmp_path):
-    _need_gcc()
+    need_gcc()
     jit = install_wheel(*JIT_NEW)
-    site, lib = _standin_site(tmp_path, jit)
+    site, lib = standin_site(tmp_path, jit)
     assert loader.elf_facts(str(lib)).runpath == ("$ORIGIN/../nvidia/cudnn_jit/lib",)
     rep = check_consumers(paths=[str(site)], conda=False, environ={})
     rows = [f for f in rep.frameworks if f.name == "standin-cudnn9-consumer"]
@@ -203,11 +131,11 @@ def test_ld_library_path_beats_runpath_and_the_shim_then_misses_its_graph_librar
     """LD_LIBRARY_PATH comes before RUNPATH: a stand-in cuDNN 9 main library there is picked, and
     its own dlopen of libcudnn_graph.so.9 does not see the consumer's RUNPATH (only the requester's
     counts): predicted, then confirmed by glibc's own search."""
-    _need_gcc()
+    need_gcc()
     jit = install_wheel(*JIT_NEW)
-    site, lib = _standin_site(tmp_path, jit)
+    site, lib = standin_site(tmp_path, jit)
     shadow = tmp_path / "opt-cudnn"
-    main = _main_standin(shadow, "libcudnn.so.9", "libcudnn_graph.so.9")
+    main = main_standin(shadow, "libcudnn.so.9", "libcudnn_graph.so.9")
     env = {"LD_LIBRARY_PATH": str(shadow)}
     rep = check_consumers(paths=[str(site)], conda=False, environ=env)
     c = next(c for c in rep.consumers if c.path == str(lib))
@@ -232,17 +160,17 @@ def test_rpath_chain_of_the_loader_finds_a_vendored_copy_like_ctranslate2(tmp_pa
     ``vend.libs/libvend.so`` (no RPATH), which NEEDs ``vend.libs/libcudnn-0123abcd.so.8.9.7``. The
     vendored copy is found through the loader's RPATH, inventoried as cuDNN 8.9.7 owned by the
     vendoring distribution, and its sub-libraries are looked for from it."""
-    _need_gcc()
+    need_gcc()
     site = tmp_path / "site-packages"
     libs = site / "vend.libs"
-    vendored = _main_standin(libs, "libcudnn-0123abcd.so.8.9.7", "libcudnn_ops_infer.so.8")
-    inner_stub = _link_stub(tmp_path, "libcudnn-0123abcd.so.8.9.7")
+    vendored = main_standin(libs, "libcudnn-0123abcd.so.8.9.7", "libcudnn_ops_infer.so.8")
+    inner_stub = link_stub(tmp_path, "libcudnn-0123abcd.so.8.9.7")
     inner = build_c_library(CONSUMER_C, libs / "libvend.so", soname="libvend.so",
                             extra=[f"-L{inner_stub}", "-l:libcudnn-0123abcd.so.8.9.7"])
     ext = build_c_library("#include <stddef.h>\nsize_t consumer_version(void);\nsize_t ext_version(void){return consumer_version();}\n",
                           site / "vend" / "_ext.so", extra=[f"-L{libs}", "-l:libvend.so", "-Wl,-rpath,$ORIGIN/../vend.libs",
                                                             "-Wl,--disable-new-dtags"])
-    _dist(site, "vend", "2.0", ["vend/_ext.so", "vend.libs/libvend.so", "vend.libs/libcudnn-0123abcd.so.8.9.7"])
+    dist(site, "vend", "2.0", ["vend/_ext.so", "vend.libs/libvend.so", "vend.libs/libcudnn-0123abcd.so.8.9.7"])
     (site / "vend" / "__init__.py").write_text("")
     rep = check_consumers(paths=[str(site)], conda=False, environ={})
     assert [(c.name, c.version, c.owner, c.source) for c in rep.copies] == [
@@ -266,19 +194,19 @@ def test_rpath_chain_of_the_loader_finds_a_vendored_copy_like_ctranslate2(tmp_pa
 
 
 def test_vendored_cuda8_sublibraries_found_mixed_or_older_are_judged(tmp_path):
-    _need_gcc()
+    need_gcc()
     site = tmp_path / "site-packages"
     libs = site / "vend.libs"
-    _main_standin(libs, "libcudnn-0123abcd.so.8.9.7", "libcudnn_ops_infer.so.8")
-    stub = _link_stub(tmp_path, "libcudnn-0123abcd.so.8.9.7")
+    main_standin(libs, "libcudnn-0123abcd.so.8.9.7", "libcudnn_ops_infer.so.8")
+    stub = link_stub(tmp_path, "libcudnn-0123abcd.so.8.9.7")
     build_c_library(CONSUMER_C, site / "vend" / "_ext.so",
                     extra=[f"-L{stub}", "-l:libcudnn-0123abcd.so.8.9.7", "-Wl,-rpath,$ORIGIN/../vend.libs", "-Wl,--disable-new-dtags"])
-    _dist(site, "vend", "2.0", ["vend/_ext.so", "vend.libs/libcudnn-0123abcd.so.8.9.7"])
+    dist(site, "vend", "2.0", ["vend/_ext.so", "vend.libs/libcudnn-0123abcd.so.8.9.7"])
 
     def run(ops: str, cnn: str) -> tuple:
         d = tmp_path / f"cudnn8-{ops}-{cnn}"
-        _sub_standin(d, "libcudnn_ops_infer.so.8", ops, 8000 + int(ops.split(".")[1]) * 100 + int(ops.split(".")[2]))
-        _sub_standin(d, "libcudnn_cnn_infer.so.8", cnn, 0)
+        sub_standin(d, "libcudnn_ops_infer.so.8", ops, 8000 + int(ops.split(".")[1]) * 100 + int(ops.split(".")[2]))
+        sub_standin(d, "libcudnn_cnn_infer.so.8", cnn, 0)
         rep = check_consumers(paths=[str(site)], conda=False, environ={"LD_LIBRARY_PATH": str(d)})
         return rep, d
 
@@ -305,10 +233,10 @@ def test_import_order_decides_which_graph_library_serves_two_cuda9_consumers(tmp
     """Two consumers of cuDNN 9 whose RUNPATHs lead to the real 9.27 and 9.12 wheels: the check
     says import order decides, and glibc shows the first one loaded serving both (its 9.27 or
     9.12 answers the other's calls; the other copy is never mapped)."""
-    _need_gcc()
+    need_gcc()
     new, old = install_wheel(*JIT_NEW), install_wheel(*JIT_OLD)
-    site_a, lib_a = _standin_site(tmp_path, new, name="standin-consumer-a", pkg="consumer_a")
-    site_b, lib_b = _standin_site(tmp_path, old, name="standin-consumer-b", pkg="consumer_b")
+    site_a, lib_a = standin_site(tmp_path, new, name="standin-consumer-a", pkg="consumer_a")
+    site_b, lib_b = standin_site(tmp_path, old, name="standin-consumer-b", pkg="consumer_b")
     rep = check_consumers(paths=[str(site_a), str(site_b)], conda=False, environ={})
     f = next(f for f in rep.findings if f.id == "cudnn-import-order")
     assert "standin-consumer-a 1.0" in f.title and "standin-consumer-b 1.0" in f.title
@@ -324,10 +252,10 @@ def test_import_order_decides_which_graph_library_serves_two_cuda9_consumers(tmp
 
 
 def test_ctranslate2_cudnn8_beside_a_cudnn9_consumer_is_the_whisperx_clash(tmp_path):
-    _need_gcc()
+    need_gcc()
     ct2 = install_wheel("ctranslate2", "4.4.0")
     jit = install_wheel(*JIT_NEW)
-    site, _lib = _standin_site(tmp_path, jit)
+    site, _lib = standin_site(tmp_path, jit)
     rep = check_consumers(paths=[str(ct2), str(site)], conda=False, environ={})
     f = next(f for f in rep.findings if f.id == "cudnn-consumer-clash")
     assert f.title == ("CTranslate2 4.4.0 needs cuDNN 8, but this environment's cuDNN is 9 "
@@ -342,11 +270,11 @@ def test_ctranslate2_cudnn8_beside_a_cudnn9_consumer_is_the_whisperx_clash(tmp_p
 
 
 def test_scan_reads_only_dynamic_sections_and_caches_by_inode_size_mtime(tmp_path):
-    _need_gcc()
+    need_gcc()
     jit = install_wheel(*JIT_NEW)
-    site, lib = _standin_site(tmp_path, jit)
+    site, lib = standin_site(tmp_path, jit)
     (site / "plain").mkdir()
-    _dist(site, "pure-python", "1.0", ["plain/__init__.py"])
+    dist(site, "pure-python", "1.0", ["plain/__init__.py"])
     scan_environment([str(site)], conda=False)
     before = loader.cache_stats()["elf_reads"]
     s2 = scan_environment([str(site)], conda=False)
