@@ -291,3 +291,29 @@ def test_nvidia_cudnn_wheels_are_cudnn_not_consumers(tmp_path):
     jit = install_wheel(*JIT_NEW)
     scan = scan_environment([str(jit)], conda=False)
     assert scan.distributions == [] and scan.stats["native_dists"] == 1
+
+
+def test_conda_env_consumers_are_found_from_conda_meta(tmp_path):
+    """A conda env: ``conda-meta/*.json`` lists each package's files. A package whose library
+    NEEDs libcudnn.so.8 (RPATH $ORIGIN, as conda builds link) is a consumer; conda's own ``cudnn``
+    package is cuDNN itself."""
+    need_gcc()
+    prefix = tmp_path / "conda-env"
+    lib = prefix / "lib"
+    sub_standin(lib, "libcudnn.so.8", "8.9.7", 8907)
+    for s in ("libcudnn_ops_infer.so.8", "libcudnn_cnn_infer.so.8"):
+        sub_standin(lib, s, "8.9.7", 8907)
+    stub = link_stub(tmp_path, "libcudnn.so.8")
+    build_c_library(CONSUMER_C, lib / "libdetector.so", extra=[f"-L{stub}", "-l:libcudnn.so.8", "-Wl,-rpath,$ORIGIN",
+                                                              "-Wl,--disable-new-dtags"])
+    (prefix / "conda-meta").mkdir(parents=True)
+    (prefix / "conda-meta" / "detector-1.2-h0.json").write_text(json.dumps(
+        {"name": "detector", "version": "1.2", "files": ["lib/libdetector.so", "share/doc/x.txt"]}))
+    (prefix / "conda-meta" / "cudnn-8.9.7-h1.json").write_text(json.dumps(
+        {"name": "cudnn", "version": "8.9.7", "files": [f"lib/{p.name}" for p in lib.iterdir() if "cudnn" in p.name]}))
+    rep = check_consumers(paths=[], conda=str(prefix), environ={})
+    row = next(f for f in rep.frameworks if f.name == "detector")
+    assert (row.version, row.cudnn_compiled, row.verdict, row.cudnn_used) == ("1.2", "8", "ok", "8.9.7")
+    c = next(c for c in rep.consumers if c.framework is None)
+    assert c.distribution == "detector 1.2" and c.why == "RPATH $ORIGIN of libdetector.so"
+    assert not rep.copies and not rep.findings
