@@ -198,7 +198,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             needs.append(ConsumerNeed(label, _major_of(libs[0]), fresh_lib.sublibraries, fresh_lib.picked, upgrade))
         judged = judge_consumer(dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None)),
                                 libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
-                                upgrade=upgrade)
+                                upgrade=upgrade, unknown=f.unknown)
         rep.frameworks.append(judged.row)
         rep.findings += judged.findings
         rep.consumers += libs

@@ -173,7 +173,7 @@ class Judged:
 
 def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpus: bool,
                    disk_dirs: dict[str, list[tuple[str, str | None]]] | None = None,
-                   optional: bool = False, upgrade: Fix | None = None) -> Judged:
+                   optional: bool = False, upgrade: Fix | None = None, unknown: bool = False) -> Judged:
     """Judge one consumer row (CTranslate2, PaddlePaddle, MXNet, TensorRT or a generic
     distribution) from the loader's predicted picks for its consumer libraries.
 
@@ -187,12 +187,14 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
         optional: only some features need cuDNN (TensorRT 10's two plugins): findings are
             warnings, the verdict stays "ok".
         upgrade: the fix that installs a release of this consumer agreeing with the rest.
+        unknown: the probe could not tell whether it uses cuDNN (verdict "unknown", not
+            "not-applicable", when it has no consumer libraries).
     """
     rule = CONSUMER_RULES.get(row.checker, CONSUMER_RULES["soname"])
     label = f"{row.name} {row.version}"
     if not consumers:
         detail = row.detail or f"{label} uses no cuDNN: nothing to check"
-        return Judged(_replace(row, verdict="not-applicable", rule=rule, detail=detail))
+        return Judged(_replace(row, verdict="unknown" if unknown else "not-applicable", rule=rule, detail=detail))
     findings: list[Finding] = []
     c = consumers[0]
     disk_dirs = disk_dirs or {}

@@ -322,3 +322,14 @@ def test_clash_findings_only_when_something_breaks():
     none = (_pick("libcudnn_graph.so.9", None, None),)
     out = clash_findings([ConsumerNeed("A 1", 9, ok9), ConsumerNeed("CT2 4.5.0", 9, none)], gpus=False)
     assert "CT2 4.5.0 work only if another consumer has loaded it first" in out[0].detail
+
+
+def test_paddle_without_a_version_file_is_unknown_not_a_false_finding(tmp_path):
+    site = tmp_path / "site-packages"
+    (site / "paddle").mkdir(parents=True)
+    (site / "paddle" / "__init__.py").write_text("")
+    dist(site, "paddlepaddle-gpu", "2.0.0", ["paddle/__init__.py"])
+    rep = check_consumers(paths=[str(site)], conda=False, environ={}, ldcache={})
+    row = next(f for f in rep.frameworks if f.name == "PaddlePaddle")
+    assert row.verdict == "unknown" and "no paddle/version/__init__.py" in row.detail
+    assert not rep.findings and not rep.consumers

@@ -50,6 +50,7 @@ class ConsumerFacts:
     framework's (its generic consumers belong to this row). ``legacy_api``: it calls cuDNN 9's
     legacy API (needs ``libcudnn_ops``/``libcudnn_cnn``). ``optional``: only some features need
     cuDNN. ``upgrade``: (title, action) of the release that agrees with a cuDNN 9 environment.
+    ``unknown``: the probe could not tell whether it uses cuDNN at all.
     """
 
     row: FrameworkBuild
@@ -58,6 +59,7 @@ class ConsumerFacts:
     legacy_api: bool = False
     optional: bool = False
     upgrade: tuple[str, str] | None = None
+    unknown: bool = False
 
 
 _SEP = re.compile(r"[-_.]+")

@@ -75,8 +75,10 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     row = FrameworkBuild(name="PaddlePaddle", distribution=dist_name, version=version, imported=imported,
                          checker="paddle", pins=pins)
     if not got:
-        notes.append(f"PaddlePaddle {version}: no paddle/version/__init__.py; compiled-against cuDNN unknown")
-    if got and (_false(cuda) or _false(cudnn)):
+        why = f"PaddlePaddle {version}: no paddle/version/__init__.py, so whether it is a CUDA build is unknown"
+        notes.append(why)
+        return [ConsumerFacts(row=dataclasses.replace(row, detail=why), distribution=dist_name, unknown=True)]
+    if _false(cuda) or _false(cudnn):
         why = f"{rel}: cuda_version {cuda!r}, cudnn_version {cudnn!r} (a CPU, ROCm or XPU build: no cuDNN)"
         return [ConsumerFacts(row=dataclasses.replace(row, **{"cudnn_compiled_source": why, "detail": why}),
                               distribution=dist_name)]
