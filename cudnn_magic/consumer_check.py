@@ -129,6 +129,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     for c in scan.vendored_copies():
         if c.path not in have:
             rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
+    _query_unnamed(rep, loaded_by_real, env)
     facts, fnotes = probe_extra_frameworks(scan, paths, top=top, environ=env)
     rep.notes += fnotes
 
@@ -149,7 +150,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         sub_searched: tuple[str, ...] = ()
         version = None
         if res.picked:
-            version = _version_of(res.picked, loaded_by_real, rep.owners)
+            version = _version_of(res.picked, {**{c.path: c for c in rep.copies}, **loaded_by_real}, rep.owners)
             if libnames.is_main(os.path.basename(res.picked)):
                 sub_chain = ([req.requester] if req.requester else []) + list(req.chain)
                 subs = predict_sublibraries(res.picked, sub_chain, consumer=label, environ=env, ldcache=ldcache, mapped=m,
@@ -255,6 +256,32 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
 
     rep.findings += clash_findings(needs, gpus=gpu_words)
+
+
+def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dict[str, str]) -> None:
+    """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
+    its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
+    process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
+    from .probes.subprocess_probe import query_versions
+    from .versions import try_parse
+
+    todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
+    for i in list(todo):
+        m = loaded.get(rep.copies[i].path)
+        if m is not None and m.version:
+            rep.copies[i] = dataclasses.replace(rep.copies[i], version=m.version, version_source=m.version_source)
+            todo.remove(i)
+    if not todo:
+        return
+    res = query_versions([rep.copies[i].path for i in todo], env=env)
+    for i in todo:
+        c = rep.copies[i]
+        r = res.get(c.path)
+        v = try_parse(r.version) if r and r.version is not None else None
+        if v is not None:
+            rep.copies[i] = dataclasses.replace(c, version=str(v), version_source="cudnnGetVersion in a child process")
+        elif r and r.error:
+            rep.copies[i] = dataclasses.replace(c, error=r.error)
 
 
 def _with_search_dirs(disk: dict[str, list[tuple[str, str | None]]], libs: list[ConsumerLibrary]

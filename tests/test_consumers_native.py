@@ -317,3 +317,19 @@ def test_conda_env_consumers_are_found_from_conda_meta(tmp_path):
     c = next(c for c in rep.consumers if c.framework is None)
     assert c.distribution == "detector 1.2" and c.why == "RPATH $ORIGIN of libdetector.so"
     assert not rep.copies and not rep.findings
+
+
+def test_vendored_copy_whose_name_has_no_version_is_asked_in_a_child_process(tmp_path):
+    need_gcc()
+    site = tmp_path / "site-packages"
+    build_c_library("#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 8907; }\n",
+                    site / "v.libs" / "libcudnn-0123abcd.so.8", soname="libcudnn-0123abcd.so.8")
+    stub = link_stub(tmp_path, "libcudnn-0123abcd.so.8")
+    build_c_library(CONSUMER_C, site / "v" / "_ext.so", extra=[f"-L{stub}", "-l:libcudnn-0123abcd.so.8",
+                                                               "-Wl,-rpath,$ORIGIN/../v.libs", "-Wl,--disable-new-dtags"])
+    dist(site, "v", "0.1", ["v/_ext.so", "v.libs/libcudnn-0123abcd.so.8"])
+    rep = check_consumers(paths=[str(site)], conda=False, environ={})
+    assert [(c.name, c.version, c.version_source) for c in rep.copies] == [
+        ("libcudnn-0123abcd.so.8", "8.9.7", "cudnnGetVersion in a child process")]
+    c = rep.consumers[0]
+    assert c.picked_version == "8.9.7" and c.vendored
