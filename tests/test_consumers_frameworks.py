@@ -333,3 +333,26 @@ def test_paddle_without_a_version_file_is_unknown_not_a_false_finding(tmp_path):
     row = next(f for f in rep.frameworks if f.name == "PaddlePaddle")
     assert row.verdict == "unknown" and "no paddle/version/__init__.py" in row.detail
     assert not rep.findings and not rep.consumers
+
+
+def test_the_faster_whisper_abort_is_explained_with_the_consumer_facts():
+    """The most common faster-whisper error (``Could not load library libcudnn_ops_infer.so.8``,
+    then the process aborts) with the live facts of a CTranslate2 4.4.0 environment: the
+    diagnosis names CTranslate2's vendored cuDNN and offers its upgrade first; the row's
+    "mismatch" (its sub-libraries) is not turned into a version-mismatch story."""
+    from real_wheels import install_wheel
+
+    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.model import Report
+
+    ct2 = install_wheel("ctranslate2", "4.4.0")
+    rep = check_consumers(paths=[str(ct2)], conda=False, environ={})
+    report = Report(cudnn_installed=tuple(rep.copies), frameworks=tuple(rep.frameworks), consumers=tuple(rep.consumers),
+                    findings=tuple(rep.findings), gpus=())
+    log = ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object "
+           "file: No such file or directory\nAborted (core dumped)")
+    ds = diagnose("", log, report)
+    assert ds[0].id == "cudnn-sublibrary-load-failed"
+    assert "fact: CTranslate2 4.4.0: cuDNN 8.9.7 will not find libcudnn_ops_infer.so.8, libcudnn_cnn_infer.so.8" in ds[0].evidence
+    assert ds[0].fixes[0].id == "upgrade-consumer" and "ctranslate2>=4.6.3" in ds[0].fixes[0].action
+    assert "cudnn-version-mismatch" not in [d.id for d in ds]
