@@ -356,3 +356,41 @@ def test_the_faster_whisper_abort_is_explained_with_the_consumer_facts():
     assert "fact: CTranslate2 4.4.0: cuDNN 8.9.7 will not find libcudnn_ops_infer.so.8, libcudnn_cnn_infer.so.8" in ds[0].evidence
     assert ds[0].fixes[0].id == "upgrade-consumer" and "ctranslate2>=4.6.3" in ds[0].fixes[0].action
     assert "cudnn-version-mismatch" not in [d.id for d in ds]
+
+
+def test_consumer_fix_ids_plan_from_the_findings_words():
+    from cudnn_magic import fixes
+    from cudnn_magic.model import Finding, Fix, Report
+
+    f = Finding("cudnn-sublibrary-load-failed", "warning", "CTranslate2 4.4.0: cuDNN 8.9.7 will not find x", "d",
+                (Fix("upgrade-consumer", "Upgrade CTranslate2", "python -m pip install -U 'ctranslate2>=4.6.3'", True),))
+    p = fixes.plan("upgrade-consumer", Report(findings=(f,)))
+    assert not p.applicable and p.title == "Upgrade CTranslate2" and "ctranslate2>=4.6.3" in p.action
+    assert p.restart_required and p.notes == ("cudnn-sublibrary-load-failed: CTranslate2 4.4.0: cuDNN 8.9.7 will not find x",)
+    empty = fixes.plan("separate-kernels", Report())
+    assert not empty.applicable and "no finding" in empty.reason
+    assert {"upgrade-consumer", "add-library-path", "separate-kernels"} <= set(fixes.FIXES)
+
+
+def test_cli_check_lists_consumers_in_text_and_json(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from real_wheels import install_wheel
+    from support import REPO
+
+    ct2 = install_wheel("ctranslate2", "4.4.0")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH",)}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(ct2)])
+    text = subprocess.run([sys.executable, "-m", "cudnn_magic", "check"], capture_output=True, text=True, env=env, timeout=120)
+    assert text.returncode == 0, text.stderr  # no GPU here: the finding is a warning
+    assert "cuDNN consumers" in text.stdout and "libcudnn-463fd6d5.so.8.9.7" in text.stdout
+    assert "sub-libraries: MISSING libcudnn_ops_infer.so.8, libcudnn_cnn_infer.so.8" in text.stdout
+    js = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--json"], capture_output=True, text=True, env=env,
+                        timeout=120)
+    data = json.loads(js.stdout)
+    c = next(c for c in data["consumers"] if c["framework"] == "CTranslate2")
+    assert set(c) >= {"path", "distribution", "framework", "soname", "how", "picked", "picked_version", "why", "vendored",
+                      "searched", "sublibraries", "sublibrary_searched"}
+    assert c["distribution"] == "ctranslate2 4.4.0"
