@@ -112,7 +112,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
            conda: str | bool | None, top: list[str] | None) -> None:
     from .probes.consumers import scan_environment
-    from .probes.frameworks_extra import ConsumerFacts, CudnnRequest, chain_within, probe_extra_frameworks
+    from .probes.frameworks_extra import CudnnRequest, chain_within, probe_extra_frameworks
     from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
     from .probes.sublibraries import main_major, predict_sublibraries
 

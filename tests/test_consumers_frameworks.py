@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from consumer_standins import dist, link_stub, main_standin, need_gcc, sub_standin
+from consumer_standins import dist, link_stub, need_gcc, sub_standin
 from support import build_c_library
 
 from cudnn_magic.consumer_check import check_consumers
