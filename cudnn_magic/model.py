@@ -46,7 +46,8 @@ class LibraryCopy:
         owner: the package that owns the file: ``"pip: nvidia-cudnn-jit-cu12 9.27.0.42"``,
             ``"conda: cudnn 8.9.2"`` or ``"system"``.
         source: why we looked there for on-disk copies ("pip wheel", "LD_LIBRARY_PATH",
-            "ld.so cache", "CUDA_HOME", "conda env", "system dir", "framework lib dir");
+            "ld.so cache", "CUDA_HOME", "conda env", "system dir", "framework lib dir",
+            "vendored by ctranslate2 4.4.0" for a copy a distribution ships in its own wheel);
             "mapped" for copies found in ``/proc/self/maps``.
         loaded: True when the file is mapped into this process.
         is_main: True for ``libcudnn.so*`` itself, False for ``libcudnn_*`` sub-libraries.
