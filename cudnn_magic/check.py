@@ -37,6 +37,9 @@ FINDING_IDS = {
     "ld-library-path-changed-at-runtime": "os.environ['LD_LIBRARY_PATH'] differs from the value the loader read at start",
     "no-nvidia-driver": "NVML could not be loaded: no NVIDIA driver (GPU code will fall back to the CPU)",
 }
+from .consumer_rules import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
+
+FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
 
 def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict[str, str] | None = None) -> Report:
@@ -90,6 +93,21 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     except Exception as exc:  # noqa: BLE001
         driver = Unavailable(f"NVML probe failed: {type(exc).__name__}: {exc}")
 
+    # Every other cuDNN consumer of the environment (CTranslate2, PaddlePaddle, MXNet, TensorRT,
+    # any library that NEEDs libcudnn*): judged rows, vendored copies, findings (issue 18).
+    consumer_report = None
+    try:
+        from .consumer_check import check_consumers
+
+        consumer_report = check_consumers(frameworks=frameworks, loaded=tuple(loaded), installed=tuple(installed),
+                                          environ=environ, ldcache=ldcache, gpus=bool(gpus))
+        installed += consumer_report.copies
+        loaded = tuple(consumer_report.with_owners(loaded))
+        frameworks += consumer_report.frameworks
+        notes += consumer_report.notes
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"cuDNN consumer scan failed: {type(exc).__name__}: {exc}")
+
     deep_results = None
     if deep:
         # each copy WITH its sub-libraries and their dependencies, in child processes
@@ -107,6 +125,10 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(frameworks), driver=driver, gpus=gpus,
         ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
     )
+    if consumer_report is not None:
+        report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
+                                     findings=report.findings + tuple(consumer_report.findings),
+                                     resolutions=report.resolutions + tuple(consumer_report.resolutions))
     if runtime_ldp_change is not None:
         start_ldp, now_ldp = runtime_ldp_change
         report = dataclasses.replace(report, findings=report.findings + (Finding(
@@ -194,8 +216,11 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
 
 
 def _judge_framework(fw, loaded, by_path, mapped_paths, ldcache, environ, gpus, resolve):  # type: ignore[no-untyped-def]
+    from .consumer_rules import CONSUMER_CHECKERS
     from .versions import RULES
 
+    if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
+        return fw, None, []
     rule = RULES.get(fw.checker, RULES["nvidia"])
     if not fw.cudnn_compiled and not fw.cudnn_soname:
         detail = fw.detail or "not a CUDA build with cuDNN: nothing to check"

@@ -18,6 +18,7 @@ from typing import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from .consumer_rules import CONSUMER_CHECKERS
 from .knowledge import FIX_IDS, Hit, scan
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .model import Diagnosis, Driver, Fix, Report, Unavailable
@@ -432,6 +433,28 @@ def _relation(loaded: str | None, compiled: str | None, framework: str) -> str:
 # --------------------------------------------------------------------------- facts
 
 
+#: Which diagnoses a %cudnn_check finding of the consumer check speaks to.
+_CONSUMER_FINDING_FOR = {
+    "cudnn-sublibrary-load-failed": ("cudnn-sublibrary-load-failed", "cudnn-library-not-found"),
+    "cudnn-consumer-clash": ("cudnn-sublibrary-load-failed", "cudnn-library-not-found", "cudnn-version-mismatch"),
+    "cudnn-import-order": ("cudnn-sublibrary-load-failed", "cudnn-version-mismatch", "cudnn-library-not-found"),
+}
+
+
+def _consumer_facts(aggs: dict[str, "_Agg"], report: Report) -> None:
+    consumer_titles = {f"{fw.name} {fw.version}" for fw in report.frameworks if fw.checker in CONSUMER_CHECKERS}
+    for f in report.findings:
+        targets = _CONSUMER_FINDING_FOR.get(f.id, ())
+        if f.id == "cudnn-sublibrary-load-failed" and not any(f.title.startswith(t) for t in consumer_titles):
+            continue  # the check's own directory findings: the generic text already covers them
+        for a in aggs.values():
+            if a.id in targets:
+                line = f"fact: {f.title}"
+                if line not in a.facts:
+                    a.facts.append(line)
+                    a.fact_fixes.extend(x for x in f.fixes if x.id in FIX_IDS and all(x.id != y.id for y in a.fact_fixes))
+
+
 def _facts_usable(report: Report) -> bool:
     return bool(report.cudnn_loaded or report.gpus or isinstance(report.driver, Driver)
                 or any(fw.verdict in ("ok", "mismatch") for fw in report.frameworks))
@@ -486,6 +509,9 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     for fw in report.frameworks:
         if fw.verdict != "mismatch" or not fw.cudnn_used:
             continue
+        if fw.checker in CONSUMER_CHECKERS and not any(
+                f.id == "cudnn-version-mismatch" and f.title.startswith(f"{fw.name} {fw.version} ") for f in report.findings):
+            continue  # a consumer row that fails for another reason (its sub-libraries), not its version
         line = (f"fact: {fw.name} {fw.version} was built with cuDNN {fw.cudnn_compiled or '?'}; "
                 f"cuDNN {fw.cudnn_used} is in use ({fw.cudnn_used_path or 'path unknown'}). {fw.detail}").strip()
         a = aggs.get("cudnn-version-mismatch") or aggs.setdefault("cudnn-version-mismatch", _Agg("cudnn-version-mismatch"))
@@ -528,7 +554,10 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                     if generic_top or a is top:
                         a.score = max(a.score, top.score + 5)
                 break
-    # 4. which directory shadowed which
+    # 4. what the cuDNN consumer check found (a CTranslate2 whose vendored cuDNN lacks its
+    #    sub-libraries, consumers needing different majors...): its own words and fixes.
+    _consumer_facts(aggs, report)
+    # 5. which directory shadowed which
     for res in report.resolutions:
         if res.picked and res.shadowed:
             import os.path

@@ -392,6 +392,8 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
     """What ``fw`` accepts: its cuDNN pins (``Requires-Dist``, markers evaluated) intersected
     with its checker's rule applied to its compiled-against cuDNN. None for builds without
     cuDNN (CPU builds) or when nothing is known."""
+    if not getattr(fw, "pip_solvable", True):
+        return None  # no cuDNN wheel is on this consumer's loader path (a vendored copy, an unversioned dlopen)
     label = f"{fw.name} {fw.version}"
     packages: list[str] = []
     spec = SpecifierSet()
@@ -1182,6 +1184,26 @@ DIAGNOSIS_WORDED = frozenset({"make-contiguous", "check-shapes", "free-gpu-memor
                               "install-cudnn-build"})
 """Advice-only fixes whose plan shows the diagnosis's own words (``context["advice"]``)."""
 
+
+def _finding_advice(fid: str) -> Callable[[Report, dict[str, Any]], FixPlan]:
+    """Planner for an advice-only fix offered by ``%cudnn_check`` findings (the cuDNN consumer
+    checks): the words of the button's own fix (``context["advice"]``), else of every finding of
+    the report that offers this fix id."""
+
+    def planner(report: Report, ctx: dict[str, Any]) -> FixPlan:
+        adv = ctx.get("advice")
+        if isinstance(adv, dict) and isinstance(adv.get("title"), str) and isinstance(adv.get("action"), str) \
+                and adv["title"] and adv["action"]:
+            return _advice(fid, adv["title"], adv["action"], (), bool(adv.get("restart_required")))
+        offered = [(f, x) for f in report.findings for x in f.fixes if x.id == fid]
+        if not offered:
+            return FixPlan(fid, FIXES[fid], False, "no finding of the current report offers this fix")
+        f, x = offered[0]
+        return _advice(fid, x.title, "\n".join(dict.fromkeys(y.action for _, y in offered)),
+                       [f"{g.id}: {g.title}" for g, _ in offered], x.restart_required)
+
+    return planner
+
 _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "disable-cudnn-benchmark": _disable_benchmark_plan,
     "cudnn-fallback": _cudnn_fallback_plan,
@@ -1207,6 +1229,11 @@ _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
         "a build compiled without cuDNN stays without it when cuDNN is installed later: the framework "
         "itself has to be the GPU build (or rebuilt with cuDNN found)"]),
 }
+# cuDNN consumers beyond the five frameworks (issue 18): advice-only fixes in their findings' words.
+from .consumer_rules import CONSUMER_FIX_IDS as _CONSUMER_FIX_IDS  # noqa: E402
+
+FIXES.update(_CONSUMER_FIX_IDS)
+_PLANNERS.update({fid: _finding_advice(fid) for fid in _CONSUMER_FIX_IDS})
 
 
 # --------------------------------------------------------------------------- apply / undo

@@ -46,7 +46,8 @@ class LibraryCopy:
         owner: the package that owns the file: ``"pip: nvidia-cudnn-jit-cu12 9.27.0.42"``,
             ``"conda: cudnn 8.9.2"`` or ``"system"``.
         source: why we looked there for on-disk copies ("pip wheel", "LD_LIBRARY_PATH",
-            "ld.so cache", "CUDA_HOME", "conda env", "system dir", "framework lib dir");
+            "ld.so cache", "CUDA_HOME", "conda env", "system dir", "framework lib dir",
+            "vendored by ctranslate2 4.4.0" for a copy a distribution ships in its own wheel);
             "mapped" for copies found in ``/proc/self/maps``.
         loaded: True when the file is mapped into this process.
         is_main: True for ``libcudnn.so*`` itself, False for ``libcudnn_*`` sub-libraries.
@@ -95,11 +96,72 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class SublibraryPick:
+    """Where one cuDNN sub-library that a main library opens by soname at run time would come
+    from, for one consumer (predicted from the loader's search, nothing is loaded).
+
+    Attributes:
+        soname: ``libcudnn_ops_infer.so.8``, ``libcudnn_graph.so.9``...
+        path: the file the loader would open, or None when its search finds none.
+        version: that file's cuDNN version ("8.9.7"), when its name, wheel or header says.
+        why: the search step that found it ("already mapped in this process", "LD_LIBRARY_PATH
+            entry /opt/cudnn/lib", "not found by the loader's search").
+        required: needed for this consumer's first convolution (``libcudnn_ops_infer`` and
+            ``libcudnn_cnn_infer`` for cuDNN 8; ``libcudnn_graph`` and an engine library for 9).
+        purpose: what cuDNN uses it for, in words.
+    """
+
+    soname: str
+    path: str | None
+    version: str | None
+    why: str
+    required: bool = True
+    purpose: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerLibrary:
+    """One native library in the environment that uses cuDNN: it NEEDs a cuDNN soname, or its
+    framework opens one with ``dlopen``.
+
+    Attributes:
+        path: the consumer's file (``.../ctranslate2.libs/libctranslate2-d3638643.so.4.4.0``).
+        distribution: the distribution that installed it ("ctranslate2 4.4.0").
+        soname: the cuDNN soname it asks for (``libcudnn.so.9``, ``libcudnn-463fd6d5.so.8.9.7``).
+        how: how it asks ("DT_NEEDED", "dlopen by paddle/libs/libphi.so").
+        picked: the main library the loader would pick, or None when none is found.
+        picked_version: that file's cuDNN version.
+        why: the search step that picked it (RPATH/RUNPATH entry and whose, ``LD_LIBRARY_PATH``,
+            ld.so cache, "already mapped in this process").
+        vendored: True when the pick is a copy the same distribution ships.
+        framework: the framework row that judges this consumer (None: a row of its own).
+        sublibraries: where each sub-library the picked main library opens would come from.
+        searched: the directories the loader tries for the main library, in order, with why.
+        sublibrary_searched: the directories tried for the sub-libraries (the main library is
+            the requester there, so its RPATH and its loaders' count).
+    """
+
+    path: str
+    distribution: str
+    soname: str
+    how: str = "DT_NEEDED"
+    picked: str | None = None
+    picked_version: str | None = None
+    why: str = ""
+    vendored: bool = False
+    framework: str | None = None
+    sublibraries: tuple[SublibraryPick, ...] = ()
+    searched: tuple[str, ...] = ()
+    sublibrary_searched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FrameworkBuild:
     """What one installed framework was compiled against, and its verdict.
 
     Attributes:
-        name: "TensorFlow", "PyTorch", "JAX", "CuPy" or "ONNX Runtime".
+        name: "TensorFlow", "PyTorch", "JAX", "CuPy", "ONNX Runtime", "CTranslate2", "PaddlePaddle",
+            "MXNet", "TensorRT", or a distribution name for any other cuDNN consumer.
         distribution: pip distribution name ("torch", "tensorflow", "jax-cuda12-plugin").
         version: the framework's version string.
         imported: True when the framework was already imported in this process.
@@ -119,7 +181,10 @@ class FrameworkBuild:
         cuda_compute_capabilities: e.g. ("sm_60", "sm_90"), when the build says.
         pins: the cuDNN requirements in the distribution's metadata
             ("nvidia-cudnn-cu12==9.10.2.21").
-        checker: key of ``versions.RULES`` whose rule this framework applies.
+        checker: key of ``versions.RULES`` whose rule this framework applies (consumers judged
+            by :mod:`cudnn_magic.consumer_rules` use its keys: "ctranslate2", "paddle", ...).
+        pip_solvable: False when no cuDNN wheel is on this consumer's loader path (a vendored
+            copy, a ``dlopen`` of a name pip wheels do not ship): the pip solver leaves it out.
     """
 
     name: str
@@ -140,6 +205,7 @@ class FrameworkBuild:
     cuda_compute_capabilities: tuple[str, ...] = ()
     pins: tuple[str, ...] = ()
     checker: str = "nvidia"
+    pip_solvable: bool = True
 
 
 @dataclass(frozen=True)
@@ -232,7 +298,8 @@ class Diagnosis:
 class Report:
     """Everything ``%cudnn_check`` knows about this process and machine.
 
-    ``driver`` is None when NVML answered with no driver, an ``Unavailable`` when it could not
+    ``consumers`` lists every native library of the environment that uses cuDNN (see
+    :class:`ConsumerLibrary`). ``driver`` is None when NVML answered with no driver, an ``Unavailable`` when it could not
     be asked. ``notes`` lists what could not be read (never raised). ``elapsed_s`` is the time
     the probes took, in seconds.
     """
@@ -240,6 +307,7 @@ class Report:
     cudnn_loaded: tuple[LibraryCopy, ...] = ()
     cudnn_installed: tuple[LibraryCopy, ...] = ()
     frameworks: tuple[FrameworkBuild, ...] = ()
+    consumers: tuple[ConsumerLibrary, ...] = ()
     resolutions: tuple[Resolution, ...] = ()
     driver: Driver | Unavailable | None = None
     gpus: tuple[Gpu, ...] = ()

@@ -57,6 +57,13 @@ FIX_IDS: dict[str, str] = {
     "install-cuda-build": "install a framework build with CUDA kernels for this GPU",
     "install-cudnn-build": "install a framework build compiled with cuDNN support (the GPU wheel or package, or rebuild with cuDNN found)",
 }
+# Fixes offered by the cuDNN consumer findings of %cudnn_check (CTranslate2, PaddlePaddle, any
+# library that NEEDs cuDNN); a diagnosis quotes them when those findings explain the failure.
+FIX_IDS.update({
+    "upgrade-consumer": "install the release of a cuDNN consumer (CTranslate2, ...) whose cuDNN agrees with the environment",
+    "add-library-path": "put the directory holding the cuDNN (or sub-library) a consumer cannot find on LD_LIBRARY_PATH",
+    "separate-kernels": "run consumers that need different cuDNN releases in separate kernels (environments)",
+})
 
 MAX_LINE = 2000  #: a longer line is cut to a window of this size around each keyword hit
 HITS_PER_KEYWORD_HEAD = 32  #: first occurrences of one keyword examined

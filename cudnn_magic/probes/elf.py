@@ -96,14 +96,25 @@ def read_dynamic(path: str) -> ElfDynamic:
                 break
         if str_off is None:
             str_off = strtab
-        fh.seek(str_off)
-        strings = fh.read(min(strsz, 16 << 20))
+        # Read only the strings the wanted entries point at (a big library's dynamic string table
+        # holds every exported symbol: 10+ MB for TensorFlow's, where these names are a few bytes).
+        wanted = sorted({v for t, v in entries if t in (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH) and v < strsz})
+        found: dict[int, bytes] = {}
+        for idx in wanted:
+            if idx in found:
+                continue
+            fh.seek(str_off + idx)
+            chunk = fh.read(min(4096, strsz - idx))
+            while b"\0" not in chunk and len(chunk) < min(1 << 16, strsz - idx):  # long RPATH lists
+                more = fh.read(4096)
+                if not more:
+                    break
+                chunk += more
+            stop = chunk.find(b"\0")
+            found[idx] = chunk[: stop if stop >= 0 else len(chunk)]
 
     def s(idx: int) -> str:
-        if idx >= len(strings):
-            return ""
-        stop = strings.find(b"\0", idx)
-        return strings[idx : stop if stop >= 0 else len(strings)].decode("utf-8", "replace")
+        return found.get(idx, b"").decode("utf-8", "replace")
 
     def split(tag: int) -> tuple[str, ...]:
         out: list[str] = []

@@ -13,19 +13,36 @@ import os
 import re
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
+# auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
+# ``NAME-<8 hex of its hash>.so.VERSION`` and sets that as its SONAME (auditwheel ``repair``,
+# ``auditwheel/repair.py`` ``copylib``): ctranslate2 4.4.0 ships ``libcudnn-463fd6d5.so.8.9.7``.
+_HASHED = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)-([0-9a-f]{8})\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
+# Windows: ``cudnn64_8.dll``, ``cudnn_ops_infer64_8.dll``, ``cudnn_graph64_9.dll``; delvewheel
+# (the Windows auditwheel) vendors them as ``cudnn64_8-<hash>.dll``.
+_DLL = re.compile(r"^(cudnn(?:_[a-z_]+?)?)64_(\d+)(?:-[0-9a-f]+)?\.dll$", re.IGNORECASE)
 _HDR = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
 
 
 def parse_name(name: str) -> tuple[str, int | None, str | None] | None:
     """``libcudnn_ops.so.9.1.0`` -> ("cudnn_ops", 9, "9.1.0"); ``libcudnn.so.9`` -> ("cudnn", 9, None).
 
+    Also copies vendored by auditwheel (``libcudnn-463fd6d5.so.8.9.7`` -> ("cudnn", 8, "8.9.7"))
+    and Windows DLLs (``cudnn_ops_infer64_8.dll`` -> ("cudnn_ops_infer", 8, None)).
     The third item is a full version only when the name carries major.minor.patch.
     Returns None for names that are not cuDNN libraries.
     """
     m = _NAME.match(name)
-    if not m:
-        return None
-    stem, major, minor, patch = m.groups()
+    if m:
+        stem, major, minor, patch = m.groups()
+    else:
+        h = _HASHED.match(name)
+        if h:
+            stem, _hash, major, minor, patch = h.groups()
+        else:
+            d = _DLL.match(name)
+            if not d:
+                return None
+            return d.group(1).lower(), int(d.group(2)), None
     full = f"{major}.{minor}.{patch}" if patch is not None else None
     return stem, int(major) if major else None, full
 
@@ -40,8 +57,19 @@ def is_main(name: str) -> bool:
     return bool(p and p[0] == "cudnn")
 
 
+def is_vendored_name(name: str) -> bool:
+    """True for a cuDNN file renamed by auditwheel/delvewheel (``libcudnn-463fd6d5.so.8.9.7``,
+    ``cudnn64_8-1a2b3c4d.dll``): a copy some other distribution vendors into its wheel."""
+    return bool(_HASHED.match(name)) or bool(re.match(r"^cudnn(?:_[a-z_]+?)?64_\d+-[0-9a-f]+\.dll$", name, re.I))
+
+
 def soname_of(name: str) -> str:
-    """``libcudnn_ops.so.9.1.0`` -> ``libcudnn_ops.so.9``; names without a major stay as they are."""
+    """``libcudnn_ops.so.9.1.0`` -> ``libcudnn_ops.so.9``; names without a major stay as they are.
+
+    A vendored copy keeps its whole name (``libcudnn-463fd6d5.so.8.9.7``): auditwheel makes that
+    its SONAME, so a request for ``libcudnn.so.8`` never matches it. DLL names stay as they are."""
+    if is_vendored_name(name) or name.lower().endswith(".dll"):
+        return name
     p = parse_name(name)
     if not p or p[1] is None:
         return name

@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from ..model import Driver, Report, Unavailable, to_plain
+from .consumers import consumers_html, consumers_json, consumers_text
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
 _SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
@@ -53,6 +54,7 @@ def report_json(report: Report) -> dict[str, Any]:
             for f in report.findings
         ],
         "resolutions": [to_plain(r) for r in report.resolutions],
+        "consumers": consumers_json(report),
         "notes": list(report.notes),
         "elapsed_s": round(report.elapsed_s, 4),
     }
@@ -101,7 +103,8 @@ def report_text(report: Report) -> str:
             if f.rule and f.verdict in ("mismatch", "ok"):
                 out.append(f"    rule: {f.rule}")
     else:
-        out.append("  none installed (TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime)")
+        out.append("  none installed (TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime, CTranslate2, PaddlePaddle, MXNet, "
+                   "TensorRT, or any library that needs cuDNN)")
     out.append("")
     out.append("Driver and GPUs")
     if isinstance(report.driver, Unavailable):
@@ -131,6 +134,7 @@ def report_text(report: Report) -> str:
                           ["library", "version", "found via", "owner", "directory"]))
     else:
         out.append("  none")
+    out += consumers_text(report)
     if report.resolutions:
         out.append("")
         out.append("What the dynamic loader picks")
@@ -216,7 +220,8 @@ def report_html(report: Report) -> str:
                 f"<td>{_e(f.detail)}<br><span class='cm-muted'>rule: {_e(f.rule)}</span></td></tr>")
         h.append("</table>")
     else:
-        h.append("<div class='cm-muted'>No TensorFlow, PyTorch, JAX, CuPy or ONNX Runtime installed.</div>")
+        h.append("<div class='cm-muted'>No TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime, CTranslate2, PaddlePaddle, MXNet, "
+                 "TensorRT or other cuDNN consumer installed.</div>")
 
     h.append("<h4>Driver and GPUs</h4>")
     if isinstance(report.driver, Unavailable):
@@ -255,6 +260,7 @@ def report_html(report: Report) -> str:
                      f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code>{_e(c.path)}</code>{err}</td></tr>")
         h.append("</table>")
     h.append("</details>")
+    h.append(consumers_html(report))
     if report.resolutions:
         h.append("<details><summary>What the dynamic loader picks for each framework</summary><table>"
                  "<tr><th>framework</th><th>soname</th><th>picked</th><th>because</th><th>hides</th></tr>")

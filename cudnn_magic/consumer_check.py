@@ -1,0 +1,326 @@
+"""Every cuDNN consumer of the environment, resolved and judged: the engine behind the
+"cuDNN consumers" part of ``%cudnn_check``.
+
+:func:`check_consumers` runs the generic scan (:mod:`cudnn_magic.probes.consumers`), the
+framework probes for CTranslate2, PaddlePaddle, MXNet and TensorRT
+(:mod:`cudnn_magic.probes.frameworks_extra`), resolves what each consumer's loader will pick for
+the cuDNN main library and for every sub-library that library opens at run time
+(:mod:`cudnn_magic.probes.loader`, :mod:`cudnn_magic.probes.sublibraries`), and judges each row
+and each pair of consumers by the rules of :mod:`cudnn_magic.consumer_rules`. No IPython, no
+widgets; nothing is loaded into the process. Never raises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .consumer_rules import ConsumerNeed, clash_findings, judge_consumer
+from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Resolution
+from .probes import libnames
+
+__all__ = ["ConsumerReport", "check_consumers"]
+
+
+@dataclass
+class ConsumerReport:
+    """What :func:`check_consumers` found.
+
+    ``frameworks``: judged rows for CTranslate2, PaddlePaddle, MXNet, TensorRT and every other
+    distribution that NEEDs cuDNN; ``consumers``: every consumer library with its picks;
+    ``findings``; ``copies``: vendored cuDNN files for the inventory (owner = the vendoring
+    distribution); ``owners``: real path -> owner for files of scanned distributions;
+    ``resolutions``: one per consumer; ``notes``; ``stats`` (``scan_s``, ``total_s`` in seconds,
+    counts).
+    """
+
+    frameworks: list[FrameworkBuild] = field(default_factory=list)
+    consumers: list[ConsumerLibrary] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    copies: list[LibraryCopy] = field(default_factory=list)
+    owners: dict[str, str] = field(default_factory=dict)
+    resolutions: list[Resolution] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def with_owners(self, copies: tuple[LibraryCopy, ...] | list[LibraryCopy]) -> list[LibraryCopy]:
+        """``copies`` with owner "system" replaced by the scanned distribution that installed the file."""
+        out = []
+        for c in copies:
+            owner = self.owners.get(os.path.realpath(c.path))
+            out.append(dataclasses.replace(c, owner=owner) if owner and c.owner in ("system", "") else c)
+        return out
+
+
+def _norm(name: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str]) -> str | None:
+    real = os.path.realpath(path)
+    c = loaded.get(real)
+    parsed = libnames.parse_name(os.path.basename(real))
+    if parsed and parsed[2] and libnames.is_vendored_name(os.path.basename(real)):
+        return parsed[2]  # a vendored copy's name is its version (auditwheel keeps the real file name's)
+    if c is not None and c.version:
+        return c.version
+    from .probes.installed import static_version
+    from .probes.owners import owner_of
+
+    try:
+        return static_version(real, owners.get(real) or owner_of(path))[0]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, ...] = (),
+                    loaded: tuple[LibraryCopy, ...] | list[LibraryCopy] = (),
+                    installed: tuple[LibraryCopy, ...] | list[LibraryCopy] = (),
+                    environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
+                    gpus: bool = False, paths: list[str] | None = None, conda: str | bool | None = True,
+                    top: list[str] | None = None) -> ConsumerReport:
+    """Find, resolve and judge every cuDNN consumer (module docstring).
+
+    Args:
+        frameworks: rows of the five big frameworks (their consumers are listed under their name
+            and take part in the clash analysis; they get no second row).
+        loaded: the cuDNN files mapped in this process (reused by the loader; versions).
+        installed: the on-disk inventory (where a missing library could come from).
+        environ: the environment the process started with (``LD_LIBRARY_PATH``).
+        ldcache: the parsed ``ld.so`` cache.
+        gpus: a GPU is visible (problems are errors instead of warnings).
+        paths: site directories to scan instead of ``sys.path``'s; ``conda``: see
+            :func:`~cudnn_magic.probes.consumers.scan_environment`.
+        top: the loaders above an extension module (default: this interpreter's).
+    """
+    t0 = time.perf_counter()
+    rep = ConsumerReport()
+    try:
+        _check(rep, list(frameworks), list(loaded), list(installed), environ, ldcache, gpus, paths, conda, top)
+    except Exception as exc:  # noqa: BLE001 - a probe never raises into the cell
+        rep.notes.append(f"cuDNN consumer check failed: {type(exc).__name__}: {exc}")
+    rep.stats["total_s"] = time.perf_counter() - t0
+    return rep
+
+
+def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
+           environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
+           conda: str | bool | None, top: list[str] | None) -> None:
+    from .probes.consumers import scan_environment
+    from .probes.frameworks_extra import CudnnRequest, chain_within, probe_extra_frameworks
+    from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
+    from .probes.sublibraries import main_major, predict_sublibraries
+
+    env = dict(os.environ if environ is None else environ)
+    top = interpreter_loaders() if top is None else top
+    scan = scan_environment(paths, conda=conda, environ=env)
+    rep.notes += scan.notes
+    rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
+    rep.owners = scan.owner_by_path()
+    mapped = [c.path for c in loaded]
+    loaded_by_real = {os.path.realpath(c.path): c for c in loaded}
+    mapped_real = set(loaded_by_real)
+    have = {os.path.realpath(c.path) for c in installed}
+    for c in scan.vendored_copies():
+        if c.path not in have:
+            rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
+    _query_unnamed(rep, loaded_by_real, env)
+    facts, fnotes = probe_extra_frameworks(scan, paths, top=top, environ=env)
+    rep.notes += fnotes
+
+    disk: dict[str, list[tuple[str, str | None]]] = {}
+    for c in list(installed) + rep.copies + list(loaded):
+        for key in {c.soname, c.name, libnames.soname_of(c.name)}:
+            lst = disk.setdefault(key, [])
+            if all(d != c.directory for d, _ in lst):
+                lst.append((c.directory, c.version))
+
+    def resolve(req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False
+                ) -> tuple[ConsumerLibrary, Resolution]:
+        m = () if fresh else mapped
+        res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache, mapped=m)
+        steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
+        searched = tuple(f"{s.directory} ({s.why})" for s in steps)
+        subs = ()
+        sub_searched: tuple[str, ...] = ()
+        version = None
+        if res.picked:
+            version = _version_of(res.picked, {**{c.path: c for c in rep.copies}, **loaded_by_real}, rep.owners)
+            if libnames.is_main(os.path.basename(res.picked)):
+                sub_chain = ([req.requester] if req.requester else []) + list(req.chain)
+                subs = predict_sublibraries(res.picked, sub_chain, consumer=label, environ=env, ldcache=ldcache, mapped=m,
+                                            legacy_api=legacy, major=main_major(res.picked) or _major(req.soname))
+                sub_searched = tuple(f"{s.directory} ({s.why})" for s in search_steps(res.picked, sub_chain, environ=env))
+        soname = os.path.basename(req.soname) if "/" in req.soname else req.soname
+        lib = ConsumerLibrary(
+            path=req.requester or "", distribution="", soname=soname, how=req.how, picked=res.picked,
+            picked_version=version, why=res.reason, vendored=bool(res.picked and os.path.realpath(res.picked) in dist_vendored),
+            sublibraries=subs, searched=searched, sublibrary_searched=sub_searched)
+        return lib, res
+
+    def first_of(alternatives: list[CudnnRequest], label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False
+                 ) -> tuple[ConsumerLibrary, Resolution]:
+        got = None
+        for req in alternatives:
+            got = resolve(req, label, dist_vendored, legacy, fresh)
+            if got[0].picked:
+                return got
+        plain = next((r for r in alternatives if "/" not in r.soname), alternatives[-1])
+        return resolve(plain, label, dist_vendored, legacy, fresh)
+
+    needs: list[ConsumerNeed] = []
+    covered: set[str] = set()
+    known = {_norm(fw.distribution): fw for fw in frameworks}
+    gpu_words = gpus
+
+    # 1. Framework probes of this package: CTranslate2, PaddlePaddle, MXNet, TensorRT.
+    for f in facts:
+        label = f"{f.row.name} {f.row.version}"
+        dist = next((d for d in scan.distributions if f.distribution and _norm(d.name) == _norm(f.distribution)), None)
+        vend = {os.path.realpath(v.path) for v in (dist.vendored if dist else ())}
+        upgrade = Fix("upgrade-consumer", f.upgrade[0], f.upgrade[1], True) if f.upgrade else None
+        libs: list[ConsumerLibrary] = []
+        if f.alternatives:
+            # DT_NEEDED requests are separate libraries; dlopen alternatives are tried in order.
+            groups = ([[r] for r in f.alternatives] if all(r.how.startswith("DT_NEEDED") for r in f.alternatives)
+                      else [f.alternatives])
+            for group in groups:
+                lib, res = first_of(group, label, vend, f.legacy_api)
+                lib = dataclasses.replace(lib, distribution=label if dist is None else dist.label, framework=f.row.name)
+                libs.append(lib)
+                rep.resolutions.append(res)
+                covered.update(r.requester or "" for r in group)
+            fresh_lib, _ = first_of(groups[0], label, vend, f.legacy_api, fresh=True)
+            needs.append(ConsumerNeed(label, _major_of(libs[0]), fresh_lib.sublibraries, fresh_lib.picked, upgrade))
+        judged = judge_consumer(dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None)),
+                                libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
+                                upgrade=upgrade, unknown=f.unknown)
+        rep.frameworks.append(judged.row)
+        rep.findings += judged.findings
+        rep.consumers += libs
+        if f.distribution:
+            known[_norm(f.distribution)] = judged.row
+
+    # 2. Generic consumers: every other library that NEEDs cuDNN.
+    for d in scan.distributions:
+        vend = {os.path.realpath(v.path) for v in d.vendored}
+        fw = known.get(_norm(d.name))
+        libs = []
+        for lib in d.consumers:
+            if lib.path in covered:
+                continue
+            chain = chain_within(d, lib.path, top)
+            for soname in lib.cudnn_needed:
+                label = f"{fw.name} {fw.version}" if fw else d.label
+                c, res = resolve(CudnnRequest(soname, lib.path, chain, f"DT_NEEDED of {os.path.basename(lib.path)}"),
+                                 label, vend, False)
+                libs.append(dataclasses.replace(c, distribution=d.label, framework=fw.name if fw else None))
+                rep.resolutions.append(res)
+        if not libs:
+            continue
+        rep.consumers += libs
+        if fw is not None:
+            fresh, _ = resolve(CudnnRequest(libs[0].soname, libs[0].path, chain_within(d, libs[0].path, top)),
+                               f"{fw.name} {fw.version}", vend, False, fresh=True)
+            needs.append(ConsumerNeed(f"{fw.name} {fw.version}", _major_of(libs[0]), fresh.sublibraries, fresh.picked))
+            continue
+        first = libs[0]
+        major = _major_of(first)
+        via_wheel = any("/nvidia/cudnn" in s for s in first.searched)
+        row = FrameworkBuild(
+            name=d.name, distribution=d.name, version=d.version, imported=_imported(d), cudnn_compiled=str(major) if major else None,
+            cudnn_compiled_source=f"the soname {os.path.basename(first.path)} NEEDs ({first.soname})",
+            cudnn_soname=first.soname, consumer_library=first.path, checker="soname", pip_solvable=via_wheel)
+        judged = judge_consumer(row, libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs))
+        rep.frameworks.append(judged.row)
+        rep.findings += judged.findings
+        fresh, _ = resolve(CudnnRequest(first.soname, first.path, chain_within(d, first.path, top)), d.label, vend, False,
+                           fresh=True)
+        needs.append(ConsumerNeed(d.label, major, fresh.sublibraries, fresh.picked))
+
+    # 3. The five big frameworks that dlopen cuDNN (TensorFlow, JAX...): listed, and in the clash analysis.
+    seen_labels = {n.label for n in needs}
+    for fw in frameworks:
+        label = f"{fw.name} {fw.version}"
+        if label in seen_labels or not fw.consumer_library or not fw.cudnn_soname:
+            continue
+        req = CudnnRequest(fw.cudnn_soname, fw.consumer_library, tuple(top), f"dlopen by {os.path.basename(fw.consumer_library)}")
+        c, res = resolve(req, label, set(), False)
+        rep.consumers.append(dataclasses.replace(c, distribution=f"{fw.distribution} {fw.version}", framework=fw.name))
+        fresh, _ = resolve(req, label, set(), False, fresh=True)
+        needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
+
+    rep.findings += clash_findings(needs, gpus=gpu_words)
+
+
+def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dict[str, str]) -> None:
+    """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
+    its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
+    process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
+    from .probes.subprocess_probe import query_versions
+    from .versions import try_parse
+
+    todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
+    for i in list(todo):
+        m = loaded.get(rep.copies[i].path)
+        if m is not None and m.version:
+            rep.copies[i] = dataclasses.replace(rep.copies[i], version=m.version, version_source=m.version_source)
+            todo.remove(i)
+    if not todo:
+        return
+    res = query_versions([rep.copies[i].path for i in todo], env=env)
+    for i in todo:
+        c = rep.copies[i]
+        r = res.get(c.path)
+        v = try_parse(r.version) if r and r.version is not None else None
+        if v is not None:
+            rep.copies[i] = dataclasses.replace(c, version=str(v), version_source="cudnnGetVersion in a child process")
+        elif r and r.error:
+            rep.copies[i] = dataclasses.replace(c, error=r.error)
+
+
+def _with_search_dirs(disk: dict[str, list[tuple[str, str | None]]], libs: list[ConsumerLibrary]
+                      ) -> dict[str, list[tuple[str, str | None]]]:
+    """``disk`` plus the directories a consumer's own search would try for its main library
+    that hold a sub-library its pick cannot find (the wheel its RUNPATH points to, shadowed by an
+    earlier directory): the place to put first."""
+    out = {k: list(v) for k, v in disk.items()}
+    for c in libs:
+        dirs = [s.rsplit(" (", 1)[0] for s in c.searched]
+        for sub in c.sublibraries:
+            if sub.path:
+                continue
+            for d in dirs:
+                p = os.path.join(d, sub.soname)
+                if os.path.exists(p):
+                    real_dir = os.path.dirname(os.path.realpath(p))
+                    lst = out.setdefault(sub.soname, [])
+                    if all(x != real_dir for x, _ in lst):
+                        lst.insert(0, (real_dir, _version_of(p, {}, {})))
+    return out
+
+
+def _major(soname: str) -> int | None:
+    p = libnames.parse_name(os.path.basename(soname))
+    return p[1] if p else None
+
+
+def _major_of(c: ConsumerLibrary) -> int | None:
+    if c.picked_version:
+        from .versions import try_parse
+
+        v = try_parse(c.picked_version)
+        if v is not None:
+            return v.major
+    return _major(c.soname)
+
+
+def _imported(d) -> bool:  # type: ignore[no-untyped-def]
+    """A module of distribution ``d`` is imported (its top-level package name matches)."""
+    name = d.name.replace("-", "_")
+    return name in sys.modules

@@ -1,0 +1,234 @@
+"""Where glibc's dynamic loader finds a soname for a given requesting library and loader chain.
+
+:mod:`cudnn_magic.probes.installed` answers the one-object question (a framework library asks
+for ``libcudnn.so.9``). Consumers found by the environment scan need glibc's full rule, because
+the library that asks is often not the one whose RPATH finds it: CTranslate2 4.4.0's
+``libctranslate2-*.so`` has no RPATH and finds its vendored ``libcudnn-463fd6d5.so.8.9.7``
+through the RPATH ``$ORIGIN/../ctranslate2.libs`` of ``_ext.*.so``, the module that loaded it.
+
+The order, per glibc ``elf/dl-load.c`` ``_dl_map_object`` (verified against ``LD_DEBUG=libs``
+in ``tests/test_consumers_native.py``):
+
+1. a loaded object whose name or SONAME equals the request is reused (``_dl_name_match_p``);
+2. a name with a ``/`` is opened as a path;
+3. when the requesting object has no ``DT_RUNPATH``: the ``DT_RPATH`` of the requesting object,
+   then of the object that loaded it, and on up the chain (an object that has a ``DT_RUNPATH``
+   contributes no ``DT_RPATH``: ``elf/get-dynamic-info.h``), then the executable's ``DT_RPATH``;
+4. ``LD_LIBRARY_PATH`` as it was when the process started;
+5. the requesting object's ``DT_RUNPATH`` (not its loaders');
+6. ``/etc/ld.so.cache``; 7. the default directories.
+
+``$ORIGIN`` is the directory of the object whose entry it is; a relative entry (auditwheel
+writes ``ctranslate2.libs`` into the vendored ``libcudnn``) is relative to the process's
+working directory. Nothing here loads a library: ELF facts are read from the file's dynamic
+section (:func:`elf_facts`, cached by inode, size and mtime across calls).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass
+
+from ..model import Resolution
+from .elf import ElfDynamic, NotElf, read_dynamic
+
+__all__ = ["elf_facts", "LoaderStep", "search_steps", "resolve_in_chain", "interpreter_loaders",
+           "expand_entry", "DEFAULT_DIRS"]
+
+DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+_lock = threading.Lock()
+_elf_cache: dict[str, tuple[tuple[int, int, int], ElfDynamic | str]] = {}
+_stats = {"elf_reads": 0, "elf_cached": 0}
+
+
+def elf_facts(path: str) -> ElfDynamic | str:
+    """The dynamic section of ``path`` (SONAME, NEEDED, RPATH, RUNPATH), or a sentence saying
+    why it could not be read. Cached by (inode, size, mtime) for the life of the process, so a
+    second ``%cudnn_check`` reads no file that did not change. Never raises."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror or exc}"
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    with _lock:
+        hit = _elf_cache.get(path)
+        if hit is not None and hit[0] == key:
+            _stats["elf_cached"] += 1
+            return hit[1]
+    try:
+        value: ElfDynamic | str = read_dynamic(path)
+    except NotElf as exc:
+        value = f"not a shared library: {exc}"
+    except OSError as exc:
+        value = f"unreadable: {exc.strerror or exc}"
+    except Exception as exc:  # noqa: BLE001 - a malformed file must not break the check
+        value = f"unreadable: {type(exc).__name__}: {exc}"
+    with _lock:
+        _elf_cache[path] = (key, value)
+        _stats["elf_reads"] += 1
+    return value
+
+
+def cache_stats() -> dict[str, int]:
+    """How many ELF files were read and how many answers came from the cache (for benchmarks)."""
+    with _lock:
+        return dict(_stats, entries=len(_elf_cache))
+
+
+def expand_entry(entry: str, origin: str, cwd: str | None = None) -> tuple[str, str]:
+    """Expand one RPATH/RUNPATH entry as ``ld.so(8)`` does: ``$ORIGIN``/``${ORIGIN}`` is the
+    directory of the object that carries it, ``$LIB`` is ``lib64`` on 64-bit x86, ``$PLATFORM``
+    ``x86_64``. Returns (directory, note); the note says when the entry is relative to the
+    working directory (glibc opens it from there)."""
+    out = entry
+    for tok in ("$ORIGIN", "${ORIGIN}"):
+        out = out.replace(tok, origin)
+    out = out.replace("${LIB}", "lib64").replace("$LIB", "lib64")
+    out = out.replace("${PLATFORM}", "x86_64").replace("$PLATFORM", "x86_64")
+    note = ""
+    if not os.path.isabs(out):
+        base = cwd if cwd is not None else os.getcwd()
+        note = f" (relative: looked up from the working directory {base})"
+        out = os.path.join(base, out)
+    return os.path.normpath(out), note
+
+
+@dataclass(frozen=True)
+class LoaderStep:
+    """One directory the loader tries, in order, and why (``"RPATH $ORIGIN/../x.libs of _ext.so"``)."""
+
+    directory: str
+    why: str
+
+
+def _rpath(facts: ElfDynamic | str) -> tuple[str, ...]:
+    if isinstance(facts, str) or facts.runpath:
+        return ()  # DT_RPATH is ignored when DT_RUNPATH is present (glibc get-dynamic-info.h)
+    return facts.rpath
+
+
+def interpreter_loaders() -> list[str]:
+    """The objects above a Python extension module in its loader chain: the shared libpython
+    that calls ``dlopen`` for ``import`` (when the interpreter uses one), then the executable.
+    Read from ``/proc/self/maps``; ``[sys.executable]`` where that is unavailable."""
+    exe = os.path.realpath(sys.executable) if sys.executable else ""
+    out: list[str] = []
+    try:
+        with open("/proc/self/maps", "rb") as fh:
+            for line in fh:
+                if b"libpython" not in line:
+                    continue
+                p = line.split(None, 5)
+                if len(p) == 6:
+                    path = p[5].strip().decode("utf-8", "replace")
+                    if os.path.basename(path).startswith("libpython") and path not in out:
+                        out.append(path)
+                        break
+    except OSError:
+        pass
+    if exe:
+        out.append(exe)
+    return out
+
+
+def search_steps(requester: str | None, chain: list[str], *, environ: dict[str, str] | None = None,
+                 executable: str | None = None, cwd: str | None = None) -> list[LoaderStep]:
+    """The directories searched for a soname requested by ``requester``, before the ld.so cache
+    and the default directories (module docstring, steps 3-5).
+
+    Args:
+        requester: the ELF object whose ``DT_NEEDED`` entry or ``dlopen`` call asks (None: a
+            plain ``dlopen`` from the executable).
+        chain: the objects that loaded ``requester``, nearest first (``[parent, grandparent,
+            ...]``); their ``DT_RPATH`` entries apply when ``requester`` has no ``DT_RUNPATH``.
+        environ: the environment the process started with (``LD_LIBRARY_PATH``).
+        executable: the main program (default: this interpreter).
+    """
+    env = os.environ if environ is None else environ
+    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    steps: list[LoaderStep] = []
+    req_facts = elf_facts(requester) if requester else None
+    has_runpath = isinstance(req_facts, ElfDynamic) and bool(req_facts.runpath)
+    if not has_runpath:
+        seen: set[str] = set()
+        for obj in ([requester] if requester else []) + list(chain):
+            if not obj or obj in seen:
+                continue
+            seen.add(obj)
+            for e in _rpath(elf_facts(obj)):
+                d, note = expand_entry(e, os.path.dirname(obj), cwd)
+                steps.append(LoaderStep(d, f"RPATH {e} of {os.path.basename(obj)}{note}"))
+        if exe and exe not in seen:
+            for e in _rpath(elf_facts(exe)):
+                d, note = expand_entry(e, os.path.dirname(exe), cwd)
+                steps.append(LoaderStep(d, f"RPATH {e} of the executable {os.path.basename(exe)}{note}"))
+    for e in env.get("LD_LIBRARY_PATH", "").split(":"):
+        if e:
+            steps.append(LoaderStep(os.path.normpath(e), f"LD_LIBRARY_PATH entry {e}"))
+    if has_runpath and requester:
+        for e in req_facts.runpath:  # type: ignore[union-attr]
+            d, note = expand_entry(e, os.path.dirname(requester), cwd)
+            steps.append(LoaderStep(d, f"RUNPATH {e} of {os.path.basename(requester)}{note}"))
+    return steps
+
+
+def loaded_sonames(mapped: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``{SONAME or file name: path}`` for mapped files, as ``_dl_name_match_p`` matches them
+    (the SONAME read from the file; the file name as a fallback). First mapped wins."""
+    out: dict[str, str] = {}
+    for p in mapped:
+        facts = elf_facts(p)
+        names = [os.path.basename(p)]
+        if isinstance(facts, ElfDynamic) and facts.soname:
+            names.insert(0, facts.soname)
+        for n in names:
+            out.setdefault(n, p)
+    return out
+
+
+def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: list[str], *,
+                     environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
+                     mapped: list[str] | tuple[str, ...] = (), executable: str | None = None,
+                     cwd: str | None = None) -> Resolution:
+    """Which file ``soname`` resolves to when ``requester`` (loaded by ``chain``) asks for it.
+
+    ``mapped`` are the files already mapped in the process the answer is for (an object with
+    that SONAME is reused); pass ``()`` to predict a fresh process. ``reason`` names the search
+    step that decided; ``shadowed`` lists the later candidates it hides. Never raises.
+    """
+    try:
+        if "/" in soname:
+            p = soname if os.path.exists(soname) else None
+            return Resolution(consumer, requester, os.path.basename(soname), os.path.realpath(p) if p else None,
+                              "opened by path" if p else f"{soname} does not exist")
+        hit = loaded_sonames(mapped).get(soname)
+        if hit:
+            return Resolution(consumer, requester, soname, hit, "already mapped in this process (the loader reuses it)")
+        hits: list[tuple[str, str]] = []
+        seen_dirs: set[str] = set()
+        for step in search_steps(requester, chain, environ=environ, executable=executable, cwd=cwd):
+            if step.directory in seen_dirs:
+                continue
+            seen_dirs.add(step.directory)
+            cand = os.path.join(step.directory, soname)
+            if os.path.exists(cand):
+                hits.append((os.path.realpath(cand), step.why))
+        for p in (ldcache or {}).get(soname, []):
+            if os.path.exists(p):
+                hits.append((os.path.realpath(p), "ld.so cache"))
+        for d in DEFAULT_DIRS:
+            cand = os.path.join(d, soname)
+            if os.path.exists(cand):
+                hits.append((os.path.realpath(cand), f"default dir {d}"))
+        uniq: list[tuple[str, str]] = []
+        for h in hits:
+            if all(h[0] != u[0] for u in uniq):
+                uniq.append(h)
+        if not uniq:
+            return Resolution(consumer, requester, soname, None, "not found by the loader's search")
+        return Resolution(consumer, requester, soname, uniq[0][0], uniq[0][1], tuple(u[0] for u in uniq[1:]))
+    except Exception as exc:  # noqa: BLE001 - a probe never raises
+        return Resolution(consumer, requester, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")

@@ -1,0 +1,90 @@
+"""Native stand-ins for the cuDNN consumer tests, built with gcc in the test's tmp dir.
+
+Every library here is a stand-in at the native boundary, and named so in its docstring: a
+consumer that NEEDs a cuDNN soname (``libstandin_consumer.so``), a cuDNN main library that opens
+its sub-library by soname on the first call like the real 8.x/9.x shim does, sub-libraries that
+answer a chosen version. Python-level layouts (``*.dist-info`` with METADATA and RECORD) are
+written the way pip writes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support import build_c_library, have_gcc
+
+
+def need_gcc() -> None:
+    if not have_gcc():
+        pytest.skip("gcc is needed to build the native stand-ins")
+
+
+CONSUMER_C = r"""
+#include <stddef.h>
+size_t cudnnGetVersion(void);
+size_t consumer_version(void) { return cudnnGetVersion(); }
+"""
+LINK_STUB_C = "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 0; }\n"
+# A cuDNN main library stand-in: like the real 8.x/9.x shim it opens its sub-library by soname on
+# the first call and forwards the version call to it (0 when the sub-library cannot be opened).
+MAIN_STANDIN_C = r"""
+#include <dlfcn.h>
+#include <stddef.h>
+size_t cudnnGetVersion(void) {
+  void *h = dlopen(SUBLIB, RTLD_NOW | RTLD_LOCAL);
+  if (!h) return 0;
+  size_t (*f)(void) = (size_t (*)(void)) dlsym(h, "cudnnGetVersion");
+  return f ? f() : 1;
+}
+"""
+SUB_STANDIN_C = "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return VER; }\n"
+
+
+def dist(site: Path, name: str, version: str, files: list[str]) -> None:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
+    (info / "RECORD").write_text("".join(f"{f},sha256=x,1\n" for f in files) + f"{info.name}/RECORD,,\n")
+
+
+def link_stub(tmp: Path, soname: str) -> Path:
+    d = tmp / f"linkstub-{soname}"
+    build_c_library(LINK_STUB_C, d / soname, soname=soname)
+    return d
+
+
+def consumer(tmp: Path, out: Path, soname: str, rpath: str, new_dtags: bool) -> Path:
+    """``libstandin_consumer.so``: NEEDs ``soname`` and carries ``rpath`` as RUNPATH (new dtags) or RPATH."""
+    stub = link_stub(tmp, soname)
+    return build_c_library(CONSUMER_C, out, extra=[f"-L{stub}", f"-l:{soname}", f"-Wl,-rpath,{rpath}",
+                                                   "-Wl,--enable-new-dtags" if new_dtags else "-Wl,--disable-new-dtags"])
+
+
+def main_standin(d: Path, soname: str, sublib: str) -> Path:
+    return build_c_library(MAIN_STANDIN_C, d / soname, soname=soname, extra=[f'-DSUBLIB="{sublib}"', "-ldl"])
+
+
+def sub_standin(d: Path, soname: str, version: str, encoded: int) -> Path:
+    """A sub-library (or main library) stand-in answering ``encoded`` to ``cudnnGetVersion``, in a
+    file named like NVIDIA's packages name it (``libcudnn_ops_infer.so.8`` + ``.9.7`` for version
+    8.9.7), with the soname link beside it."""
+    real_name = soname + "." + ".".join(version.split(".")[1:])
+    real = build_c_library(SUB_STANDIN_C, d / real_name, soname=soname, extra=[f"-DVER={encoded}"])
+    link = d / soname
+    if not link.exists():
+        link.symlink_to(real.name)
+    return real
+
+
+def standin_site(tmp: Path, jit: Path, new_dtags: bool = True, name: str = "standin-cudnn9-consumer",
+                  pkg: str = "standin_consumer") -> tuple[Path, Path]:
+    """A site-packages with ``<pkg>/libstandin_consumer.so`` (NEEDs libcudnn.so.9, RUNPATH
+    ``$ORIGIN/../nvidia/cudnn_jit/lib``) and ``nvidia/`` -> the real JIT wheel."""
+    site = tmp / f"site-{pkg}" / "site-packages"
+    (site / pkg).mkdir(parents=True)
+    (site / "nvidia").symlink_to(jit / "nvidia", target_is_directory=True)
+    lib = consumer(tmp, site / pkg / "libstandin_consumer.so", "libcudnn.so.9", "$ORIGIN/../nvidia/cudnn_jit/lib", new_dtags)
+    dist(site, name, "1.0", [f"{pkg}/libstandin_consumer.so"])
+    return site, lib
