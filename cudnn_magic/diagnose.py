@@ -219,6 +219,7 @@ class _Agg:
     extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
+    suppressed: set[str] = field(default_factory=set)  # fix ids the live facts show would change nothing
 
     def add(self, weight: float, hit: Hit | None) -> None:
         self.score = max(self.score, weight)
@@ -469,27 +470,47 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                     if generic_top or a is top:
                         a.score = max(a.score, top.score + 5)
                 break
-    # 4. which directory shadowed which
-    for res in report.resolutions:
-        if res.picked and res.shadowed:
-            import os.path
+    # 4. the cause the live facts establish (check's findings: another copy loaded first or
+    #    shadowing from LD_LIBRARY_PATH, wheels that overwrote each other), with its fixes.
+    #    When another copy won while a satisfying cuDNN is installed, installing one more with
+    #    pip changes nothing: that fix is not offered then.
+    causal = {"cudnn-version-mismatch", "cudnn-shadowed", "cudnn-wheel-overwritten", "cudnn-multiple-copies-loaded"}
+    targets = ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed", "cudnn-library-not-found")
+    for f in report.findings:
+        if f.id not in causal:
+            continue
+        other_won = any(x.id in ("remove-shadowing-dir", "restart-kernel") for x in f.fixes) and not any(
+            x.id == "install-matching-cudnn" for x in f.fixes)
+        for a in aggs.values():
+            if a.id not in targets:
+                continue
+            line = f"fact: {f.title}. {f.detail}"
+            if line not in a.facts:
+                a.facts.append(line if len(line) <= 900 else line[:897] + "...")
+            for x in f.fixes:
+                if all(x.id != y.id for y in a.fact_fixes):
+                    a.fact_fixes.append(x)
+            if other_won and f.id in ("cudnn-version-mismatch", "cudnn-shadowed"):
+                a.suppressed.add("install-matching-cudnn")
+    if not any(f.id in causal for f in report.findings):
+        for res in report.resolutions:  # a report without the check's findings (built by hand)
+            if res.picked and res.shadowed:
+                import os.path
 
-            d = os.path.dirname(res.picked)
-            fix = Fix(
-                "remove-shadowing-dir",
-                f"Take {d} off the library path",
-                f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
-                f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
-                "starting Jupyter/Python, then restart the kernel.",
-                restart_required=True, applicable=False,
-                reason="the library path is read when the process starts",
-            )
-            for a in aggs.values():
-                if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
-                    a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
-                                   + ", ".join(res.shadowed[:3]))
-                    a.fact_fixes.append(fix)
-            break
+                d = os.path.dirname(res.picked)
+                fix = Fix(
+                    "remove-shadowing-dir", f"Take {d} off the library path",
+                    f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
+                    f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
+                    "starting Jupyter/Python, then restart the kernel.",
+                    restart_required=True, applicable=res.reason.startswith("LD_LIBRARY_PATH"),
+                )
+                for a in aggs.values():
+                    if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
+                        a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
+                                       + ", ".join(res.shadowed[:3]))
+                        a.fact_fixes.append(fix)
+                break
 
 
 # --------------------------------------------------------------------------- output
@@ -540,8 +561,8 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
         if h.line not in evidence:
             evidence.append(h.line)
     evidence.extend(a.facts[:6])
-    fixes: list[Fix] = list(a.fact_fixes)
-    seen = {f.id for f in fixes}
+    fixes: list[Fix] = [f for f in a.fact_fixes if f.id not in a.suppressed]
+    seen = {f.id for f in fixes} | a.suppressed
     for fid in fix_ids:
         if fid in seen or fid not in FIX_IDS:
             continue

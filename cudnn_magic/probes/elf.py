@@ -120,3 +120,76 @@ def read_dynamic(path: str) -> ElfDynamic:
         runpath=split(DT_RUNPATH),
         machine=machine,
     )
+
+
+SHT_DYNSYM, SHT_NOBITS = 11, 8
+_MAX_DYNSYMS = 1 << 20
+
+
+def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
+    """The first ``size`` bytes of the initialised data of the exported (``.dynsym``) symbol
+    ``name`` in the file ``path``, read from the file without loading it; None when the file
+    exports no such symbol with data in the file.
+
+    Used for version constants a library carries itself (``cudnn_graph_version`` in
+    ``libcudnn_graph.so.9``). Layout per the System V gABI ("Section Header", "Symbol Table").
+
+    Raises:
+        NotElf: not an ELF file, or its section headers are unreadable.
+        OSError: the file cannot be opened.
+    """
+    want = name.encode()
+    with open(path, "rb") as fh:
+        ident = fh.read(16)
+        if len(ident) < 16 or ident[:4] != b"\x7fELF":
+            raise NotElf("not an ELF file")
+        is64 = ident[4] == 2
+        end = "<" if ident[5] == 1 else ">"
+        hdr_fmt = end + ("HHIQQQIHHHHHH" if is64 else "HHIIIIIHHHHHH")
+        hdr = fh.read(struct.calcsize(hdr_fmt))
+        if len(hdr) < struct.calcsize(hdr_fmt):
+            raise NotElf("truncated ELF header")
+        (*_a, shoff, _flags, _eh, _phes, _phn, shentsize, shnum, _shstrndx) = struct.unpack(hdr_fmt, hdr)
+        sh_fmt = end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII")
+        sh_size = struct.calcsize(sh_fmt)
+        if shoff == 0 or shnum == 0 or shentsize < sh_size or shnum > 65535:
+            raise NotElf("no section headers")
+        fh.seek(shoff)
+        table = fh.read(shentsize * shnum)
+        if len(table) < shentsize * shnum:
+            raise NotElf("truncated section headers")
+        sections = []
+        for i in range(shnum):
+            f = struct.unpack(sh_fmt, table[i * shentsize : i * shentsize + sh_size])
+            # name, type, flags, addr, offset, size, link, info, addralign, entsize
+            sections.append(f)
+        dynsym = next((s for s in sections if s[1] == SHT_DYNSYM), None)
+        if dynsym is None or dynsym[6] >= len(sections):
+            return None
+        strtab = sections[dynsym[6]]
+        ent = dynsym[9] or (24 if is64 else 16)
+        count = min(dynsym[5] // ent, _MAX_DYNSYMS)
+        fh.seek(dynsym[4])
+        syms = fh.read(count * ent)
+        fh.seek(strtab[4])
+        strings = fh.read(min(strtab[5], 64 << 20))
+        sym_fmt = end + ("IBBHQQ" if is64 else "IIIBBH")
+        for i in range(count):
+            raw = syms[i * ent : i * ent + struct.calcsize(sym_fmt)]
+            if len(raw) < struct.calcsize(sym_fmt):
+                break
+            if is64:
+                st_name, _info, _other, shndx, value, _sz = struct.unpack(sym_fmt, raw)
+            else:
+                st_name, value, _sz, _info, _other, shndx = struct.unpack(sym_fmt, raw)
+            if strings[st_name : st_name + len(want) + 1] != want + b"\0":
+                continue
+            if shndx == 0 or shndx >= len(sections):
+                return None  # undefined here, or an absolute/common symbol with no file data
+            sec = sections[shndx]
+            if sec[1] == SHT_NOBITS or not sec[3] <= value < sec[3] + sec[5]:
+                return None
+            fh.seek(value - sec[3] + sec[4])
+            data = fh.read(size)
+            return data if len(data) == size else None
+    return None
