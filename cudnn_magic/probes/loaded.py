@@ -121,6 +121,18 @@ def _answering_sublib(major: int | None, mapped_names: set[str]) -> bool:
     return True  # cuDNN 7 and older: one monolithic library
 
 
+def _answering_sublib_beside(path: str) -> bool:
+    """Is the sub-library that answers this main library's version calls in its folder on disk
+    (``libcudnn_graph.so.9`` for 9.x, ``libcudnn_ops_infer.so.8``/``libcudnn_ops.so.8`` for 8.x)?"""
+    parsed = libnames.parse_name(os.path.basename(path))
+    major = parsed[1] if parsed else None
+    if major is None or major < 8:
+        return True
+    d = os.path.dirname(path)
+    names = (f"libcudnn_graph.so.{major}",) if major >= 9 else ("libcudnn_ops_infer.so.8", "libcudnn_ops.so.8")
+    return any(os.path.exists(os.path.join(d, n)) for n in names)
+
+
 def _noload_query(path: str) -> tuple[CudnnVersion | None, str | None]:
     """Ask the mapped copy at ``path`` through an ``RTLD_NOLOAD`` handle."""
     mode = getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_LAZY", 1)
@@ -253,8 +265,8 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
             owner=own.owner, source="mapped", loaded=True, is_main=libnames.is_main(name),
             owner_evidence=own.evidence, load_order=i,
         ))
-        if version is None and libnames.is_main(name):
-            child_needed.append(i)
+        if libnames.is_main(name) and (version is None or not _answering_sublib_beside(p)):
+            child_needed.append(i)  # unknown, or a copy whose first call may abort: see what it does alone
     if child_needed:
         from .subprocess_probe import query_versions
 
@@ -265,7 +277,7 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
             if r is None:
                 continue
             v = try_parse(r.version) if r.version is not None else None
-            if v is not None:
+            if v is not None and c.version is None:
                 copies[i] = dataclasses.replace(c, version=str(v), version_source=(
                     "cudnnGetVersion in a child process that loads this folder alone"))
             elif r.error:
