@@ -19,7 +19,7 @@ from typing import Iterable
 from packaging.requirements import InvalidRequirement, Requirement
 
 from .knowledge import FIX_IDS, Hit, scan
-from .model import Diagnosis, Driver, Fix, Report, Unavailable
+from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
@@ -412,18 +412,33 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     generic_top = top.id in _GENERIC_IDS or top.id in ("cudnn-internal-error", "cudnn-execution-failed",
                                                      "cudnn-unsupported-config")
     mapped = [lib for lib in report.cudnn_loaded if lib.is_main]
+    u = report.cudnn_in_use
+    if u is None and mapped:  # a report without the in-process measurement: the first mapped
+        u = CudnnInUse(mapped[0].path, mapped[0].version, "first mapped", reached_version=mapped[0].reached_version)
     for lib in mapped[:3]:
-        line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner})"
+        reach = (f"; calls through it reach {lib.reached_version}"
+                 if lib.reached_version and lib.reached_version != lib.version else "")
+        line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner}){reach}"
         for a in aggs.values():
             if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
                         "cudnn-sublibrary-load-failed"):
                 a.facts.append(line)
+    if u is not None:
+        line = f"fact: the cuDNN in use is {u.version or '?'} at {u.path}" + (
+            f" (its calls reach {u.reached_version})" if u.reached_version and u.reached_version != u.version else "")
+        seen = {v for lib in mapped for v in (lib.version, lib.reached_version) if v}
+        for a in aggs.values():
+            if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
+                        "cudnn-sublibrary-load-failed"):
+                if len(mapped) > 1:
+                    a.facts.append(line)
                 logged = a.versions.get("loaded")
-                if logged and lib.version and not lib.version.startswith(logged) and not logged.startswith(lib.version):
+                if logged and seen and not any(v.startswith(logged) or logged.startswith(v) for v in seen):
                     # The log and the live facts disagree: say so instead of leaving two stories.
-                    a.facts.append(f"note: the log says cuDNN {logged} was loaded, but this kernel maps {lib.version}: "
-                                   "the message came from another process, or a library loaded another copy "
-                                   "privately (check with %cudnn_check)")
+                    now = u.reached_version or u.version
+                    a.facts.append(f"note: the log says cuDNN {logged} was loaded, but this kernel's cuDNN calls "
+                                   f"reach {now}: the message came from another process, or a library loaded "
+                                   "another copy privately (check with %cudnn_check)")
     # 1. a framework's compiled cuDNN vs the mapped one
     for fw in report.frameworks:
         if fw.verdict != "mismatch" or not fw.cudnn_used:

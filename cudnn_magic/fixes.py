@@ -937,6 +937,22 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
         intended = intended or os.path.dirname(r.shadowed[0])
         notes.append(f"{r.consumer}: {r.soname} resolves to {r.picked} (cuDNN {pv or '?'}, {r.reason}), which hides "
                      f"{r.shadowed[0]} (cuDNN {sv or '?'})")
+    u = report.cudnn_in_use
+    if u is not None and u.ld_library_path_entry:
+        # The copy in use was loaded from an LD_LIBRARY_PATH entry: it hides every other copy of
+        # another release (a wheel's, another mapped one), whatever loaded it first.
+        others = [c for c in (*report.cudnn_loaded, *report.cudnn_installed)
+                  if c.is_main and c.soname == u.soname and os.path.realpath(c.path) != os.path.realpath(u.path)
+                  and c.version and c.version != u.version]
+        entry_real = os.path.realpath(u.ld_library_path_entry)
+        match = [e for e in entries if os.path.realpath(e) == entry_real]
+        if others and match:
+            for e in match:
+                if e not in hits:
+                    hits.append(e)
+            intended = intended or os.path.dirname(others[0].path)
+            notes.append(f"the cuDNN in use, {u.version or '?'} at {u.path}, came from LD_LIBRARY_PATH entry "
+                         f"{u.ld_library_path_entry}; it hides {others[0].path} (cuDNN {others[0].version})")
     return hits, intended, notes
 
 

@@ -298,6 +298,15 @@ def test_point5_remove_shadowing_dir_plan_sees_the_mapped_copy(tmp_path, monkeyp
                    context={"environ": {"LD_LIBRARY_PATH": str(old)}, "connection_file": str(conn)})
     assert p.applicable, p.reason
     assert str(old) in p.title
+    # No framework at all: the copy in use came from that entry and another release is mapped too.
+    import dataclasses
+
+    bare = dataclasses.replace(report, resolutions=(), cudnn_loaded=report.cudnn_loaded + (
+        LibraryCopy(n, "libcudnn.so.9", "libcudnn.so.9", "9.27.0", loaded=True, load_order=2),))
+    p = fixes.plan("remove-shadowing-dir", bare,
+                   context={"environ": {"LD_LIBRARY_PATH": str(old)}, "connection_file": str(conn)})
+    assert p.applicable, p.reason
+    assert any("came from LD_LIBRARY_PATH entry" in n_ for n_ in p.notes)
 
 
 def test_point5_pip_fix_already_satisfied_is_not_applicable(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 _HDR = re.compile(rb"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
@@ -87,10 +88,22 @@ def embedded_version(path: str) -> str | None:
     ``major << 16 | minor << 8 | patch`` (0x90C00 in 9.12.0, 0x91800 in 9.24.0, 0x91B00 in
     9.27.0); a ``CUDNN_VERSION``-style integer (``major*10000 + minor*100 + patch``) is
     accepted too. The major must agree with the file's soname, else None. Never raises."""
+    parsed = parse_name(os.path.basename(path))
+    if not parsed or parsed[0] == "cudnn" or parsed[1] is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+
+
+@lru_cache(maxsize=256)
+def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
     from .elf import NotElf, read_symbol_bytes
 
     parsed = parse_name(os.path.basename(path))
-    if not parsed or parsed[0] == "cudnn" or parsed[1] is None:
+    if not parsed or parsed[1] is None:
         return None
     major = parsed[1]
     try:

@@ -195,19 +195,28 @@ def _relevant(dist_info: str) -> bool:
 
 def distributions_in(folder: str, relevant_only: bool = True) -> list[DistRecord]:
     """Distributions whose ``.dist-info`` lies directly in ``folder`` (a site-packages, a
-    ``--target`` folder, an unzipped wheel). Never raises."""
+    ``--target`` folder, an unzipped wheel). Cached until the folder changes. Never raises."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return []
+    return list(_distributions_in(folder, relevant_only, (st.st_ino, st.st_mtime_ns)))
+
+
+@lru_cache(maxsize=256)
+def _distributions_in(folder: str, relevant_only: bool, _stamp: tuple[int, int]) -> tuple[DistRecord, ...]:
     out: list[DistRecord] = []
     try:
-        infos = sorted(glob.glob(os.path.join(glob.escape(folder), "*.dist-info")))
+        infos = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".dist-info") and e.is_dir())
     except OSError:
-        return out
+        return ()
     for info in infos:
         if relevant_only and not _relevant(info):
             continue
         d = read_record(info)
         if d is not None:
             out.append(d)
-    return out
+    return tuple(out)
 
 
 def _claimants(path: str) -> list[tuple[DistRecord, RecordEntry]]:
