@@ -280,19 +280,23 @@ def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
         if r.picked and r.reason.startswith(("RPATH", "RUNPATH")):
             return ctx.by_path.get(r.picked) or ctx.by_path.get(os.path.realpath(r.picked)) or LibraryCopy(
                 r.picked, os.path.basename(r.picked), soname, source=r.reason)
-    pinned = set()
-    for pin in fw.pins:
-        try:
-            name = canonicalize_name(Requirement(pin.split(";")[0]).name)
-        except InvalidRequirement:
-            continue
-        if name.startswith("nvidia-cudnn"):
-            pinned.add(name)
+    pinned = {n for n in _pinned_names(fw) if n.startswith("nvidia-cudnn")}
     for c in ctx.installed:
         d = _dist_of(c.owner)
         if c.is_main and c.soname == soname and d and d[0] in pinned:
             return c
     return None
+
+
+def _pinned_names(fw: FrameworkBuild) -> set[str]:
+    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
+    out: set[str] = set()
+    for pin in fw.pins:
+        try:
+            out.add(canonicalize_name(Requirement(pin).name))
+        except InvalidRequirement:
+            continue
+    return out
 
 
 def _where(path: str, entry: str | None, owner: str | None) -> str:
@@ -361,7 +365,16 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     fixes: list[Fix] = []
     if other_won and own is not None and own.version != runtime:
         where = _where(picked_path or "", entry, used.owner if used else None)
-        if mapped:
+        # Mapped, and the loader's own search picks that same copy: it was found by search order
+        # (LD_LIBRARY_PATH before a RUNPATH), not because something else loaded it first.
+        by_search = bool(mapped and search.picked and os.path.realpath(search.picked) == os.path.realpath(picked_path or ""))
+        if mapped and by_search:
+            cause = (f"cuDNN {runtime} from {where} is the copy mapped: the loader searches {search.reason.split(' entry')[0]} "
+                     f"before the RUNPATH of {os.path.basename(fw.consumer_library or '') or fw.name}, so it "
+                     f"took that one; {fw.name}'s own {own.version or '?'} ({own.path}"
+                     + (f", {own.owner}" if own.owner != "system" else "") + ")"
+                     + (" would satisfy it." if own_ok else " would not satisfy it either."))
+        elif mapped:
             cause = (f"cuDNN {runtime} from {where} was loaded into this process first, and glibc binds every later "
                      f"{soname} user to it; {fw.name}'s own {own.version or '?'} ({own.path}"
                      + (f", {own.owner}" if own.owner != "system" else "") + ")"
@@ -375,7 +388,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         if own_ok:
             if entry:
                 fixes.append(_shadow_fix(entry, own.directory))
-            if mapped:
+            if mapped and not by_search:  # another load came first: the order of loads is the cause
                 fixes.append(Fix("restart-kernel", "Restart the kernel so no cuDNN is mapped yet",
                                  "restart, then let the framework load its own cuDNN first (after the change above, or "
                                  "by importing it before anything else that loads cuDNN)", True, True))
@@ -572,8 +585,7 @@ def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterab
         for fw in fws:
             own_dir = ctx.own_dirs.get(fw.name)
             uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
-            pinned = {canonicalize_name(p.split(";")[0].split("=")[0].split(">")[0].split("<")[0].split("~")[0].split("!")[0].strip())
-                      for p in fw.pins}
+            pinned = _pinned_names(fw)
             names_claimed = {canonicalize_name(n) for n, _ in ow.distributions}
             if not uses_dir and not (pinned & names_claimed):
                 continue
@@ -597,7 +609,7 @@ def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterab
                            f"{', '.join(str(_family(n) or '?') for n, v in ow.distributions if (n, v) != ow.present)}) "
                            f"gets {present}'s files instead (a CUDA {_family(ow.present[0]) or '?'} build).")
             wrong = any(_family(n) != _family(ow.present[0]) for n, _ in ow.distributions)
-        detail = (f"{names} both list {len(ow.files)} files in {ow.directory} ({shown}). pip installed the later one over "
+        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
                   f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
         fixes: list[Fix] = []
         if len({_family(n) for n, _ in ow.distributions}) > 1:
@@ -613,11 +625,15 @@ def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterab
             mb = ow.sizes[i] / 2**20 if i < len(ow.sizes) and ow.sizes[i] else None
             for_fw = [f.name for f in users if (next(((a, b) for a, b in ow.distributions
                                                       if _family(a) == _cuda_major(f)), None) == (n, v))]
-            loser = f"{present}'s users" if present else "the other distribution's users"
+            want_present = [f.name for f in users if ow.present and (
+                canonicalize_name(ow.present[0]) in _pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
+            loser = (" and ".join(want_present) if want_present else
+                     (f"{present}'s users" if present else "the other distribution's users"))
             fixes.append(Fix(
                 "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
                 f"{sys.executable} -m pip install --force-reinstall --no-deps {n}=={v}   # cost: downloads the wheel again "
-                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} get "
+                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
+                f"{'gets' if len(want_present) == 1 else 'get'} "
                 f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))
         out.append(Finding("cudnn-wheel-overwritten", "error" if wrong else "warning",
                            f"{names} overwrite each other in {ow.directory}"

@@ -221,6 +221,12 @@ def test_point4_the_copy_in_use_is_the_one_glibc_binds(tmp_path, order):
     assert fwj["verdict"] == ("ok" if seen >= 92000 else "mismatch")
     u = rep["cudnn_in_use"]
     assert (u["reached_version"] or u["version"]) == decode(seen)
+    if fwj["verdict"] == "mismatch":  # another copy was loaded first; the framework's own would do
+        (mism,) = [f for f in rep["findings"] if f["id"] == "cudnn-version-mismatch"]
+        assert [x["id"] for x in mism["fixes"]] == ["remove-shadowing-dir", "restart-kernel", "import-order"]
+        assert [x["applicable"] for x in mism["fixes"]] == [True, True, False]
+        assert f"LD_LIBRARY_PATH entry {old} was loaded into this process first" in mism["detail"]
+        assert "PyTorch's own 9.27.0" in mism["detail"] and "would satisfy it" in mism["detail"]
     in_use_line = next(ln for ln in data["text"].splitlines() if ln.startswith("cuDNN in use:"))
     assert bound in in_use_line
     assert "cuDNN in use:" in data["html"] and bound in data["html"]
@@ -264,8 +270,9 @@ def test_point5_shadowing_gets_remove_shadowing_dir_and_no_pip_fix(tmp_path, loa
     # The cause in a user's words: the LD_LIBRARY_PATH entry, and the framework's own copy that would do.
     assert f"LD_LIBRARY_PATH entry {old}" in mism["detail"]
     assert "own 9.27.0" in mism["detail"] and "would satisfy it" in mism["detail"]
-    if loaded:
-        assert fixes["restart-kernel"]["applicable"] is True
+    if loaded:  # TensorFlow's own load took the old copy by search order: a restart alone changes nothing
+        assert "loader searches LD_LIBRARY_PATH before the RUNPATH" in mism["detail"]
+        assert "restart-kernel" not in fixes and "import-order" not in fixes
 
 
 def test_point5_remove_shadowing_dir_plan_sees_the_mapped_copy(tmp_path, monkeypatch):
@@ -424,6 +431,33 @@ def test_point6_the_same_wheels_in_separate_venvs_overwrite_nothing(tmp_path):
     assert found == () and notes == []
     rep = run_scenario([], extra_path=[str(a), str(b)])["json"]
     assert "cudnn-wheel-overwritten" not in ids(rep) and rep["wheels_overwritten"] == []
+
+
+def test_point6_pytorch_cuda13_and_tensorflow_and_cuda_in_one_venv():
+    """The issue's venv: torch 2.14.1 (CUDA 13, pins nvidia-cudnn-cu13==9.24.0.43) then
+    tensorflow[and-cuda] 2.21 (nvidia-cudnn-cu12>=9.3.0.75,<10: 9.28.0.42): what each framework gets."""
+    from cudnn_magic.check import judge_report
+    from cudnn_magic.model import FrameworkBuild, WheelOverwrite
+
+    site = "/venv/lib/python3.11/site-packages"
+    torch = FrameworkBuild("PyTorch", "torch", "2.14.1", cudnn_compiled="9.24.0", cuda_compiled="13.0", checker="pytorch",
+                           pins=('nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"',))
+    tf = FrameworkBuild("TensorFlow", "tensorflow", "2.21.0", cudnn_compiled="9.3", cuda_compiled="12.5.1",
+                        checker="tensorflow", pins=('nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',))
+    ow = WheelOverwrite(f"{site}/nvidia/cudnn", (("nvidia-cudnn-cu12", "9.28.0.42"), ("nvidia-cudnn-cu13", "9.24.0.43")),
+                        ("nvidia-cudnn-cu12", "9.28.0.42"), (f"{site}/nvidia/cudnn/lib/libcudnn.so.9",),
+                        ("libcudnn.so.9: sha256 matches the RECORD of nvidia-cudnn-cu12 9.28.0.42",),
+                        sizes=(1_150_000_000, 1_120_000_000))
+    r = judge_report(loaded=(), installed=(), frameworks=(torch, tf), driver=None, gpus=(), overwrites=(ow,), in_use=())
+    (f,) = [f for f in r.findings if f.id == "cudnn-wheel-overwritten"]
+    assert f.severity == "error"
+    assert ("PyTorch 2.14.1 (built for CUDA 13, wants nvidia-cudnn-cu13 9.24.0.43) now runs nvidia-cudnn-cu12 "
+            "9.28.0.42's files: a CUDA 12 build of cuDNN under a CUDA 13 framework") in f.detail
+    assert "TensorFlow 2.21.0 (CUDA 12) gets the files it wants" in f.detail
+    fixes = [x for x in f.fixes if x.id == "reinstall-cudnn"]
+    assert len(fixes) == 1 and "(for PyTorch)" in fixes[0].title
+    assert "--force-reinstall --no-deps nvidia-cudnn-cu13==9.24.0.43" in fixes[0].action
+    assert "1068 MB" in fixes[0].action and "a CUDA 13 build" in fixes[0].action
 
 
 def _record_of(wheel: tuple[str, str], root: str):
