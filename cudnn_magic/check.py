@@ -31,6 +31,7 @@ from .model import (
     Unavailable,
     WheelOverwrite,
 )
+from .probes import libnames
 from .versions import (
     cudnn_compute_capability_range,
     driver_at_least,
@@ -109,6 +110,15 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
             extra += consumer_dirs(fw.consumer_library)
     mapped_real = {os.path.realpath(c.path) for c in loaded}
     extra_dirs = tuple(dict.fromkeys(extra))
+    # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
+    from .probes.loaded import bound_cudnn
+
+    bindings: dict[str, dict[str, tuple[str, ...]]] = {}
+    for fw in judged_fws:
+        if fw.consumer_library and loaded:
+            got = _safe(lambda lib=fw.consumer_library: bound_cudnn(lib), None)
+            if got:
+                bindings[fw.consumer_library] = got
     inv = _safe(lambda: probe_installed(environ=environ, mapped=mapped_real, extra_dirs=extra_dirs), None)
     installed: list[LibraryCopy] = list(inv.copies) if inv else []
     ldcache = inv.ldcache if inv else {}
@@ -143,7 +153,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     report = judge_report(
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(judged_fws), driver=driver, gpus=gpus,
         ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
-        in_use=mapped_state.in_use, overwrites=overwrites,
+        in_use=mapped_state.in_use, overwrites=overwrites, bindings=bindings,
     )
     if runtime_ldp_change is not None:
         start_ldp, now_ldp = runtime_ldp_change
@@ -171,7 +181,8 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
                  ldcache: dict[str, list[str]] | None = None, environ: dict[str, str] | None = None,
                  notes: tuple[str, ...] = (), deep_errors: dict[str, str] | None = None,
                  in_use: tuple[CudnnInUse, ...] | None = None,
-                 overwrites: tuple[WheelOverwrite, ...] = ()) -> Report:
+                 overwrites: tuple[WheelOverwrite, ...] = (),
+                 bindings: dict[str, dict[str, tuple[str, ...]]] | None = None) -> Report:
     """Verdicts per framework and findings, from facts already gathered (no probing here
     except reading ELF RPATH/RUNPATHs for loader resolution).
 
@@ -182,6 +193,10 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             None derives it from ``loaded`` alone: the first main library loaded per soname.
         overwrites: files two installed distributions both list
             (:func:`cudnn_magic.probes.owners.probe_overwritten_wheels`).
+        bindings: for framework libraries already loaded, where their cuDNN calls are bound
+            now, ``{consumer library: {file: symbols}}``
+            (:func:`cudnn_magic.probes.loaded.bound_cudnn`); a library bound before another
+            copy arrived keeps its copy, whatever a new library would bind to.
     """
     from .probes.installed import resolve
 
@@ -192,7 +207,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     if in_use is None:
         in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
     ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
-               in_use={u.soname: u for u in in_use}, resolve=resolve)
+               in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}))
     resolutions: list[Resolution] = []
     judged: list[FrameworkBuild] = []
     for fw in frameworks:
@@ -248,6 +263,7 @@ class _Ctx:
     in_use: dict[str, CudnnInUse]
     resolve: Any
     own_dirs: dict[str, str] = dataclasses.field(default_factory=dict)  # framework name -> its own copy's folder
+    bindings: dict[str, dict[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)
 
 
 def _first_loaded_in_use(loaded: Iterable[LibraryCopy], ld_library_path: str) -> tuple[CudnnInUse, ...]:
@@ -322,10 +338,29 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         ctx.own_dirs[fw.name] = own.directory
     iu = ctx.in_use.get(soname)
     entry: str | None = None
+    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
+             if libnames.is_main(os.path.basename(f))}
+    split = ""
+    if bound:
+        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
+        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
+        path0 = ranked[0][0]
+        c0 = ctx.by_path.get(path0)
+        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
+                      if e and os.path.realpath(e) == os.path.dirname(path0)), None)
+        if len(ranked) > 1:
+            split = (" Its cuDNN calls are split between copies: " + "; ".join(
+                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
+        iu = CudnnInUse(path0, c0.version if c0 else None,
+                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
+                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
+                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
     if iu is not None:
         used = ctx.by_path.get(iu.path)
         runtime = fw.cudnn_runtime or iu.reached_version or iu.version
-        scope = "in the global scope" if iu.why.startswith("dlvsym") else f"the first {soname} loaded"
+        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
+                 "its calls are bound to it (GOT)" if iu.why.startswith("bound in this process") else
+                 f"the first {soname} loaded")
         entry = iu.ld_library_path_entry
         hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
         res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
@@ -355,7 +390,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                                    detail=detail), res, findings
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
     verdict = j.verdict
-    detail = f"{j.detail} ({how})."
+    detail = f"{j.detail} ({how})." + split
     picked_path = iu.path if iu is not None else res.picked
     fw2 = dataclasses.replace(fw, cudnn_soname=soname, cudnn_used=runtime, cudnn_used_path=picked_path,
                               verdict=verdict, rule=j.rule, detail=detail)

@@ -232,6 +232,29 @@ def test_point4_the_copy_in_use_is_the_one_glibc_binds(tmp_path, order):
     assert "cuDNN in use:" in data["html"] and bound in data["html"]
 
 
+def test_point4_a_framework_bound_before_another_copy_arrived_keeps_its_copy(tmp_path):
+    """The framework's calls were bound (to its own copy) before the old copy entered the global
+    scope: glibc keeps that binding. The report reads it from the library's GOT, and still says
+    that a library loaded from now on would bind to the old, global copy."""
+    old, new = lib_dir(OLD), lib_dir(NEW)
+    fw = framework_standin(tmp_path, runpath=False)
+    torch_like = dict(name="PyTorch", distribution="torch", version="2.99.0+standin", cudnn_compiled="9.20.0",
+                      cuda_compiled="12.9", cudnn_soname="libcudnn.so.9", consumer_library=str(fw), checker="pytorch")
+    steps = [[str(new / "libcudnn.so.9"), "local", True], [str(fw), "local", True],
+             [str(old / "libcudnn.so.9"), "global", True], [str(fw), "local", True]]
+    ld = tmp_path / "ld"
+    data = run_scenario(steps, env={"LD_LIBRARY_PATH": str(old)}, frameworks=[torch_like], ld_debug=ld)
+    rep = data["json"]
+    bound = glibc_binding(ld, str(fw))
+    assert bound == str(new / "libcudnn.so.9")
+    assert [v for p, v in data["really"] if p == str(fw)] == [92700, 92700]  # still the new copy after
+    assert rep["cudnn_in_use"]["path"] == str(old / "libcudnn.so.9")  # what a new library would bind to
+    (res,) = rep["resolutions"]
+    assert res["picked"] == bound and "bound to it (GOT)" in res["reason"]
+    (fwj,) = rep["frameworks"]
+    assert fwj["cudnn_used"] == "9.27.0" and fwj["verdict"] == "ok"
+
+
 def test_point4_nothing_mapped_means_no_copy_in_use():
     rep = run_scenario([])["json"]
     assert rep["cudnn_in_use"] is None

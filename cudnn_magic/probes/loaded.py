@@ -70,6 +70,61 @@ def loaded_objects() -> list[str]:
 _dl_iterate_phdr = loaded_objects  # the name older callers used
 
 
+def _load_bases() -> dict[str, int]:
+    """``{real path: load base}`` of every loaded object (``dl_iterate_phdr``'s ``dlpi_addr``)."""
+    class DlPhdrInfo(ctypes.Structure):
+        _fields_ = [("dlpi_addr", ctypes.c_void_p), ("dlpi_name", ctypes.c_char_p),
+                    ("dlpi_phdr", ctypes.c_void_p), ("dlpi_phnum", ctypes.c_uint16)]
+
+    out: dict[str, int] = {}
+    cb_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DlPhdrInfo), ctypes.c_size_t, ctypes.c_void_p)
+
+    def cb(info, _size, _data):  # type: ignore[no-untyped-def]
+        name = info.contents.dlpi_name
+        if name:
+            out.setdefault(os.path.realpath(name.decode("utf-8", "replace")), info.contents.dlpi_addr or 0)
+        return 0
+
+    ctypes.CDLL(None).dl_iterate_phdr(cb_type(cb), None)
+    return out
+
+
+def bound_cudnn(library: str, prefix: str = "cudnn") -> dict[str, tuple[str, ...]] | None:
+    """Where the already-loaded ``library``'s cuDNN calls are bound now: ``{file: symbols}``,
+    read from its GOT slots in this process (the relocation offsets from the file, the load
+    base from ``dl_iterate_phdr``, each slot's address named by ``dladdr``). A slot still
+    pointing into ``library`` itself (lazy binding, never called) is left out: it will bind by
+    glibc's rules on its first call. None when ``library`` is not loaded or cannot be read.
+    Loads nothing; never raises."""
+    from .elf import NotElf, symbol_slots
+
+    try:
+        real = os.path.realpath(library)
+        base = _load_bases().get(real)
+        if base is None:
+            return None
+        slots, loads = symbol_slots(real, prefix)
+        libc = ctypes.CDLL(None)
+        libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        out: dict[str, list[str]] = {}
+        for name, off in slots:
+            if not any(v <= off and off + 8 <= v + m for v, m in loads):
+                continue  # not inside a loaded segment: never read it
+            value = ctypes.c_uint64.from_address(base + off).value
+            info = _DlInfo()
+            if not value or not libc.dladdr(ctypes.c_void_p(value), ctypes.byref(info)) or not info.dli_fname:
+                continue
+            target = os.path.realpath(info.dli_fname.decode("utf-8", "replace"))
+            if target == real:
+                continue  # the PLT stub: not bound yet
+            out.setdefault(target, [])
+            if name not in out[target]:
+                out[target].append(name)
+        return {k: tuple(v) for k, v in out.items()}
+    except (OSError, NotElf, ValueError, AttributeError):
+        return None
+
+
 def _maps_paths(maps_path: str) -> list[str]:
     paths: list[str] = []
     with open(maps_path, "rb") as fh:
