@@ -182,6 +182,39 @@ def test_mixed_folder_on_disk_is_still_found(tmp_path):
     assert any(t == f"Mixed cuDNN versions in {mixed}" for t in titles), titles
 
 
+def _system_layout(tmp: Path) -> Path:
+    """The 9.27 files laid out as NVIDIA's tarballs and Debian packages do: real files with the
+    full version in their names, soname symlinks beside them."""
+    d = tmp / "cudnn-9.27-system" / "lib"
+    d.mkdir(parents=True)
+    shutil.copy(lib_dir(NEW) / "libcudnn.so.9", d / "libcudnn.so.9.27.0")
+    os.link(lib_dir(NEW) / "libcudnn_graph.so.9", d / "libcudnn_graph.so.9.27.0")
+    (d / "libcudnn.so.9").symlink_to("libcudnn.so.9.27.0")
+    (d / "libcudnn_graph.so.9").symlink_to("libcudnn_graph.so.9.27.0")
+    return d
+
+
+@pytest.mark.parametrize("called", [False, True])
+def test_system_layout_shim_opens_its_own_graph_by_its_longer_name(tmp_path, called):
+    """A shim opens libcudnn_graph.so.<its full version> before the soname, so a system-layout copy
+    keeps its own graph next to an older wheel copy (measured: 92700). Uncalled, asking it here
+    would load that graph: the check does not, and predicts no binding to a mapped copy."""
+    old, sysdir = lib_dir(OLD), _system_layout(tmp_path)
+    data = run_scenario([["libcudnn.so.9", "global", True], [str(sysdir / "libcudnn.so.9"), "local", called]],
+                        env={"LD_LIBRARY_PATH": str(old)})
+    rep = data["json"]
+    shim = next(c for c in rep["cudnn_loaded"] if c["path"] == str(sysdir / "libcudnn.so.9.27.0"))
+    assert shim["version"] == "9.27.0"
+    mapped_graphs = [c["path"] for c in rep["cudnn_loaded"] if c["name"].startswith("libcudnn_graph")]
+    if called:
+        assert data["really"][-1][1] == 92700
+        assert shim["reached_version"] == "9.27.0" and shim["bound_to"] == [str(sysdir / "libcudnn_graph.so.9.27.0")]
+    else:
+        assert mapped_graphs == [str(old / "libcudnn_graph.so.9")]  # the check loaded nothing
+        assert shim["reached_version"] is None and shim["bound_to"] == []
+    assert "cudnn-sublibrary-load-failed" not in ids(rep)
+
+
 # --------------------------------------------------------------------------- point 4: the copy in use, vs glibc
 
 

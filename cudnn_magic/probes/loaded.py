@@ -338,6 +338,7 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
             elif r.error:
                 copies[i] = dataclasses.replace(c, error=r.error)
     # The version calls through each main library reach, asked in this process only when safe.
+    own_neighbour: set[str] = set()  # shims that would open a graph by a longer name beside them
     for i, c in enumerate(copies):
         if not c.is_main or c.error:
             continue
@@ -348,6 +349,7 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
         longer = _versioned_sublib_unmapped(c.path, c.version, mapped)
         if longer:
             st.notes.append(f"{c.path}: not asked in this process (its first call could load {longer})")
+            own_neighbour.add(c.path)
             continue
         v, err = _noload_query(c.path)
         if v is not None:
@@ -358,22 +360,24 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
     for p in after:
         if p not in mapped:  # honesty: say so if a call here made a shim open a sub-library
             st.notes.append(f"the version query made a shim open {p}")
-    copies = _bind_sublibraries(copies)
+    copies = _bind_sublibraries(copies, own_neighbour)
     st.copies = tuple(copies)
     st.in_use = in_use(copies, ld_library_path)
     return st
 
 
-def _bind_sublibraries(copies: list[LibraryCopy]) -> list[LibraryCopy]:
+def _bind_sublibraries(copies: list[LibraryCopy], unbound: set[str] = frozenset()) -> list[LibraryCopy]:  # type: ignore[assignment]
     """``bound_to`` for each main library: per sub-library soname, the mapped file its calls
     reach. For ``libcudnn_graph``: the mapped graph whose own version is the version the
     calls reach (measured), the first loaded among equals; unasked: the first loaded with that
     soname (glibc reuses it). The other sub-libraries follow where the graph was found: the
-    shim's own folder when its graph is its neighbour, else the first loaded of each soname."""
+    shim's own folder when its graph is its neighbour, else the first loaded of each soname.
+    Shims in ``unbound`` (their first call would open an unmapped file by a longer name) get
+    none: what they will bind is that file, not a mapped one."""
     subs = [c for c in copies if not c.is_main]
     out: list[LibraryCopy] = []
     for c in copies:
-        if not c.is_main:
+        if not c.is_main or c.path in unbound:
             out.append(c)
             continue
         parsed = libnames.parse_name(c.name)
