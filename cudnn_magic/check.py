@@ -359,13 +359,13 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         used = ctx.by_path.get(iu.path)
         runtime = fw.cudnn_runtime or iu.reached_version or iu.version
         scope = ("in the global scope" if iu.why.startswith("dlvsym") else
-                 "its calls are bound to it (GOT)" if iu.why.startswith("bound in this process") else
+                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
                  f"the first {soname} loaded")
         entry = iu.ld_library_path_entry
         hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
         res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
-                         f"already mapped in this process ({scope}"
-                         + (f", from LD_LIBRARY_PATH entry {entry}" if entry else "") + ")", hidden)
+                         f"already mapped in this process: {scope}"
+                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
         how = "reported by the framework" if fw.cudnn_runtime else "mapped in this kernel"
         mapped = True
     else:

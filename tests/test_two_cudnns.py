@@ -283,9 +283,72 @@ def test_point4_a_framework_bound_before_another_copy_arrived_keeps_its_copy(tmp
     assert [v for p, v in data["really"] if p == str(fw)] == [92700, 92700]  # still the new copy after
     assert rep["cudnn_in_use"]["path"] == str(old / "libcudnn.so.9")  # what a new library would bind to
     (res,) = rep["resolutions"]
-    assert res["picked"] == bound and "bound to it (GOT)" in res["reason"]
+    assert res["picked"] == bound and "bound there, read from its GOT" in res["reason"]
     (fwj,) = rep["frameworks"]
     assert fwj["cudnn_used"] == "9.27.0" and fwj["verdict"] == "ok"
+
+
+EXTRA_SITES = [p for p in os.environ.get("CUDNN_MAGIC_EXTRA_SITE", "").split(os.pathsep) if p]
+
+REAL_TORCH = r"""
+import ctypes, json, os, sys
+old, order = sys.argv[1], sys.argv[2]
+def old_copy():
+    lib = ctypes.CDLL(os.path.join(old, "libcudnn.so.9") if order == "torch-first" else "libcudnn.so.9",
+                      mode=os.RTLD_GLOBAL)
+    lib.cudnnGetVersion.restype = ctypes.c_size_t
+    lib.cudnnGetVersion()
+if order == "old-first":
+    old_copy()
+import torch
+try:
+    seen, err = torch.backends.cudnn.version(), None
+except RuntimeError as exc:
+    seen, err = None, str(exc)
+if order == "torch-first":
+    old_copy()
+from cudnn_magic.check import run_check
+from cudnn_magic.render.report import report_json
+r = report_json(run_check())
+print(json.dumps({"report": r, "seen": seen, "err": err, "torch_lib": os.path.join(os.path.dirname(torch.__file__),
+                  "lib", "libtorch_cuda.so"), "cuda": torch.version.cuda}))
+"""
+
+
+@pytest.mark.parametrize("order", ["old-first", "torch-first"])
+def test_point4_real_pytorch_with_an_old_copy_agrees_with_glibc(tmp_path, order):
+    """A real CUDA PyTorch (installed here, or in a folder on CUDNN_MAGIC_EXTRA_SITE, e.g. a venv's
+    site-packages with ``pip install torch==2.14.1``): the copy the report says PyTorch uses is
+    the one glibc bound libtorch_cuda.so's cudnnGetVersion to, and PyTorch's own answer agrees."""
+    import importlib.machinery
+
+    if importlib.machinery.PathFinder.find_spec("torch", sys.path + EXTRA_SITES) is None:
+        pytest.skip("no torch installed (set CUDNN_MAGIC_EXTRA_SITE to a site-packages with a CUDA torch)")
+    old = lib_dir(OLD)
+    ld = tmp_path / "ld"
+    e = {k: v for k, v in os.environ.items() if k not in ("LD_DEBUG", "LD_DEBUG_OUTPUT")}
+    e.update(PYTHONPATH=os.pathsep.join([str(REPO)] + EXTRA_SITES), LD_LIBRARY_PATH=str(old), LD_DEBUG="bindings",
+             LD_DEBUG_OUTPUT=str(ld))
+    proc = subprocess.run([sys.executable, "-c", REAL_TORCH, str(old), order], capture_output=True, text=True, env=e,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if got["cuda"] is None:
+        pytest.skip("a CPU build of torch loads no cuDNN")
+    bound = glibc_binding(ld, got["torch_lib"])
+    rep = got["report"]
+    (res,) = [r for r in rep["resolutions"] if r["consumer"] == "PyTorch"]
+    assert res["picked"] == bound
+    (torch_fw,) = [f for f in rep["frameworks"] if f["name"] == "PyTorch"]
+    if order == "old-first":
+        assert bound == str(old / "libcudnn.so.9") == rep["cudnn_in_use"]["path"]
+        assert "cuDNN version incompatibility" in got["err"] and "(9, 12, 0)" in got["err"]
+        assert torch_fw["verdict"] == "mismatch" and torch_fw["cudnn_used"] == "9.12.0"
+        mism = next(f for f in rep["findings"] if f["id"] == "cudnn-version-mismatch")
+        assert mism["fixes"][0]["id"] == "remove-shadowing-dir"
+    else:  # torch bound its own copy first and keeps it; a library loaded now would get the old one
+        assert bound != str(old / "libcudnn.so.9") and rep["cudnn_in_use"]["path"] == str(old / "libcudnn.so.9")
+        assert torch_fw["verdict"] == "ok" and decode(got["seen"]) == torch_fw["cudnn_used"]
 
 
 def test_point4_nothing_mapped_means_no_copy_in_use():
@@ -354,7 +417,7 @@ def test_point5_remove_shadowing_dir_plan_sees_the_mapped_copy(tmp_path, monkeyp
         cudnn_loaded=(LibraryCopy(o, "libcudnn.so.9", "libcudnn.so.9", "9.12.0", loaded=True, load_order=0),),
         cudnn_installed=(LibraryCopy(n, "libcudnn.so.9", "libcudnn.so.9", "9.27.0"),),
         resolutions=(Resolution("TensorFlow", None, "libcudnn.so.9", o,
-                                f"already mapped in this process (in the global scope, from LD_LIBRARY_PATH entry {old})",
+                                f"already mapped in this process: in the global scope; from LD_LIBRARY_PATH entry {old}",
                                 (n,)),),
         cudnn_in_use=CudnnInUse(o, "9.12.0", "global", ld_library_path_entry=str(old)))
     p = fixes.plan("remove-shadowing-dir", report,
