@@ -415,8 +415,8 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                      + (f", {own.owner}" if own.owner != "system" else "") + ")"
                      + (" would satisfy it." if own_ok else " would not satisfy it either."))
         else:
-            order = ("LD_LIBRARY_PATH is searched before a RUNPATH" if entry and "RUNPATH" in " ".join(
-                search.shadowed and [own.source] or []) + own.source else "it comes first in the loader's search")
+            order = ("LD_LIBRARY_PATH is searched before a RUNPATH" if entry and own.source.startswith("RUNPATH")
+                     else "it comes first in the loader's search")
             cause = (f"cuDNN {runtime} from {where} is what the loader will find first ({order}); {fw.name}'s own "
                      f"{own.version or '?'} ({own.path}" + (f", {own.owner}" if own.owner != "system" else "") + ")"
                      + (" would satisfy it." if own_ok else " would not satisfy it either."))
