@@ -13,9 +13,25 @@ import re
 import sys
 import threading
 import time
-from typing import Iterable
+from typing import Any, Iterable
 
-from .model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from .model import (
+    CudnnInUse,
+    Driver,
+    Finding,
+    Fix,
+    FrameworkBuild,
+    Gpu,
+    LibraryCopy,
+    Report,
+    Resolution,
+    Unavailable,
+    WheelOverwrite,
+)
+from .probes import libnames
 from .versions import (
     cudnn_compute_capability_range,
     driver_at_least,
@@ -30,6 +46,8 @@ FINDING_IDS = {
     "cudnn-library-not-found": "a CUDA build of a framework will find no cuDNN with the soname it asks for",
     "cudnn-shadowed": "a directory earlier in the loader's search hides the cuDNN a framework ships with",
     "cudnn-multiple-copies-loaded": "libcudnn files from more than one directory are mapped in this process",
+    "cudnn-wheel-overwritten": "two installed distributions list the same cuDNN files; the later install overwrote "
+                               "the earlier one's (pip check says nothing)",
     "cudnn-sublibrary-load-failed": "sub-libraries of one directory have mixed versions, or one is missing",
     "cudnn-unusable-copy": "a file named like cuDNN that cannot be loaded (not ELF, unreadable, aborts)",
     "cuda-driver-too-old": "the driver is older than the CUDA runtime a framework was built with needs",
@@ -42,13 +60,18 @@ from .consumer_rules import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noq
 FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
 
-def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict[str, str] | None = None) -> Report:
+def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict[str, str] | None = None,
+              frameworks: tuple[FrameworkBuild, ...] | None = None) -> Report:
     """Probe this process and machine and return the judged :class:`Report`. Never raises:
-    a probe that fails adds a note instead. ``elapsed_s`` is in seconds."""
+    a probe that fails adds a note instead. ``elapsed_s`` is in seconds.
+
+    ``frameworks`` judges these framework builds instead of probing the installed ones (a
+    framework's native library built as a stand-in, or a build described by hand)."""
     t0 = time.perf_counter()
     notes: list[str] = []
     from .probes.installed import environ_at_start, probe_installed
-    from .probes.loaded import probe_loaded
+    from .probes.loaded import MappedState, probe_mapped
+    from .probes.owners import probe_overwritten_wheels
 
     runtime_ldp_change: tuple[str, str] | None = None
     if environ is None:
@@ -61,26 +84,50 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
                 runtime_ldp_change = (start_ldp, now_ldp)
             environ["LD_LIBRARY_PATH"] = start_ldp
 
-    loaded, n = _safe(probe_loaded, ((), ["mapped-library probe failed"]))
-    notes += n
+    ldp = environ.get("LD_LIBRARY_PATH", "")
+    mapped_state = _safe(lambda: probe_mapped(ld_library_path=ldp), MappedState(notes=["mapped-library probe failed"]))
+    loaded = mapped_state.copies
+    notes += mapped_state.notes
+    judged_fws: list[FrameworkBuild] = list(frameworks) if frameworks is not None else []
+    if frameworks is None:
+        try:
+            from .probes.frameworks import probe_frameworks
+
+            fws, fnotes = probe_frameworks(import_frameworks=import_frameworks)
+            judged_fws, notes = list(fws), notes + list(fnotes)
+            if import_frameworks:  # importing a framework may have mapped a cuDNN
+                mapped_state = _safe(lambda: probe_mapped(ld_library_path=ldp), mapped_state)
+                loaded = mapped_state.copies
+        except ImportError:
+            notes.append("framework probe not available in this build")
+        except Exception as exc:  # noqa: BLE001
+            notes.append(f"framework probe failed: {type(exc).__name__}: {exc}")
+
+    # The folder of every mapped copy, and each framework's RPATH/RUNPATH folders, are listed
+    # too: they may lie on no search path.
+    from .probes.installed import consumer_dirs
+
+    extra: list[str | tuple[str, str]] = [c.directory for c in loaded]
+    for fw in judged_fws:
+        if fw.consumer_library:
+            extra += consumer_dirs(fw.consumer_library)
     mapped_real = {os.path.realpath(c.path) for c in loaded}
-    inv = _safe(lambda: probe_installed(environ=environ, mapped=mapped_real), None)
+    extra_dirs = tuple(dict.fromkeys(extra))
+    # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
+    from .probes.loaded import bound_cudnn
+
+    bindings: dict[str, dict[str, tuple[str, ...]]] = {}
+    for fw in judged_fws:
+        if fw.consumer_library and loaded:
+            got = _safe(lambda lib=fw.consumer_library: bound_cudnn(lib), None)
+            if got:
+                bindings[fw.consumer_library] = got
+    inv = _safe(lambda: probe_installed(environ=environ, mapped=mapped_real, extra_dirs=extra_dirs), None)
     installed: list[LibraryCopy] = list(inv.copies) if inv else []
     ldcache = inv.ldcache if inv else {}
     notes += inv.notes if inv else ["on-disk inventory failed"]
-
-    frameworks: list[FrameworkBuild] = []
-    try:
-        from .probes.frameworks import probe_frameworks
-
-        fws, fnotes = probe_frameworks(import_frameworks=import_frameworks)
-        frameworks, notes = list(fws), notes + list(fnotes)
-        if import_frameworks:  # importing a framework may have mapped a cuDNN
-            loaded, _ = _safe(probe_loaded, ((), []))
-    except ImportError:
-        notes.append("framework probe not available in this build")
-    except Exception as exc:  # noqa: BLE001
-        notes.append(f"framework probe failed: {type(exc).__name__}: {exc}")
+    overwrites, onotes = _safe(probe_overwritten_wheels, ((), ["overwritten-wheel check failed"]))
+    notes += onotes
 
     driver: Driver | Unavailable | None
     gpus: tuple[Gpu, ...] = ()
@@ -122,8 +169,9 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
                 notes.append(f"deep probe of {p}: " + "; ".join(soft))
 
     report = judge_report(
-        loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(frameworks), driver=driver, gpus=gpus,
+        loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(judged_fws), driver=driver, gpus=gpus,
         ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
+        in_use=mapped_state.in_use, overwrites=overwrites, bindings=bindings,
     )
     if consumer_report is not None:
         report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
@@ -153,38 +201,47 @@ def _safe(fn, default):  # type: ignore[no-untyped-def]
 def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCopy, ...],
                  frameworks: tuple[FrameworkBuild, ...], driver: Driver | Unavailable | None, gpus: tuple[Gpu, ...],
                  ldcache: dict[str, list[str]] | None = None, environ: dict[str, str] | None = None,
-                 notes: tuple[str, ...] = (), deep_errors: dict[str, str] | None = None) -> Report:
+                 notes: tuple[str, ...] = (), deep_errors: dict[str, str] | None = None,
+                 in_use: tuple[CudnnInUse, ...] | None = None,
+                 overwrites: tuple[WheelOverwrite, ...] = (),
+                 bindings: dict[str, dict[str, tuple[str, ...]]] | None = None) -> Report:
     """Verdicts per framework and findings, from facts already gathered (no probing here
-    except reading ELF RUNPATHs for loader resolution)."""
+    except reading ELF RPATH/RUNPATHs for loader resolution).
+
+    Args:
+        loaded: the mapped copies (load order), each with its own file's version.
+        installed: the copies on disk (including the folders of mapped copies).
+        in_use: the copy in use per soname (:func:`cudnn_magic.probes.loaded.probe_mapped`);
+            None derives it from ``loaded`` alone: the first main library loaded per soname.
+        overwrites: files two installed distributions both list
+            (:func:`cudnn_magic.probes.owners.probe_overwritten_wheels`).
+        bindings: for framework libraries already loaded, where their cuDNN calls are bound
+            now, ``{consumer library: {file: symbols}}``
+            (:func:`cudnn_magic.probes.loaded.bound_cudnn`); a library bound before another
+            copy arrived keeps its copy, whatever a new library would bind to.
+    """
     from .probes.installed import resolve
 
     findings: list[Finding] = []
     by_path = {c.path: c for c in installed}
     for c in loaded:
-        by_path.setdefault(os.path.realpath(c.path), c)
-    mapped_paths = [c.path for c in loaded]
+        by_path[os.path.realpath(c.path)] = c  # a mapped row carries what this process adds (reached version)
+    if in_use is None:
+        in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
+    ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
+               in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}))
     resolutions: list[Resolution] = []
     judged: list[FrameworkBuild] = []
     for fw in frameworks:
-        fw, res, fnds = _judge_framework(fw, loaded, by_path, mapped_paths, ldcache, environ, gpus, resolve)
+        fw, res, fnds = _judge_framework(fw, ctx)
         judged.append(fw)
         if res is not None:
             resolutions.append(res)
         findings += fnds
 
-    # More than one directory of main libraries mapped.
-    main_dirs = sorted({c.directory for c in loaded if c.is_main})
-    if len(main_dirs) > 1:
-        findings.append(Finding(
-            "cudnn-multiple-copies-loaded", "warning",
-            f"cuDNN is mapped from {len(main_dirs)} directories in this kernel",
-            "Copies from " + ", ".join(main_dirs) + " are all mapped. Whichever libcudnn_graph loaded first answers "
-            "for all of them, so a framework may run against a cuDNN other than the one it shipped with. Usually the "
-            "cause is import order (each framework preloads its own copy).",
-            (Fix("import-order", "Import the framework whose cuDNN you need first, or use one cuDNN wheel for all",
-                 "Restart the kernel and import the framework with the newest cuDNN requirement first.", True),),
-        ))
+    findings += _multiple_copies_findings(loaded, in_use)
     findings += _sublibrary_findings(loaded, installed)
+    findings += _overwrite_findings(overwrites, judged, ctx)
     for c in installed:
         if c.error:
             findings.append(Finding(
@@ -209,13 +266,84 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         ))
     findings += _driver_findings(driver, gpus, judged, loaded)
     return Report(
-        cudnn_loaded=tuple(sorted(loaded, key=lambda c: (not c.is_main, c.directory, c.name))),
+        cudnn_loaded=tuple(sorted(loaded, key=lambda c: (not c.is_main, c.load_order if c.load_order is not None else 1 << 30,
+                                                          c.directory, c.name))),
         cudnn_installed=installed, frameworks=tuple(judged), resolutions=tuple(resolutions), driver=driver,
         gpus=gpus, findings=tuple(findings), notes=notes, platform=sys.platform,
+        cudnn_in_use=in_use[0] if in_use else None, cudnn_in_use_by_soname=tuple(in_use),
+        wheels_overwritten=tuple(overwrites),
     )
 
 
-def _judge_framework(fw, loaded, by_path, mapped_paths, ldcache, environ, gpus, resolve):  # type: ignore[no-untyped-def]
+@dataclasses.dataclass
+class _Ctx:
+    by_path: dict[str, LibraryCopy]
+    installed: tuple[LibraryCopy, ...]
+    environ: dict[str, str] | None
+    ldcache: dict[str, list[str]]
+    gpus: tuple[Gpu, ...]
+    in_use: dict[str, CudnnInUse]
+    resolve: Any
+    own_dirs: dict[str, str] = dataclasses.field(default_factory=dict)  # framework name -> its own copy's folder
+    bindings: dict[str, dict[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)
+
+
+def _first_loaded_in_use(loaded: Iterable[LibraryCopy], ld_library_path: str) -> tuple[CudnnInUse, ...]:
+    """Without the in-process measurement: the first main library loaded per soname (glibc
+    reuses it when nothing is in the global scope)."""
+    out: list[CudnnInUse] = []
+    mains = sorted((c for c in loaded if c.is_main), key=lambda c: c.load_order if c.load_order is not None else 1 << 30)
+    for so in dict.fromkeys(c.soname for c in mains):
+        c = next(m for m in mains if m.soname == so)
+        entry = next((e for e in ld_library_path.split(":") if e and os.path.realpath(e) == os.path.realpath(c.directory)), None)
+        out.append(CudnnInUse(c.path, c.version, f"it is the first {so} mapped (no in-process measurement)", so,
+                              c.reached_version, c.bound_to, entry))
+    return tuple(out)
+
+
+def _dist_of(owner: str) -> tuple[str, str] | None:
+    if owner.startswith("pip: "):
+        bits = owner.split()
+        if len(bits) == 3:
+            return canonicalize_name(bits[1]), bits[2]
+    return None
+
+
+def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
+    """The copy ``fw`` ships with or points to: the hit of its library's RPATH/RUNPATH (with
+    nothing on LD_LIBRARY_PATH and nothing mapped), else the copy on disk whose files belong
+    (by RECORD hash) to the cuDNN distribution it pins."""
+    if fw.consumer_library:
+        r = ctx.resolve(soname, fw.name, fw.consumer_library, environ={"LD_LIBRARY_PATH": ""}, ldcache={})
+        if r.picked and r.reason.startswith(("RPATH", "RUNPATH")):
+            return ctx.by_path.get(r.picked) or ctx.by_path.get(os.path.realpath(r.picked)) or LibraryCopy(
+                r.picked, os.path.basename(r.picked), soname, source=r.reason)
+    pinned = {n for n in _pinned_names(fw) if n.startswith("nvidia-cudnn")}
+    for c in ctx.installed:
+        d = _dist_of(c.owner)
+        if c.is_main and c.soname == soname and d and d[0] in pinned:
+            return c
+    return None
+
+
+def _pinned_names(fw: FrameworkBuild) -> set[str]:
+    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
+    out: set[str] = set()
+    for pin in fw.pins:
+        try:
+            out.add(canonicalize_name(Requirement(pin).name))
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def _where(path: str, entry: str | None, owner: str | None) -> str:
+    if entry:
+        return f"LD_LIBRARY_PATH entry {entry}"
+    return f"{os.path.dirname(path)}" + (f" ({owner})" if owner and owner != "system" else "")
+
+
+def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
     from .consumer_rules import CONSUMER_CHECKERS
     from .versions import RULES
 
@@ -229,56 +357,138 @@ def _judge_framework(fw, loaded, by_path, mapped_paths, ldcache, environ, gpus, 
     soname = fw.cudnn_soname or (f"libcudnn.so.{src.major}" if src else None)
     if soname is None:
         return dataclasses.replace(fw, verdict="unknown", rule=rule, detail="compiled-against cuDNN not known"), None, []
-    res = resolve(soname, fw.name, fw.consumer_library, environ=environ, ldcache=ldcache, mapped=mapped_paths)
-    used: LibraryCopy | None = by_path.get(res.picked) if res.picked else None
-    if used is None and res.picked:
-        used = by_path.get(os.path.realpath(res.picked))
-    runtime = fw.cudnn_runtime or (used.version if used else None)
-    how = ("reported by the framework" if fw.cudnn_runtime else
-           ("mapped in this kernel" if res.reason.startswith("already mapped") else f"the loader will pick it ({res.reason})"))
+    search = ctx.resolve(soname, fw.name, fw.consumer_library, environ=ctx.environ, ldcache=ctx.ldcache)
+    own = _own_copy(fw, soname, ctx)
+    if own is not None:
+        ctx.own_dirs[fw.name] = own.directory
+    iu = ctx.in_use.get(soname)
+    entry: str | None = None
+    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
+             if libnames.is_main(os.path.basename(f))}
+    split = ""
+    if bound:
+        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
+        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
+        path0 = ranked[0][0]
+        c0 = ctx.by_path.get(path0)
+        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
+                      if e and os.path.realpath(e) == os.path.dirname(path0)), None)
+        if len(ranked) > 1:
+            split = (" Its cuDNN calls are split between copies: " + "; ".join(
+                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
+        iu = CudnnInUse(path0, c0.version if c0 else None,
+                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
+                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
+                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
+    if iu is not None:
+        used = ctx.by_path.get(iu.path)
+        runtime = fw.cudnn_runtime or iu.reached_version or iu.version
+        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
+                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
+                 f"the first {soname} loaded")
+        entry = iu.ld_library_path_entry
+        hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
+        res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
+                         f"already mapped in this process: {scope}"
+                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
+        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this kernel"
+        mapped = True
+    else:
+        res = search
+        used = ctx.by_path.get(res.picked) if res.picked else None
+        if used is None and res.picked:
+            used = ctx.by_path.get(os.path.realpath(res.picked))
+        runtime = fw.cudnn_runtime or (used.version if used else None)
+        how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
+        if res.reason.startswith("LD_LIBRARY_PATH entry "):
+            entry = res.reason[len("LD_LIBRARY_PATH entry "):]
+        mapped = False
     findings: list[Finding] = []
-    if runtime is None and used is None:
-        sev = "error" if gpus else "warning"
-        fix = _install_fix(fw)
+    if runtime is None and used is None and iu is None:
+        sev = "error" if ctx.gpus else "warning"
+        fix = _install_fix(fw, ctx)
         detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
                   f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
         findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail,
-                                (fix,) if fix else ()))
-        return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if gpus else "unknown", rule=rule,
+                                (fix,) if fix and fix.applicable else ()))
+        return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
                                    detail=detail), res, findings
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
     verdict = j.verdict
-    detail = f"{j.detail} ({how})."
-    fw2 = dataclasses.replace(fw, cudnn_soname=soname, cudnn_used=runtime, cudnn_used_path=used.path if used else res.picked,
+    detail = f"{j.detail} ({how})." + split
+    picked_path = iu.path if iu is not None else res.picked
+    fw2 = dataclasses.replace(fw, cudnn_soname=soname, cudnn_used=runtime, cudnn_used_path=picked_path,
                               verdict=verdict, rule=j.rule, detail=detail)
-    # Shadowing: the pick came before the framework's own RUNPATH copy, and the versions differ.
-    own = [p for p in res.shadowed if "RUNPATH" not in res.reason]
-    shadow_note = ""
-    if res.reason.startswith(("LD_LIBRARY_PATH", "ld.so cache", "default dir")) and own:
-        other = by_path.get(own[0])
-        if other and other.version != runtime:
-            shadow_note = (f" {res.picked} ({res.reason}) comes before {own[0]} (cuDNN {other.version}) in the "
-                           f"loader's search, so it wins.")
+    own_ok = bool(own is not None and own.version and judge(fw.checker, own.version, fw.cudnn_compiled).ok)
+    other_won = own is not None and picked_path is not None and os.path.realpath(picked_path) != os.path.realpath(own.path)
+    cause = ""
+    fixes: list[Fix] = []
+    if other_won and own is not None and own.version != runtime:
+        where = _where(picked_path or "", entry, used.owner if used else None)
+        # Mapped, and the loader's own search picks that same copy: it was found by search order
+        # (LD_LIBRARY_PATH before a RUNPATH), not because something else loaded it first.
+        by_search = bool(mapped and search.picked and os.path.realpath(search.picked) == os.path.realpath(picked_path or ""))
+        if mapped and by_search:
+            cause = (f"cuDNN {runtime} from {where} is the copy mapped: the loader searches {search.reason.split(' entry')[0]} "
+                     f"before the RUNPATH of {os.path.basename(fw.consumer_library or '') or fw.name}, so it "
+                     f"took that one; {fw.name}'s own {own.version or '?'} ({own.path}"
+                     + (f", {own.owner}" if own.owner != "system" else "") + ")"
+                     + (" would satisfy it." if own_ok else " would not satisfy it either."))
+        elif mapped:
+            cause = (f"cuDNN {runtime} from {where} was loaded into this process first, and glibc binds every later "
+                     f"{soname} user to it; {fw.name}'s own {own.version or '?'} ({own.path}"
+                     + (f", {own.owner}" if own.owner != "system" else "") + ")"
+                     + (" would satisfy it." if own_ok else " would not satisfy it either."))
+        else:
+            order = ("LD_LIBRARY_PATH is searched before a RUNPATH" if entry and own.source.startswith("RUNPATH")
+                     else "it comes first in the loader's search")
+            cause = (f"cuDNN {runtime} from {where} is what the loader will find first ({order}); {fw.name}'s own "
+                     f"{own.version or '?'} ({own.path}" + (f", {own.owner}" if own.owner != "system" else "") + ")"
+                     + (" would satisfy it." if own_ok else " would not satisfy it either."))
+        if own_ok:
+            if entry:
+                fixes.append(_shadow_fix(entry, own.directory))
+            if mapped and not by_search:  # another load came first: the order of loads is the cause
+                fixes.append(Fix("restart-kernel", "Restart the kernel so no cuDNN is mapped yet",
+                                 "restart, then let the framework load its own cuDNN first (after the change above, or "
+                                 "by importing it before anything else that loads cuDNN)", True, True))
+                fixes.append(Fix("import-order", f"Import {fw.name} before whatever loads the other cuDNN",
+                                 f"in a fresh kernel, import {fw.name} first so its own cuDNN {own.version} is the first "
+                                 f"{soname} loaded", True, False, "a change to your code"))
+        if not mapped and entry:
             findings.append(Finding(
                 "cudnn-shadowed", "warning" if verdict == "ok" else "error",
-                f"{os.path.dirname(res.picked or '')} shadows the cuDNN {other.version} that {fw.name} ships with",
-                shadow_note.strip(), (_shadow_fix(res),),
+                f"LD_LIBRARY_PATH entry {entry} shadows the cuDNN {own.version} that {fw.name} ships with",
+                cause, (_shadow_fix(entry, own.directory),) if own_ok else (),
             ))
     if verdict == "mismatch":
-        fixes = [f for f in (_shadow_fix(res) if shadow_note else None, _install_fix(fw)) if f]
+        if not (other_won and own_ok):
+            inst = _install_fix(fw, ctx)
+            if inst is not None and inst.applicable:
+                fixes.append(inst)
+            elif inst is not None:  # a satisfying cuDNN is installed, yet another copy is in use
+                cause = (cause + " " if cause else "") + inst.reason.replace(": pip would change nothing", "") + (
+                    f", but cuDNN {runtime} is the one in use." if runtime else ".")
+                if mapped:
+                    fixes += [Fix("restart-kernel", "Restart the kernel so no cuDNN is mapped yet",
+                                  "restart, then import this framework before anything else that loads cuDNN", True, True),
+                              Fix("import-order", f"Import {fw.name} first", f"in a fresh kernel, import {fw.name} first",
+                                  True, False, "a change to your code")]
+                if entry:
+                    fixes.insert(0, _shadow_fix(entry))
         title = (f"{fw.name} {fw.version} was built with cuDNN {fw.cudnn_compiled}, but "
                  f"{'loads' if how.startswith(('mapped', 'reported')) else 'will load'} {runtime}")
-        findings.append(Finding("cudnn-version-mismatch", "error", title, j.detail + "." + shadow_note
-                                + f" Rule: {j.rule}.", tuple(fixes)))
-        fw2 = dataclasses.replace(fw2, detail=detail + shadow_note)
+        findings.append(Finding("cudnn-version-mismatch", "error", title,
+                                j.detail + "." + (" " + cause if cause else "") + f" Rule: {j.rule}.", tuple(fixes)))
+        fw2 = dataclasses.replace(fw2, detail=detail + (" " + cause if cause else ""))
     return fw2, res, findings
 
 
-def _shadow_fix(res: Resolution) -> Fix:
-    d = os.path.dirname(res.picked or "")
-    return Fix("remove-shadowing-dir", f"Take {d} out of LD_LIBRARY_PATH",
-               f"Remove {d} from LD_LIBRARY_PATH for this kernel (kernel.json \"env\" or the shell that starts "
-               f"Jupyter), then restart the kernel.", True)
+def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
+    return Fix("remove-shadowing-dir", f"Take {entry} out of LD_LIBRARY_PATH",
+               f"Remove the LD_LIBRARY_PATH entry {entry} for this kernel (kernel.json \"env\" or the shell that starts "
+               f"Jupyter), then start the kernel fresh"
+               + (f"; the framework then finds its own copy in {own_dir}" if own_dir else "") + ".", True, True)
 
 
 def cudnn_requirement(fw: FrameworkBuild) -> str | None:
@@ -300,35 +510,88 @@ def cudnn_requirement(fw: FrameworkBuild) -> str | None:
     return f"nvidia-cudnn-cu{cuda}>={low},<{v.major + 1}"
 
 
-def _install_fix(fw: FrameworkBuild) -> Fix | None:
+def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
+    """The pip fix for ``fw``; not applicable (with the reason) when a distribution whose files
+    are on disk already satisfies the requirement, since pip would change nothing then."""
     req = cudnn_requirement(fw)
     if req is None:
         return None
-    return Fix("install-matching-cudnn", f"Install {req}",
-               f"{sys.executable} -m pip install '{req}'", restart_required=True)
+    fix = Fix("install-matching-cudnn", f"Install {req}", f"{sys.executable} -m pip install '{req}'",
+              restart_required=True, applicable=True)
+    try:
+        r = Requirement(req)
+    except InvalidRequirement:
+        return fix
+    for c in (ctx.installed if ctx else ()):
+        d = _dist_of(c.owner)
+        if d and d[0] == canonicalize_name(r.name) and r.specifier.contains(d[1], prereleases=True):
+            return dataclasses.replace(fix, applicable=False, reason=(
+                f"{d[0]} {d[1]} is installed (its files are in {c.directory}) and satisfies {req}: pip would change "
+                "nothing"))
+    return fix
+
+
+def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[CudnnInUse, ...]) -> list[Finding]:
+    mains = sorted((c for c in loaded if c.is_main), key=lambda c: c.load_order if c.load_order is not None else 1 << 30)
+    dirs = list(dict.fromkeys(c.directory for c in mains))
+    if len(dirs) < 2:
+        return []
+    parts = []
+    for d in dirs:
+        c = next(m for m in mains if m.directory == d)
+        reach = (f"; its calls reach {c.reached_version}" if c.reached_version and c.reached_version != c.version else "")
+        parts.append(f"{d} (cuDNN {c.version or '?'}{reach})")
+    detail = (f"Copies from {', '.join(parts)} are mapped (in load order). A cuDNN 9 libcudnn.so.9 is a shim that opens "
+              "libcudnn_graph.so.9 by soname, and glibc hands it the one loaded first, so calls through a later copy "
+              "reach the first copy's sub-libraries.")
+    fixes: list[Fix] = []
+    if in_use:
+        iu = in_use[0]
+        detail += f" In use: {iu.path} (cuDNN {iu.version or '?'}): {iu.why}."
+        if iu.ld_library_path_entry:
+            fixes.append(_shadow_fix(iu.ld_library_path_entry))
+    fixes.append(Fix("restart-kernel", "Restart the kernel to unload every copy",
+                     "restart the kernel; then only what the next imports load is mapped", True, True))
+    fixes.append(Fix("import-order", "Import the framework whose cuDNN you need first, or use one cuDNN wheel for all",
+                     "Restart the kernel and import the framework with the newest cuDNN requirement first.", True, False,
+                     "a change to your code"))
+    return [Finding("cudnn-multiple-copies-loaded", "warning", f"cuDNN is mapped from {len(dirs)} directories in this kernel",
+                    detail, tuple(fixes))]
 
 
 def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[LibraryCopy]) -> list[Finding]:
+    """Completeness and mixed releases of each folder, judged from its own files on disk (the
+    inventory lists the folder of every mapped copy too): each file's own version, never the
+    version an in-process call answered."""
     out: list[Finding] = []
     by_dir: dict[str, list[LibraryCopy]] = {}
-    for c in list(loaded) + list(installed):
+    for c in installed:
         group = by_dir.setdefault(c.directory, [])
         if all(g.path != c.path for g in group):
             group.append(c)
+    listed = set(by_dir)
+    for c in loaded:  # only when the inventory could not list the folder
+        if c.directory not in listed:
+            group = by_dir.setdefault(c.directory, [])
+            if all(g.path != c.path for g in group):
+                group.append(c)
     for d, copies in sorted(by_dir.items()):
         versions = {c.version for c in copies if c.version}
         if len(versions) > 1:
-            listing = ", ".join(f"{c.name} {c.version}" for c in copies if c.version)
+            listing = ", ".join(f"{c.name} {c.version} ({c.version_source or 'source unknown'})" for c in copies if c.version)
+            owner = next((c.owner for c in copies if c.owner != "system"), None)
             out.append(Finding(
                 "cudnn-sublibrary-load-failed", "error", f"Mixed cuDNN versions in {d}",
                 f"{listing}. cuDNN refuses sub-libraries of another release "
                 "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) or fails to find symbols.",
                 (Fix("reinstall-cudnn", "Reinstall cuDNN so every file in the directory comes from one release",
-                     f"remove the stray files in {d} and reinstall the package that owns it", True),),
+                     f"remove the stray files in {d} and reinstall the package that owns it"
+                     + (f" ({owner})" if owner else ""), True),),
             ))
         mains = [c for c in copies if c.is_main and c.soname == "libcudnn.so.9"
                  and not (c.error or "").startswith(("not a usable shared library", "unreadable"))]
-        if mains and not any(c.name.startswith("libcudnn_graph.so.9") for c in copies):
+        if mains and not os.path.exists(os.path.join(d, "libcudnn_graph.so.9")) \
+                and not any(c.name.startswith("libcudnn_graph.so.9") for c in copies):
             out.append(Finding(
                 "cudnn-sublibrary-load-failed", "error", f"{mains[0].path} has no libcudnn_graph.so.9 beside it",
                 "The first cuDNN call through this copy aborts the process (\"Invalid handle. Cannot load symbol "
@@ -337,6 +600,104 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                      f"reinstall the package that owns {d} ({mains[0].owner})" if mains[0].owner != "system"
                      else f"{d} belongs to no package: remove {mains[0].path} or install a complete cuDNN there", True),),
             ))
+    return out
+
+
+_CU = re.compile(r"-cu(\d+)$")
+
+
+def _family(dist_name: str) -> int | None:
+    m = _CU.search(dist_name)
+    return int(m.group(1)) if m else None
+
+
+def _cuda_major(fw: FrameworkBuild) -> int | None:
+    cuda = (fw.cuda_compiled or "").split(".")[0]
+    if cuda.isdigit():
+        return int(cuda)
+    for pin in fw.pins:
+        m = re.match(r"\s*nvidia-cudnn(?:-jit)?-cu(\d+)", pin)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterable[FrameworkBuild], ctx: _Ctx) -> list[Finding]:
+    """``cudnn-wheel-overwritten``: both distributions, the folder, whose files are there now
+    (by RECORD hash), what that means for each framework that uses the folder, and the fixes:
+    one environment per CUDA major, or the exact ``--force-reinstall`` that restores a
+    framework's files, with its cost."""
+    out: list[Finding] = []
+    fws = list(frameworks)
+    for ow in overwrites:
+        names = " and ".join(f"{n} {v}" for n, v in ow.distributions)
+        present = f"{ow.present[0]} {ow.present[1]}" if ow.present else None
+        shown = ", ".join(os.path.basename(f) for f in ow.files[:4]) + (f" (+{len(ow.files) - 4} more)" if len(ow.files) > 4 else "")
+        if present:
+            now = f"The files there now are {present}'s ({'; '.join(ow.evidence[:2]) or 'by size'})."
+        elif ow.mixed:
+            now = "The folder now holds files of both: " + "; ".join(ow.evidence[:3]) + "."
+        else:
+            now = "Which distribution's files are there could not be told from their hashes."
+        meaning: list[str] = []
+        wrong = False
+        users = []
+        for fw in fws:
+            own_dir = ctx.own_dirs.get(fw.name)
+            uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
+            pinned = _pinned_names(fw)
+            names_claimed = {canonicalize_name(n) for n, _ in ow.distributions}
+            if not uses_dir and not (pinned & names_claimed):
+                continue
+            users.append(fw)
+            want_cuda = _cuda_major(fw)
+            want = next(((n, v) for n, v in ow.distributions if canonicalize_name(n) in pinned), None) or next(
+                ((n, v) for n, v in ow.distributions if want_cuda is not None and _family(n) == want_cuda), None)
+            if ow.present is None or want is None:
+                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) may run either's files.")
+            elif want == ow.present:
+                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) gets the files it wants ({present}).")
+            else:
+                fam = _family(ow.present[0])
+                wrong = True
+                meaning.append(f"{fw.name} {fw.version} (built for CUDA {want_cuda or '?'}, wants {want[0]} {want[1]}) now "
+                               f"runs {present}'s files: a CUDA {fam or '?'} build of cuDNN under a CUDA "
+                               f"{want_cuda or '?'} framework.")
+        if not users and ow.present:
+            others = [f"{n} {v}" for n, v in ow.distributions if (n, v) != ow.present]
+            meaning.append(f"A framework that needs {', '.join(others)} (built for CUDA "
+                           f"{', '.join(str(_family(n) or '?') for n, v in ow.distributions if (n, v) != ow.present)}) "
+                           f"gets {present}'s files instead (a CUDA {_family(ow.present[0]) or '?'} build).")
+            wrong = any(_family(n) != _family(ow.present[0]) for n, _ in ow.distributions)
+        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
+                  f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
+        fixes: list[Fix] = []
+        if len({_family(n) for n, _ in ow.distributions}) > 1:
+            fixes.append(Fix("one-venv-per-cuda", "Use one virtual environment per CUDA major",
+                             "create one environment per CUDA major (python -m venv ~/venv-cu13 and ~/venv-cu12) and install "
+                             "each framework into its own"
+                             + (": " + ", ".join(f"{f.name} ({f.distribution}, CUDA {_cuda_major(f) or '?'})" for f in users)
+                                if users else "") + "; one Jupyter kernel per environment", True, False,
+                             "advice only: a new environment"))
+        for i, (n, v) in enumerate(ow.distributions):
+            if ow.present == (n, v):
+                continue
+            mb = ow.sizes[i] / 2**20 if i < len(ow.sizes) and ow.sizes[i] else None
+            for_fw = [f.name for f in users if (next(((a, b) for a, b in ow.distributions
+                                                      if _family(a) == _cuda_major(f)), None) == (n, v))]
+            want_present = [f.name for f in users if ow.present and (
+                canonicalize_name(ow.present[0]) in _pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
+            loser = (" and ".join(want_present) if want_present else
+                     (f"{present}'s users" if present else "the other distribution's users"))
+            fixes.append(Fix(
+                "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
+                f"{sys.executable} -m pip install --force-reinstall --no-deps {n}=={v}   # cost: downloads the wheel again "
+                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
+                f"{'gets' if len(want_present) == 1 else 'get'} "
+                f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))
+        out.append(Finding("cudnn-wheel-overwritten", "error" if wrong else "warning",
+                           f"{names} overwrite each other in {ow.directory}"
+                           + (f": {present}'s files are there now" if present else ""), detail, tuple(fixes)))
     return out
 
 

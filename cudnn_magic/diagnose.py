@@ -21,7 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from .consumer_rules import CONSUMER_CHECKERS
 from .knowledge import FIX_IDS, Hit, scan
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
-from .model import Diagnosis, Driver, Fix, Report, Unavailable
+from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
@@ -222,6 +222,7 @@ class _Agg:
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
     title: str = ""  #: a title set by a refinement (the call that failed), formatted with the versions
+    suppressed: set[str] = field(default_factory=set)  # fix ids the live facts show would change nothing
 
     def add(self, weight: float, hit: Hit | None) -> None:
         self.score = max(self.score, weight)
@@ -493,18 +494,33 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     generic_top = top.id in _GENERIC_IDS or top.id in ("cudnn-internal-error", "cudnn-execution-failed",
                                                      "cudnn-unsupported-config")
     mapped = [lib for lib in report.cudnn_loaded if lib.is_main]
+    u = report.cudnn_in_use
+    if u is None and mapped:  # a report without the in-process measurement: the first mapped
+        u = CudnnInUse(mapped[0].path, mapped[0].version, "first mapped", reached_version=mapped[0].reached_version)
     for lib in mapped[:3]:
-        line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner})"
+        reach = (f"; calls through it reach {lib.reached_version}"
+                 if lib.reached_version and lib.reached_version != lib.version else "")
+        line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner}){reach}"
         for a in aggs.values():
             if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
                         "cudnn-sublibrary-load-failed"):
                 a.facts.append(line)
+    if u is not None:
+        line = f"fact: the cuDNN in use is {u.version or '?'} at {u.path}" + (
+            f" (its calls reach {u.reached_version})" if u.reached_version and u.reached_version != u.version else "")
+        seen = {v for lib in mapped for v in (lib.version, lib.reached_version) if v}
+        for a in aggs.values():
+            if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
+                        "cudnn-sublibrary-load-failed"):
+                if len(mapped) > 1:
+                    a.facts.append(line)
                 logged = a.versions.get("loaded")
-                if logged and lib.version and not lib.version.startswith(logged) and not logged.startswith(lib.version):
+                if logged and seen and not any(v.startswith(logged) or logged.startswith(v) for v in seen):
                     # The log and the live facts disagree: say so instead of leaving two stories.
-                    a.facts.append(f"note: the log says cuDNN {logged} was loaded, but this kernel maps {lib.version}: "
-                                   "the message came from another process, or a library loaded another copy "
-                                   "privately (check with %cudnn_check)")
+                    now = u.reached_version or u.version
+                    a.facts.append(f"note: the log says cuDNN {logged} was loaded, but this kernel's cuDNN calls "
+                                   f"reach {now}: the message came from another process, or a library loaded "
+                                   "another copy privately (check with %cudnn_check)")
     # 1. a framework's compiled cuDNN vs the mapped one
     for fw in report.frameworks:
         if fw.verdict != "mismatch" or not fw.cudnn_used:
@@ -557,27 +573,47 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     # 4. what the cuDNN consumer check found (a CTranslate2 whose vendored cuDNN lacks its
     #    sub-libraries, consumers needing different majors...): its own words and fixes.
     _consumer_facts(aggs, report)
-    # 5. which directory shadowed which
-    for res in report.resolutions:
-        if res.picked and res.shadowed:
-            import os.path
+    # 5. the cause the live facts establish (check's findings: another copy loaded first or
+    #    shadowing from LD_LIBRARY_PATH, wheels that overwrote each other), with its fixes.
+    #    When another copy won while a satisfying cuDNN is installed, installing one more with
+    #    pip changes nothing: that fix is not offered then.
+    causal = {"cudnn-version-mismatch", "cudnn-shadowed", "cudnn-wheel-overwritten", "cudnn-multiple-copies-loaded"}
+    targets = ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed", "cudnn-library-not-found")
+    for f in report.findings:
+        if f.id not in causal:
+            continue
+        other_won = any(x.id in ("remove-shadowing-dir", "restart-kernel") for x in f.fixes) and not any(
+            x.id == "install-matching-cudnn" for x in f.fixes)
+        for a in aggs.values():
+            if a.id not in targets:
+                continue
+            line = f"fact: {f.title}. {f.detail}"
+            if line not in a.facts:
+                a.facts.append(line if len(line) <= 900 else line[:897] + "...")
+            for x in f.fixes:
+                if all(x.id != y.id for y in a.fact_fixes):
+                    a.fact_fixes.append(x)
+            if other_won and f.id in ("cudnn-version-mismatch", "cudnn-shadowed"):
+                a.suppressed.add("install-matching-cudnn")
+    if not any(f.id in causal for f in report.findings):
+        for res in report.resolutions:  # a report without the check's findings (built by hand)
+            if res.picked and res.shadowed:
+                import os.path
 
-            d = os.path.dirname(res.picked)
-            fix = Fix(
-                "remove-shadowing-dir",
-                f"Take {d} off the library path",
-                f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
-                f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
-                "starting Jupyter/Python, then restart the kernel.",
-                restart_required=True, applicable=False,
-                reason="the library path is read when the process starts",
-            )
-            for a in aggs.values():
-                if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
-                    a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
-                                   + ", ".join(res.shadowed[:3]))
-                    a.fact_fixes.append(fix)
-            break
+                d = os.path.dirname(res.picked)
+                fix = Fix(
+                    "remove-shadowing-dir", f"Take {d} off the library path",
+                    f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
+                    f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
+                    "starting Jupyter/Python, then restart the kernel.",
+                    restart_required=True, applicable=res.reason.startswith("LD_LIBRARY_PATH"),
+                )
+                for a in aggs.values():
+                    if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
+                        a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
+                                       + ", ".join(res.shadowed[:3]))
+                        a.fact_fixes.append(fix)
+                break
 
 
 # --------------------------------------------------------------------------- output
@@ -630,8 +666,8 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
         if h.line not in evidence:
             evidence.append(h.line)
     evidence.extend(a.facts[:6])
-    fixes: list[Fix] = list(a.fact_fixes)
-    seen = {f.id for f in fixes}
+    fixes: list[Fix] = [f for f in a.fact_fixes if f.id not in a.suppressed]
+    seen = {f.id for f in fixes} | a.suppressed
     for fid in fix_ids:
         if fid in seen or fid not in FIX_IDS:
             continue

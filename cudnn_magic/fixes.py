@@ -83,6 +83,8 @@ FIXES: dict[str, str] = {
     "upgrade-driver": "advice: the minimum NVIDIA driver for the CUDA a framework was built with",
     "restart-kernel": "restart this kernel (the notebook stays open; the Jupyter server restarts it)",
     "import-order": "advice: import the framework whose cuDNN you need first",
+    "one-venv-per-cuda": "advice: one virtual environment per CUDA major, when wheels of two CUDA majors overwrite "
+                         "each other's cuDNN files",
     "make-contiguous": "advice: make a non-contiguous PyTorch tensor contiguous",
     "same-device": "advice: move tensors and the module to one device",
     "check-shapes": "advice: check the input's shape against what the layer expects",
@@ -861,7 +863,8 @@ def _install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     argv = (python, "-m", "pip", "install", *extra, requirement)
     title = f"Install {requirement}"
     previous = _installed_version(python, name)
-    if previous is not None and req.specifier.contains(previous, prereleases=True):
+    satisfied = previous is not None and req.specifier.contains(previous, prereleases=True)
+    if satisfied:
         notes.append(f"{name} {previous} is already installed and satisfies it; pip will change nothing")
     undo_hint = (f"%cudnn_fix --undo {fid} (pip install {name}=={previous})" if previous else
                  f"%cudnn_fix --undo {fid} (pip uninstall -y {name})")
@@ -871,10 +874,32 @@ def _install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         Step("restart", "Restart the kernel so frameworks load the new cuDNN"),
     )
     payload = {"package": name, "previous": previous, "python": python}
+    if satisfied:
+        cause = _other_copy_cause(report)
+        return FixPlan(fid, title, False, f"{name} {previous} is already installed and satisfies {requirement}: pip "
+                       "would change nothing" + (f". {cause}" if cause else ""), steps, True, tuple(notes),
+                       undo_hint=undo_hint, payload=payload)
     why = _pip_check(python)
     if why:
         return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
     return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
+
+
+def _other_copy_cause(report: Report) -> str:
+    """Why the installed cuDNN is not the one used, from the report: the copy in use and where
+    it came from, and the fixes that act on that cause."""
+    u = report.cudnn_in_use
+    if u is None:
+        for r in report.resolutions:
+            if r.picked and r.shadowed and r.reason.startswith("LD_LIBRARY_PATH"):
+                return (f"{r.consumer} picks {r.picked} ({r.reason}) before its own copy: use remove-shadowing-dir")
+        return ""
+    how = ["restart-kernel", "import-order"]
+    if u.ld_library_path_entry:
+        how.insert(0, "remove-shadowing-dir")
+    return (f"The cuDNN in use is {u.version or '?'} at {u.path}"
+            + (f" (LD_LIBRARY_PATH entry {u.ld_library_path_entry})" if u.ld_library_path_entry else "")
+            + f": use {', '.join(how)}")
 
 
 def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tuple[list[str], str | None, list[str]]:
@@ -886,7 +911,13 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
         hits = [e for e in entries if os.path.realpath(e) == d]
         return hits, (str(ctx["intended"]) if ctx.get("intended") else None), [f"directory {d} named explicitly"]
     versions = {os.path.realpath(c.path): c.version for c in (*report.cudnn_installed, *report.cudnn_loaded)}
-    resolutions = [r for r in report.resolutions if r.picked and r.reason.startswith("LD_LIBRARY_PATH") and r.shadowed]
+
+    def in_an_entry(path: str | None) -> bool:
+        return bool(path) and any(os.path.realpath(os.path.dirname(path or "")) == os.path.realpath(e) for e in entries)
+
+    # A pick from LD_LIBRARY_PATH that hides another copy: found by the loader's search, or
+    # already mapped (loaded first from an LD_LIBRARY_PATH entry; the framework's own copy hidden).
+    resolutions = [r for r in report.resolutions if r.picked and r.shadowed and in_an_entry(r.picked)]
     if not resolutions:
         try:
             from .probes.installed import resolve
@@ -910,6 +941,22 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
         intended = intended or os.path.dirname(r.shadowed[0])
         notes.append(f"{r.consumer}: {r.soname} resolves to {r.picked} (cuDNN {pv or '?'}, {r.reason}), which hides "
                      f"{r.shadowed[0]} (cuDNN {sv or '?'})")
+    u = report.cudnn_in_use
+    if u is not None and u.ld_library_path_entry:
+        # The copy in use was loaded from an LD_LIBRARY_PATH entry: it hides every other copy of
+        # another release (a wheel's, another mapped one), whatever loaded it first.
+        others = [c for c in (*report.cudnn_loaded, *report.cudnn_installed)
+                  if c.is_main and c.soname == u.soname and os.path.realpath(c.path) != os.path.realpath(u.path)
+                  and c.version and c.version != u.version]
+        entry_real = os.path.realpath(u.ld_library_path_entry)
+        match = [e for e in entries if os.path.realpath(e) == entry_real]
+        if others and match:
+            for e in match:
+                if e not in hits:
+                    hits.append(e)
+            intended = intended or os.path.dirname(others[0].path)
+            notes.append(f"the cuDNN in use, {u.version or '?'} at {u.path}, came from LD_LIBRARY_PATH entry "
+                         f"{u.ld_library_path_entry}; it hides {others[0].path} (cuDNN {others[0].version})")
     return hits, intended, notes
 
 
@@ -1090,6 +1137,20 @@ def _import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                    "\n".join(lines), [f"needs: {n.framework} {n.requirement}" for n in sol], restart=True)
 
 
+def _one_venv_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
+    notes = []
+    for w in report.wheels_overwritten:
+        names = " and ".join(f"{n} {v}" for n, v in w.distributions)
+        present = f"{w.present[0]} {w.present[1]}" if w.present else "undecided"
+        notes.append(f"{names} share {w.directory}; the files there are {present}'s (RECORD sha256)")
+    snippet = ("python -m venv ~/venv-cu13 && ~/venv-cu13/bin/pip install ipykernel <the CUDA 13 framework>\n"
+               "~/venv-cu13/bin/python -m ipykernel install --user --name cu13\n"
+               "python -m venv ~/venv-cu12 && ~/venv-cu12/bin/pip install ipykernel <the CUDA 12 framework>\n"
+               "~/venv-cu12/bin/python -m ipykernel install --user --name cu12")
+    return _advice("one-venv-per-cuda", "Use one virtual environment (and kernel) per CUDA major", snippet, notes,
+                   restart=True)
+
+
 def _driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     floors = []
     for fw in report.frameworks:
@@ -1115,6 +1176,15 @@ def _driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 
 def _reinstall_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     dist, version = ctx.get("dist"), ctx.get("version")
+    overwritten = [(n, v) for w in report.wheels_overwritten for n, v in w.distributions if w.present != (n, v)]
+    if not dist and overwritten:
+        # Wheels that overwrote each other: restoring one is a choice (the other loses its files).
+        choices = tuple((f"Restore {n} {v}'s files", {"dist": n, "version": v}) for n, v in overwritten)
+        if len(choices) == 1:
+            dist, version = overwritten[0]
+        else:
+            return FixPlan("reinstall-cudnn", "Restore one overwritten cuDNN wheel", False,
+                           "several distributions lost files: pick the one your framework needs", choices=choices)
     if not dist:
         for c in (*report.cudnn_loaded, *report.cudnn_installed):
             if c.owner.startswith("pip: ") and len(c.owner.split()) == 3:
@@ -1213,6 +1283,7 @@ _PLANNERS: dict[str, Callable[[Report, dict[str, Any]], FixPlan]] = {
     "allow-memory-growth": _memory_plan,
     "restart-kernel": _restart_plan,
     "import-order": _import_order_plan,
+    "one-venv-per-cuda": _one_venv_plan,
     "upgrade-driver": _driver_plan,
     "reinstall-cudnn": _reinstall_plan,
     "same-device": _same_device_plan,

@@ -52,6 +52,18 @@ class LibraryCopy:
         loaded: True when the file is mapped into this process.
         is_main: True for ``libcudnn.so*`` itself, False for ``libcudnn_*`` sub-libraries.
         error: what went wrong reading it (unreadable, not ELF, broken symlink), or None.
+        reached_version: for a main library mapped in this process: the version that cuDNN
+            calls through THIS copy reach here (``cudnnGetVersion`` on its ``RTLD_NOLOAD``
+            handle). cuDNN 9's ``libcudnn.so.9`` is a shim that opens ``libcudnn_graph.so.9``
+            by soname, and glibc hands it the one already loaded, so this can be another
+            copy's version; ``version`` is always this file's own. None when not asked.
+        bound_to: for a mapped main library: the sub-library files its calls are bound to in
+            this process (by glibc's rule: an object already loaded with the requested soname
+            is reused), confirmed by ``reached_version`` where it was asked.
+        owner_evidence: how the owner was established ("RECORD lists it; sha256 matches",
+            "RECORD lists it; size matches", "sha256 found in the RECORD of ...").
+        load_order: position among the libraries loaded in this process (``dl_iterate_phdr``
+            order, 0 first), for mapped copies; None otherwise.
     """
 
     path: str
@@ -64,12 +76,75 @@ class LibraryCopy:
     loaded: bool = False
     is_main: bool = True
     error: str | None = None
+    reached_version: str | None = None
+    bound_to: tuple[str, ...] = ()
+    owner_evidence: str | None = None
+    load_order: int | None = None
 
     @property
     def directory(self) -> str:
         import os.path
 
         return os.path.dirname(self.path)
+
+
+@dataclass(frozen=True)
+class CudnnInUse:
+    """The cuDNN copy that a library linking ``libcudnn.so.N`` by soname binds to in this
+    process, measured in-process without loading anything (glibc's rules, ``ld.so(8)`` and
+    ``dlopen(3)``: an object already loaded with the requested soname is reused; symbol
+    references are looked up in the global scope first, then in the library's own
+    dependencies; ``RTLD_DEEPBIND`` aside).
+
+    Attributes:
+        path: the main library (``libcudnn.so.9``) whose ``cudnnGetVersion`` such a library
+            binds to (``dlvsym(RTLD_DEFAULT, ...)`` + ``dladdr`` when a copy is in the global
+            scope, else the first copy loaded, in ``dl_iterate_phdr`` order).
+        version: that file's own version (``"9.12.0"``), or None when unknown.
+        why: the rule and the facts that decided it, in plain words.
+        soname: ``libcudnn.so.9`` (or ``.8``).
+        reached_version: the version cuDNN calls through it reach (its shim may be bound to
+            another copy's ``libcudnn_graph``), None when not asked.
+        sublibraries: the sub-library files its calls are bound to.
+        ld_library_path_entry: the ``LD_LIBRARY_PATH`` entry (as the user wrote it) the file
+            lies in, or None.
+    """
+
+    path: str
+    version: str | None
+    why: str
+    soname: str = "libcudnn.so.9"
+    reached_version: str | None = None
+    sublibraries: tuple[str, ...] = ()
+    ld_library_path_entry: str | None = None
+
+
+@dataclass(frozen=True)
+class WheelOverwrite:
+    """Files that two or more installed distributions' ``RECORD`` files list at the same
+    place: the later install overwrote the earlier one's files, and ``pip check`` says
+    nothing (pip keeps no per-file ownership).
+
+    Attributes:
+        directory: the folder holding all the shared files (``.../nvidia/cudnn_jit``: its
+            ``lib`` and ``include``).
+        distributions: ``(name, version)`` of every distribution that lists them.
+        present: the distribution whose ``RECORD`` hashes the files there now match, or None
+            when the hashes decide nothing (see ``mixed``).
+        files: absolute paths of the shared files.
+        evidence: one line per hashed file: whose ``RECORD`` its sha256 matches.
+        mixed: True when some files match one distribution and others another.
+        sizes: bytes each distribution's ``RECORD`` lists in ``directory`` (what a
+            ``--force-reinstall`` of it rewrites), aligned with ``distributions``.
+    """
+
+    directory: str
+    distributions: tuple[tuple[str, str], ...]
+    present: tuple[str, str] | None
+    files: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    mixed: bool = False
+    sizes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -301,7 +376,10 @@ class Report:
     ``consumers`` lists every native library of the environment that uses cuDNN (see
     :class:`ConsumerLibrary`). ``driver`` is None when NVML answered with no driver, an ``Unavailable`` when it could not
     be asked. ``notes`` lists what could not be read (never raised). ``elapsed_s`` is the time
-    the probes took, in seconds.
+    the probes took, in seconds. ``cudnn_in_use`` is the copy a library linking cuDNN by
+    soname binds to (the newest major when several are mapped; every soname's in
+    ``cudnn_in_use_by_soname``), None when no cuDNN is mapped. ``wheels_overwritten`` lists
+    files that two installed distributions both claim.
     """
 
     cudnn_loaded: tuple[LibraryCopy, ...] = ()
@@ -315,6 +393,9 @@ class Report:
     notes: tuple[str, ...] = ()
     platform: str = ""
     elapsed_s: float = 0.0
+    cudnn_in_use: CudnnInUse | None = None
+    cudnn_in_use_by_soname: tuple[CudnnInUse, ...] = ()
+    wheels_overwritten: tuple[WheelOverwrite, ...] = ()
 
     @property
     def worst_severity(self) -> Severity | None:

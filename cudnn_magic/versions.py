@@ -152,8 +152,12 @@ RULES: dict[str, str] = {
         "(torch/backends/cudnn/__init__.py _init)"
     ),
     "jax": (
-        "runtime major.minor >= build major.minor within the major; cuDNN 9.10.0 refused "
-        "(jax_plugins/cuda/__init__.py _check_cuda_versions)"
+        "two checks. When the CUDA plugin initializes, JAX's Python side (jax_plugins/xla_cuda12/__init__.py, or "
+        "xla_cuda13; jax_plugins/cuda in JAX's source) _check_cuda_versions passes when cudnn_build_version // 100 "
+        "<= the runtime number (908 <= 90100 for a 9.8.0 build on 9.1.0, so any cuDNN 9 passes) and refuses 9.10.0 "
+        "unless built with it; then, when the GPU backend creates its cuDNN handle, XLA's C++ side "
+        "(xla/stream_executor/cuda/cuda_dnn.cc CudnnSupport::Init, IsSourceCompatibleWithCudnnLibrary) requires the "
+        "same major and runtime minor >= build minor. The verdict follows the strict C++ rule"
     ),
     "cupy": (
         "CuPy 13 and older does not check (it prints both versions); judged by NVIDIA's rule: "
@@ -201,13 +205,17 @@ def judge(checker: Checker, runtime: object, compiled: object) -> Judgement:
         missing = "runtime" if rt is None else "compiled-against"
         return Judgement(None, rule, f"the {missing} cuDNN version is not known")
     if rt.major != src.major:
+        if checker == "jax":
+            return Judgement(False, rule, _jax_two_checks(rt, src).replace(
+                f"is older than the {src.short()}", f"is a different major version than the {src.short()}"))
         return Judgement(
             False, rule, f"cuDNN {rt} is a different major version than the {src.short()} it was built with"
         )
     if checker == "onnxruntime":
         return Judgement(True, rule, f"cuDNN {rt} has the major version {src.major} it needs")
-    if checker == "jax" and (rt.major, rt.minor, rt.patch) == (9, 10, 0):
-        return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility; JAX refuses it (use 9.10.1 or later)")
+    if checker == "jax" and (rt.major, rt.minor, rt.patch) == (9, 10, 0) and (src.major, src.minor, src.patch) != (9, 10, 0):
+        return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility; JAX's Python-side check refuses it "
+                                      "when the CUDA plugin initializes (use 9.10.1 or later)")
     if checker == "nvidia" and (rt.major, rt.minor, rt.patch) == (9, 10, 0) and src.minor is not None and src.minor < 10:
         return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility with older builds (fixed in 9.10.1)")
     if src.minor is None or rt.minor is None:
@@ -225,7 +233,23 @@ def judge(checker: Checker, runtime: object, compiled: object) -> Judgement:
         )
     if rt.minor >= src.minor:
         return Judgement(True, rule, f"cuDNN {rt} is {src.short()} or newer within major {src.major}")
+    if checker == "jax":
+        return Judgement(False, rule, _jax_two_checks(rt, src))
     return Judgement(False, rule, f"cuDNN {rt} is older than the {src.short()} it was built with")
+
+
+def _jax_two_checks(rt: CudnnVersion, src: CudnnVersion) -> str:
+    """Which of JAX's two checks refuses ``rt`` for a build with ``src``, and when."""
+    build = src.encoded if src.encoded is not None else None
+    runtime = rt.encoded
+    py = ""
+    if build is not None and runtime is not None:
+        passed = build // 100 <= runtime
+        py = (f"; JAX's Python-side check {'passes' if passed else 'refuses'} it when the CUDA plugin initializes "
+              f"(cudnn_build_version // 100 = {build // 100} {'<=' if passed else '>'} {runtime})")
+    return (f"cuDNN {rt} is older than the {src.short()} it was built with{py}; XLA's C++ check refuses it when the "
+            "GPU backend creates its cuDNN handle (\"Loaded runtime CuDNN library: "
+            f"{rt} but source was compiled with: {src}\")")
 
 
 # TensorFlow's tested build configurations (Linux), tensorflow/docs site/en/install/source.md.

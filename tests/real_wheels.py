@@ -1,67 +1,95 @@
-"""Real wheels for tests, installed by the test session itself and cached.
+"""Real wheels for tests, downloaded by the test session and cached in the repository.
 
-``install_wheel("ctranslate2", "4.4.0")`` runs ``pip install --no-deps --target`` into
-``<repo>/.cache/wheels/<dist>-<version>/`` (``.cache/`` is git-ignored) once, and returns that
-folder on every later call. Parallel test processes wait for each other on an ``fcntl`` lock;
-a half-finished install is never seen (pip writes into a scratch folder that is renamed into
-place only when it succeeded).
+``install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46")`` runs
+``pip install --no-deps --target .cache/wheels/<dist>-<version>/ <dist>==<version>`` once and
+returns that folder (``.cache/`` is git-ignored). The folder appears only complete: pip installs
+into a scratch folder beside it, which is renamed into place when pip succeeded, so a killed run
+never leaves half a wheel behind. An ``fcntl`` lock per wheel keeps parallel test processes
+(pytest-xdist, two suites at once) from installing the same wheel twice.
 
-When PyPI cannot be reached the calling test is skipped with the reason and pip's own words;
-any other pip failure fails the test (a wrong name or version must not pass silently).
+A test is skipped -- with the reason -- only when PyPI cannot be reached (CI without network);
+any other pip failure fails the test with pip's output.
+
+Known real versions (68 MB each; their version queries need no GPU): nvidia-cudnn-jit-cu12
+9.12.0.46 and 9.27.0.42, nvidia-cudnn-jit-cu13 9.24.0.43 and 9.25.0.15.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "wheels"
-_MARKER = ".cudnn-magic-complete"
-_NETWORK_WORDS = (
-    "Failed to establish a new connection", "Temporary failure in name resolution", "Name or service not known",
-    "Network is unreachable", "Connection refused", "ConnectTimeoutError", "ReadTimeoutError", "timed out",
-    "No route to host", "ProxyError", "SSLError", "Could not fetch URL", "connection broken",
-)
+
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_VERSION = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
+
+
+def _normalized(dist: str) -> str:
+    return re.sub(r"[-_.]+", "_", dist).lower()
+
+
+def _complete(target: Path, dist: str, version: str) -> bool:
+    """A wheel is in place when its ``.dist-info`` (with RECORD) is in the folder."""
+    want = f"{_normalized(dist)}-{version}.dist-info"
+    try:
+        return any(p.name.lower() == want and (p / "RECORD").is_file() for p in target.iterdir())
+    except OSError:
+        return False
+
+
+def _pypi_reachable(timeout_s: float = 5.0) -> bool:
+    try:
+        with socket.create_connection(("pypi.org", 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def install_wheel(dist: str, version: str) -> Path:
-    """Install ``dist==version`` (binary wheels only, no dependencies) into the cache and return
-    the target folder (put it on ``sys.path``/``PYTHONPATH`` to use it).
+    """The ``--target`` folder holding ``dist==version`` installed with ``--no-deps``.
 
-    Idempotent and safe across parallel processes. Skips the calling test when PyPI is
-    unreachable; raises ``RuntimeError`` with pip's output for any other failure.
+    Idempotent and safe across processes (one ``fcntl`` lock per wheel). The first call
+    downloads the wheel (about 68 MB for the cuDNN jit wheels, a few seconds); later calls return
+    at once.
+
+    Raises:
+        ValueError: ``dist`` or ``version`` is not a plain distribution name / release number.
+        pytest.skip.Exception: PyPI cannot be reached (the reason says so).
+        pytest.fail.Exception: pip failed for another reason (its output is in the message).
     """
+    if not _NAME.match(dist) or not _VERSION.match(version):
+        raise ValueError(f"not a distribution name and release: {dist!r} {version!r}")
     target = CACHE / f"{dist}-{version}"
-    if (target / _MARKER).exists():
+    if _complete(target, dist, version):
         return target
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / f".{dist}-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if (target / _MARKER).exists():
-                return target
-            scratch = Path(tempfile.mkdtemp(prefix=f".{dist}-{version}-", dir=CACHE))
-            cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary=:all:", "--no-compile",
-                   "--disable-pip-version-check", "--target", str(scratch), f"{dist}=={version}"]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-            if proc.returncode != 0:
-                shutil.rmtree(scratch, ignore_errors=True)
-                out = (proc.stdout + proc.stderr)[-3000:]
-                if any(w.lower() in out.lower() for w in _NETWORK_WORDS):
-                    pytest.skip(f"PyPI cannot be reached to install {dist}=={version}: {out.strip().splitlines()[-1]}")
-                raise RuntimeError(f"pip could not install {dist}=={version}:\n{out}")
-            (scratch / _MARKER).write_text(f"{dist}=={version}\n")
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(scratch, target)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        if _complete(target, dist, version):
+            return target
+        scratch = CACHE / f".{dist}-{version}.partial-{os.getpid()}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input",
+               "--no-compile", "--target", str(scratch), f"{dist}=={version}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0 or not _complete(scratch, dist, version):
+            shutil.rmtree(scratch, ignore_errors=True)
+            out = (proc.stdout + proc.stderr)[-3000:]
+            if not _pypi_reachable():
+                pytest.skip(f"PyPI cannot be reached, so the real wheel {dist}=={version} cannot be installed "
+                            f"(pip said: {out.strip().splitlines()[-1] if out.strip() else 'nothing'})")
+            pytest.fail(f"pip could not install {dist}=={version} (exit {proc.returncode}):\n{out}")
+        if target.exists():  # an incomplete folder left by something else
+            shutil.rmtree(target, ignore_errors=True)
+        os.replace(scratch, target)
     return target

@@ -131,3 +131,152 @@ def read_dynamic(path: str) -> ElfDynamic:
         runpath=split(DT_RUNPATH),
         machine=machine,
     )
+
+
+SHT_DYNSYM, SHT_NOBITS = 11, 8
+_MAX_DYNSYMS = 1 << 20
+
+
+def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
+    """The first ``size`` bytes of the initialised data of the exported (``.dynsym``) symbol
+    ``name`` in the file ``path``, read from the file without loading it; None when the file
+    exports no such symbol with data in the file.
+
+    Used for version constants a library carries itself (``cudnn_graph_version`` in
+    ``libcudnn_graph.so.9``). Layout per the System V gABI ("Section Header", "Symbol Table").
+
+    Raises:
+        NotElf: not an ELF file, or its section headers are unreadable.
+        OSError: the file cannot be opened.
+    """
+    want = name.encode()
+    with open(path, "rb") as fh:
+        ident = fh.read(16)
+        if len(ident) < 16 or ident[:4] != b"\x7fELF":
+            raise NotElf("not an ELF file")
+        is64 = ident[4] == 2
+        end = "<" if ident[5] == 1 else ">"
+        hdr_fmt = end + ("HHIQQQIHHHHHH" if is64 else "HHIIIIIHHHHHH")
+        hdr = fh.read(struct.calcsize(hdr_fmt))
+        if len(hdr) < struct.calcsize(hdr_fmt):
+            raise NotElf("truncated ELF header")
+        (*_a, shoff, _flags, _eh, _phes, _phn, shentsize, shnum, _shstrndx) = struct.unpack(hdr_fmt, hdr)
+        sh_fmt = end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII")
+        sh_size = struct.calcsize(sh_fmt)
+        if shoff == 0 or shnum == 0 or shentsize < sh_size or shnum > 65535:
+            raise NotElf("no section headers")
+        fh.seek(shoff)
+        table = fh.read(shentsize * shnum)
+        if len(table) < shentsize * shnum:
+            raise NotElf("truncated section headers")
+        sections = []
+        for i in range(shnum):
+            f = struct.unpack(sh_fmt, table[i * shentsize : i * shentsize + sh_size])
+            # name, type, flags, addr, offset, size, link, info, addralign, entsize
+            sections.append(f)
+        dynsym = next((s for s in sections if s[1] == SHT_DYNSYM), None)
+        if dynsym is None or dynsym[6] >= len(sections):
+            return None
+        strtab = sections[dynsym[6]]
+        ent = dynsym[9] or (24 if is64 else 16)
+        count = min(dynsym[5] // ent, _MAX_DYNSYMS)
+        fh.seek(dynsym[4])
+        syms = fh.read(count * ent)
+        fh.seek(strtab[4])
+        strings = fh.read(min(strtab[5], 64 << 20))
+        sym_fmt = end + ("IBBHQQ" if is64 else "IIIBBH")
+        for i in range(count):
+            raw = syms[i * ent : i * ent + struct.calcsize(sym_fmt)]
+            if len(raw) < struct.calcsize(sym_fmt):
+                break
+            if is64:
+                st_name, _info, _other, shndx, value, _sz = struct.unpack(sym_fmt, raw)
+            else:
+                st_name, value, _sz, _info, _other, shndx = struct.unpack(sym_fmt, raw)
+            if strings[st_name : st_name + len(want) + 1] != want + b"\0":
+                continue
+            if shndx == 0 or shndx >= len(sections):
+                return None  # undefined here, or an absolute/common symbol with no file data
+            sec = sections[shndx]
+            if sec[1] == SHT_NOBITS or not sec[3] <= value < sec[3] + sec[5]:
+                return None
+            fh.seek(value - sec[3] + sec[4])
+            data = fh.read(size)
+            return data if len(data) == size else None
+    return None
+
+
+SHT_RELA = 4
+#: Relocation types that fill a GOT slot with a symbol's address (x86_64: R_X86_64_64,
+#: GLOB_DAT, JUMP_SLOT; aarch64: R_AARCH64_ABS64, GLOB_DAT, JUMP_SLOT), per each psABI.
+_GOT_TYPES = {62: {1, 6, 7}, 183: {257, 1025, 1026}}
+
+
+def symbol_slots(path: str, prefix: str) -> tuple[list[tuple[str, int]], list[tuple[int, int]]]:
+    """Where a loaded copy of ``path`` keeps the addresses of the symbols it imports whose
+    names start with ``prefix``: ``[(name, r_offset)]`` from its ``SHT_RELA`` sections (GOT
+    slots, relative to the load base), and the ``PT_LOAD`` ranges ``[(vaddr, memsz)]`` those
+    offsets must fall in. Read from the file; 64-bit x86_64/aarch64 only (else empty).
+
+    Raises:
+        NotElf: not an ELF file, or its headers are unreadable.
+        OSError: the file cannot be opened.
+    """
+    want = prefix.encode()
+    with open(path, "rb") as fh:
+        ident = fh.read(16)
+        if len(ident) < 16 or ident[:4] != b"\x7fELF":
+            raise NotElf("not an ELF file")
+        if ident[4] != 2 or ident[5] != 1:
+            return [], []
+        hdr_fmt = "<HHIQQQIHHHHHH"
+        hdr = fh.read(struct.calcsize(hdr_fmt))
+        if len(hdr) < struct.calcsize(hdr_fmt):
+            raise NotElf("truncated ELF header")
+        (_t, machine, _v, _e, phoff, shoff, _f, _eh, phentsize, phnum, shentsize, shnum, _si) = struct.unpack(hdr_fmt, hdr)
+        types = _GOT_TYPES.get(machine)
+        if types is None or not shoff or not shnum or shnum > 65535 or phnum > 4096:
+            return [], []
+        fh.seek(phoff)
+        ph = fh.read(phentsize * phnum)
+        loads = []
+        for i in range(phnum):
+            p_type, _fl, _off, vaddr, _pa, _fsz, memsz, _al = struct.unpack("<IIQQQQQQ", ph[i * phentsize: i * phentsize + 56])
+            if p_type == PT_LOAD:
+                loads.append((vaddr, memsz))
+        fh.seek(shoff)
+        table = fh.read(shentsize * shnum)
+        if len(table) < shentsize * shnum:
+            raise NotElf("truncated section headers")
+        secs = [struct.unpack("<IIQQQQIIQQ", table[i * shentsize: i * shentsize + 64]) for i in range(shnum)]
+        out: list[tuple[str, int]] = []
+        cache: dict[int, tuple[bytes, bytes]] = {}
+        for s in secs:
+            if s[1] != SHT_RELA or s[6] >= len(secs):
+                continue
+            symsec = secs[s[6]]
+            if symsec[1] != SHT_DYNSYM or symsec[6] >= len(secs):
+                continue
+            if s[6] not in cache:
+                fh.seek(symsec[4])
+                syms = fh.read(min(symsec[5], 64 << 20))
+                strsec = secs[symsec[6]]
+                fh.seek(strsec[4])
+                cache[s[6]] = (syms, fh.read(min(strsec[5], 64 << 20)))
+            syms, strings = cache[s[6]]
+            fh.seek(s[4])
+            rel = fh.read(min(s[5], 64 << 20))
+            for j in range(0, len(rel) - 23, 24):
+                r_offset, r_info, _add = struct.unpack("<QQq", rel[j: j + 24])
+                if (r_info & 0xFFFFFFFF) not in types:
+                    continue
+                sym = r_info >> 32
+                raw = syms[sym * 24: sym * 24 + 4]
+                if len(raw) < 4:
+                    continue
+                (st_name,) = struct.unpack("<I", raw)
+                if strings[st_name: st_name + len(want)] != want:
+                    continue
+                end = strings.find(b"\0", st_name)
+                out.append((strings[st_name: end if end >= 0 else len(strings)].decode("ascii", "replace"), r_offset))
+    return out, loads

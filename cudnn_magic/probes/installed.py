@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ..model import LibraryCopy, Resolution
 from . import libnames
 from .elf import NotElf, read_dynamic
-from .owners import owner_of, pip_version_of
+from .owners import Ownership, ownership, pip_version_of
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
                  "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
@@ -142,15 +142,21 @@ def candidate_dirs(environ: dict[str, str] | None = None, ldcache: dict[str, lis
 
 
 def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | None = None,
-                    query_unknown: bool = True, ldcache_path: str = "/etc/ld.so.cache") -> Inventory:
+                    query_unknown: bool = True, ldcache_path: str = "/etc/ld.so.cache",
+                    extra_dirs: tuple[str | tuple[str, str], ...] = ()) -> Inventory:
     """Inventory every cuDNN file on disk (see module docstring). Never raises.
 
     Args:
         environ: environment to read ``LD_LIBRARY_PATH``/``CUDA_HOME`` from (default: this
             process's).
         mapped: real paths already mapped here (their copies are marked ``loaded``).
-        query_unknown: ask main libraries of unknown version in child processes.
+        query_unknown: ask main libraries of unknown version in child processes, each loading
+            its own folder alone.
         ldcache_path: the ``ld.so`` cache file.
+        extra_dirs: more folders to list, as folders or (folder, source) pairs: the folders
+            of the copies mapped in this process and the frameworks' RPATH/RUNPATH folders,
+            which may lie on no search path (a bare folder's source is "folder of a mapped
+            copy").
     """
     inv = Inventory()
     if not sys.platform.startswith("linux"):
@@ -162,7 +168,9 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     mapped = mapped or set()
     seen: dict[str, int] = {}
     unknown: list[int] = []
-    for d, source in candidate_dirs(environ, inv.ldcache):
+    dirs = candidate_dirs(environ, inv.ldcache) + [
+        (d, "folder of a mapped copy") if isinstance(d, str) else (d[0], d[1]) for d in extra_dirs]
+    for d, source in dirs:
         try:
             entries = os.listdir(d)
         except FileNotFoundError:
@@ -190,13 +198,14 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
                 error = f"not a usable shared library: {exc}"
             except OSError as exc:
                 error = f"unreadable: {exc.strerror or exc}"
-            owner = owner_of(path)
-            version, vsource = static_version(real, owner) if error is None else (None, None)
+            own = ownership(path)
+            owner = own.owner
+            version, vsource = static_version(real, owner, own) if error is None else (None, None)
             # Prefer the soname-style name for display (libcudnn.so.9 rather than libcudnn.so.9.1.0)
             copy = LibraryCopy(
                 path=real, name=os.path.basename(real), soname=libnames.soname_of(os.path.basename(real)),
                 version=version, version_source=vsource, owner=owner, source=source,
-                loaded=real in mapped, is_main=libnames.is_main(name), error=error,
+                loaded=real in mapped, is_main=libnames.is_main(name), error=error, owner_evidence=own.evidence,
             )
             seen[real] = len(inv.copies)
             inv.copies.append(copy)
@@ -207,36 +216,76 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
         from ..versions import try_parse
         import dataclasses
 
-        res = query_versions([inv.copies[i].path for i in unknown])
+        res = query_versions([inv.copies[i].path for i in unknown], alone=True)
         for i in unknown:
             c = inv.copies[i]
             r = res.get(c.path)
             if r and r.version is not None and try_parse(r.version):
                 inv.copies[i] = dataclasses.replace(c, version=str(try_parse(r.version)),
-                                                    version_source="cudnnGetVersion in a child process")
+                                                    version_source="cudnnGetVersion in a child process that loads "
+                                                                   "this folder alone")
             elif r and r.error:
                 inv.copies[i] = dataclasses.replace(c, error=r.error)
     return inv
 
 
-def static_version(real: str, owner: str) -> tuple[str | None, str | None]:
-    """(version, where it came from) without calling the library: the real file name
-    (``libcudnn.so.8.9.7``), the owning cuDNN wheel's version, or the ``cudnn_version.h`` next
-    to it (when its major agrees). (None, None) when none of them says."""
-    parsed = libnames.parse_name(os.path.basename(real))
+def static_version(real: str, owner: str, ownership: "Ownership | None" = None) -> tuple[str | None, str | None]:
+    """(version, where it came from) of the file ``real`` itself, without calling it, so that
+    no other copy can answer for it. In order:
+
+    1. the real file name (``libcudnn.so.8.9.7``);
+    2. for a sub-library, the version constant it carries (``cudnn_graph_version``,
+       :func:`~cudnn_magic.probes.libnames.embedded_version`);
+    3. the owning cuDNN wheel's version when the file's sha256 (or, for large files, size)
+       matches that wheel's ``RECORD`` (``ownership.confirmed``);
+    4. for a main library, the constant of the ``libcudnn_graph`` beside it on disk (cuDNN 9's
+       ``libcudnn.so.9`` is a shim carrying no version of its own);
+    5. the ``cudnn_version.h`` next to it (when its major agrees);
+    6. the owning wheel's version when its ``RECORD`` lists the file but the content was not
+       checked (never when the file differs from the ``RECORD``).
+
+    (None, None) when none of them says (then only a child process that loads the file's
+    folder alone can tell)."""
+    name = os.path.basename(real)
+    parsed = libnames.parse_name(name)
     if parsed and parsed[2]:
         return parsed[2], "file name"
+    major = parsed[1] if parsed else None
+    is_main = bool(parsed and parsed[0] == "cudnn")
+    if not is_main:
+        ev = libnames.embedded_version(real)
+        if ev:
+            return ev, f"{parsed[0]}_version constant in the file" if parsed else "constant in the file"
     pv = pip_version_of(owner)
-    if pv and "cudnn" in owner:
-        v = libnames.pip_dist_version_to_cudnn(pv)
-        if v:
-            return v, "wheel version"
+    wheel = libnames.pip_dist_version_to_cudnn(pv) if pv and "cudnn" in owner else None
+    if wheel and ownership is not None and ownership.confirmed:
+        return wheel, f"wheel {owner[5:]} ({ownership.evidence})"
+    if is_main and major is not None:
+        graph = os.path.join(os.path.dirname(real), f"libcudnn_graph.so.{major}")
+        ev = libnames.embedded_version(graph) if os.path.exists(graph) else None
+        if ev:
+            return ev, f"cudnn_graph_version of the libcudnn_graph.so.{major} beside it"
     hv = libnames.header_version(os.path.dirname(real))
     if hv:
-        major = parsed[1] if parsed else None
         if major is None or hv[0].split(".")[0] == str(major):
             return hv[0], os.path.basename(hv[1])
+    if wheel and (ownership is None or "differs" not in (ownership.evidence or "")):
+        return wheel, "wheel version" if ownership is None else f"wheel {owner[5:]} ({ownership.evidence}; content not checked)"
     return None, None
+
+
+def consumer_dirs(consumer_library: str) -> list[tuple[str, str]]:
+    """(folder, source) for each RPATH/RUNPATH entry of ``consumer_library`` (a framework's
+    native library), ``$ORIGIN`` expanded: where that framework's own cuDNN lives. Never
+    raises."""
+    try:
+        dyn = read_dynamic(consumer_library)
+    except (OSError, NotElf):
+        return []
+    origin = os.path.dirname(consumer_library)
+    kind = "RUNPATH" if dyn.runpath else "RPATH"
+    name = os.path.basename(consumer_library)
+    return [(_expand(e, origin), f"{kind} of {name}") for e in (dyn.runpath or dyn.rpath)]
 
 
 def _expand(entry: str, origin: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -105,4 +106,47 @@ def pip_dist_version_to_cudnn(version: str) -> str | None:
     parts = version.split(".")
     if len(parts) >= 3 and all(p.isdigit() for p in parts[:3]):
         return ".".join(parts[:3])
+    return None
+
+
+def embedded_version(path: str) -> str | None:
+    """The version a cuDNN sub-library carries in itself, read from the file without loading
+    it: the exported 4-byte constant ``cudnn_<stem>_version`` (``cudnn_graph_version`` in
+    ``libcudnn_graph.so.9``). Measured on the real wheels: it holds
+    ``major << 16 | minor << 8 | patch`` (0x90C00 in 9.12.0, 0x91800 in 9.24.0, 0x91B00 in
+    9.27.0); a ``CUDNN_VERSION``-style integer (``major*10000 + minor*100 + patch``) is
+    accepted too. The major must agree with the file's soname, else None. Never raises."""
+    parsed = parse_name(os.path.basename(path))
+    if not parsed or parsed[0] == "cudnn" or parsed[1] is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+
+
+@lru_cache(maxsize=256)
+def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
+    from .elf import NotElf, read_symbol_bytes
+
+    parsed = parse_name(os.path.basename(path))
+    if not parsed or parsed[1] is None:
+        return None
+    major = parsed[1]
+    try:
+        raw = read_symbol_bytes(path, f"{parsed[0]}_version", 4)
+        if raw is None:
+            return None
+        with open(path, "rb") as fh:
+            little = fh.read(6)[5:6] != b"\x02"
+    except (OSError, NotElf, ValueError):
+        return None
+    v = int.from_bytes(raw, "little" if little else "big")
+    if v >> 16 == major and (v >> 8) & 0xFF < 100 and v & 0xFF < 100:
+        return f"{major}.{(v >> 8) & 0xFF}.{v & 0xFF}"
+    if major >= 9 and v // 10000 == major:
+        return f"{major}.{v // 100 % 100}.{v % 100}"
+    if major < 9 and v // 1000 == major:
+        return f"{major}.{v // 100 % 10}.{v % 100}"
     return None

@@ -1,61 +1,54 @@
-"""The cuDNN libraries mapped into THIS process, and their versions read from the mapped copy.
+"""The cuDNN libraries mapped into THIS process: each file's own version, the version calls
+through it reach, and the copy a library linking cuDNN by soname binds to.
 
-* Which files: every ``libcudnn*`` path in ``/proc/self/maps`` (main library and
-  sub-libraries), falling back to ``dl_iterate_phdr`` where ``/proc`` is missing.
-* Which version: ``cudnnGetVersion``/``cudnnGetProperty`` through a handle opened with
-  ``RTLD_NOLOAD`` (``dlopen`` returns the already-mapped copy or fails; it never maps a new
-  one). Encoding per cuDNN's ``cudnn_version.h`` (see :mod:`cudnn_magic.versions`).
-* Safety: the main library resolves its sub-library lazily on the first call and ABORTS the
-  process when it cannot ("Invalid handle. Cannot load symbol cudnnGetVersion", FACTS.md). So
-  the call is made in this process only when the sub-library that answers it
-  (``libcudnn_graph`` for 9.x, ``libcudnn_ops_infer``/``libcudnn_ops`` for 8.x) is already
-  mapped; otherwise the same file is asked in a child process
-  (:mod:`cudnn_magic.probes.subprocess_probe`).
-* Caveat (measured, FACTS.md): two cuDNN 9 copies in one process both report the version of
-  the first ``libcudnn_graph.so.9`` loaded.
+* Which files, in load order: every ``libcudnn*`` object in ``dl_iterate_phdr`` (glibc's list
+  of loaded objects, in the order they were loaded), plus any other ``libcudnn*`` file in
+  ``/proc/self/maps``. Paths are real paths (symlinks resolved).
+* Each file's own version comes from the file (:func:`~.installed.static_version`: its name,
+  the version constant a sub-library carries, the owning wheel's ``RECORD`` hash, the
+  ``libcudnn_graph`` beside it, ``cudnn_version.h``), or from a child process that loads that
+  folder alone -- never from a call in this process. Why: cuDNN 9's ``libcudnn.so.9`` is a
+  small shim that opens ``libcudnn_graph.so.9`` by soname, and glibc hands back the object
+  with that soname that is already loaded (``dlopen(3)``), so a second copy's shim answers
+  ``cudnnGetVersion`` with the first copy's number (measured with the real jit wheels: 9.12
+  loaded first, the 9.27 shim answers 91200; alone it answers 92700).
+* The version calls through a copy reach (``LibraryCopy.reached_version``):
+  ``cudnnGetProperty``/``cudnnGetVersion`` through an ``RTLD_NOLOAD`` handle of that copy
+  (``dlopen`` returns the mapped object or fails; it never maps a new one), asked only when the
+  sub-library that answers is already mapped (a shim without it ABORTS the process on its
+  first call, FACTS.md).
+* The cuDNN in use (:class:`~cudnn_magic.model.CudnnInUse`): a library that links
+  ``libcudnn.so.N`` by soname gets, for its ``DT_NEEDED``, the first loaded object with that
+  soname, and its symbol references are looked up in the global scope first (``ld.so(8)``,
+  ``dlopen(3)`` ``RTLD_GLOBAL``; ``RTLD_DEEPBIND`` aside). So: the definition
+  ``dlvsym(RTLD_DEFAULT, "cudnnGetVersion", "libcudnn.so.N")`` finds (``dladdr`` names its
+  file) when one is in the global scope, else the first copy loaded. Nothing is loaded to
+  find out.
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import sys
+from dataclasses import dataclass, field
 
-from ..model import LibraryCopy
+from ..model import CudnnInUse, LibraryCopy
 from ..versions import CudnnVersion, try_parse
 from . import libnames
 from .installed import static_version
-from .owners import owner_of
+from .owners import ownership
 
 
-def mapped_cudnn_paths(maps_path: str = "/proc/self/maps") -> tuple[list[str], str | None]:
-    """Paths of every mapped ``libcudnn*`` file, in first-mapped order, and a note when the
-    list could not be read (then ``dl_iterate_phdr`` is tried). Never raises."""
-    paths: list[str] = []
-    try:
-        with open(maps_path, "rb") as fh:
-            for line in fh:
-                if b"libcudnn" not in line:
-                    continue
-                parts = line.split(None, 5)
-                if len(parts) < 6:
-                    continue
-                p = parts[5].strip().decode("utf-8", "replace")
-                if p.endswith(" (deleted)"):
-                    p = p[: -len(" (deleted)")]
-                if libnames.is_cudnn_name(os.path.basename(p)) and p not in paths:
-                    paths.append(p)
-        return paths, None
-    except OSError as exc:
-        note = f"{maps_path} unreadable ({exc.strerror or exc}); used dl_iterate_phdr"
-    try:
-        paths = [p for p in _dl_iterate_phdr() if libnames.is_cudnn_name(os.path.basename(p))]
-    except Exception as exc:  # noqa: BLE001
-        return [], f"{note}; dl_iterate_phdr failed too ({exc})"
-    return paths, note
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
 
 
-def _dl_iterate_phdr() -> list[str]:
+def loaded_objects() -> list[str]:
+    """Names of every object loaded in this process, in load order (``dl_iterate_phdr``; the
+    main program's empty name skipped). Raises OSError/AttributeError where libc lacks it."""
     class DlPhdrInfo(ctypes.Structure):
         _fields_ = [("dlpi_addr", ctypes.c_void_p), ("dlpi_name", ctypes.c_char_p),
                     ("dlpi_phdr", ctypes.c_void_p), ("dlpi_phnum", ctypes.c_uint16)]
@@ -74,15 +67,125 @@ def _dl_iterate_phdr() -> list[str]:
     return names
 
 
+_dl_iterate_phdr = loaded_objects  # the name older callers used
+
+
+def _load_bases() -> dict[str, int]:
+    """``{real path: load base}`` of every loaded object (``dl_iterate_phdr``'s ``dlpi_addr``)."""
+    class DlPhdrInfo(ctypes.Structure):
+        _fields_ = [("dlpi_addr", ctypes.c_void_p), ("dlpi_name", ctypes.c_char_p),
+                    ("dlpi_phdr", ctypes.c_void_p), ("dlpi_phnum", ctypes.c_uint16)]
+
+    out: dict[str, int] = {}
+    cb_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DlPhdrInfo), ctypes.c_size_t, ctypes.c_void_p)
+
+    def cb(info, _size, _data):  # type: ignore[no-untyped-def]
+        name = info.contents.dlpi_name
+        if name:
+            out.setdefault(os.path.realpath(name.decode("utf-8", "replace")), info.contents.dlpi_addr or 0)
+        return 0
+
+    ctypes.CDLL(None).dl_iterate_phdr(cb_type(cb), None)
+    return out
+
+
+def bound_cudnn(library: str, prefix: str = "cudnn") -> dict[str, tuple[str, ...]] | None:
+    """Where the already-loaded ``library``'s cuDNN calls are bound now: ``{file: symbols}``,
+    read from its GOT slots in this process (the relocation offsets from the file, the load
+    base from ``dl_iterate_phdr``, each slot's address named by ``dladdr``). A slot still
+    pointing into ``library`` itself (lazy binding, never called) is left out: it will bind by
+    glibc's rules on its first call. None when ``library`` is not loaded or cannot be read.
+    Loads nothing; never raises."""
+    from .elf import NotElf, symbol_slots
+
+    try:
+        real = os.path.realpath(library)
+        base = _load_bases().get(real)
+        if base is None:
+            return None
+        slots, loads = symbol_slots(real, prefix)
+        libc = ctypes.CDLL(None)
+        libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        out: dict[str, list[str]] = {}
+        for name, off in slots:
+            if not any(v <= off and off + 8 <= v + m for v, m in loads):
+                continue  # not inside a loaded segment: never read it
+            value = ctypes.c_uint64.from_address(base + off).value
+            info = _DlInfo()
+            if not value or not libc.dladdr(ctypes.c_void_p(value), ctypes.byref(info)) or not info.dli_fname:
+                continue
+            target = os.path.realpath(info.dli_fname.decode("utf-8", "replace"))
+            if target == real:
+                continue  # the PLT stub: not bound yet
+            out.setdefault(target, [])
+            if name not in out[target]:
+                out[target].append(name)
+        return {k: tuple(v) for k, v in out.items()}
+    except (OSError, NotElf, ValueError, AttributeError):
+        return None
+
+
+def _maps_paths(maps_path: str) -> list[str]:
+    paths: list[str] = []
+    with open(maps_path, "rb") as fh:
+        for line in fh:
+            if b"libcudnn" not in line:
+                continue
+            parts = line.split(None, 5)
+            if len(parts) < 6:
+                continue
+            p = parts[5].strip().decode("utf-8", "replace")
+            if p.endswith(" (deleted)"):
+                p = p[: -len(" (deleted)")]
+            if libnames.is_cudnn_name(os.path.basename(p)) and p not in paths:
+                paths.append(p)
+    return paths
+
+
+def mapped_cudnn_paths(maps_path: str = "/proc/self/maps") -> tuple[list[str], str | None]:
+    """Real paths of every mapped ``libcudnn*`` file, in load order (``dl_iterate_phdr``; a
+    file only ``/proc/self/maps`` shows comes last), and a note when a source could not be
+    read. Never raises."""
+    notes: list[str] = []
+    ordered: list[str] = []
+    try:
+        for name in loaded_objects():
+            if libnames.is_cudnn_name(os.path.basename(name)):
+                real = os.path.realpath(name)
+                if real not in ordered:
+                    ordered.append(real)
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"dl_iterate_phdr failed ({exc}); load order unknown")
+    try:
+        for p in _maps_paths(maps_path):
+            if p not in ordered:
+                ordered.append(p)
+    except OSError as exc:
+        notes.append(f"{maps_path} unreadable ({exc.strerror or exc}); used dl_iterate_phdr")
+    return ordered, "; ".join(notes) or None
+
+
 def _answering_sublib(major: int | None, mapped_names: set[str]) -> bool:
     """Is the sub-library that answers version calls already mapped?"""
     if major is None:
         return False
     if major >= 9:
-        return any(n.startswith("libcudnn_graph.so") for n in mapped_names)
+        return any(n.startswith(f"libcudnn_graph.so.{major}") for n in mapped_names)
     if major == 8:
         return any(n.startswith(("libcudnn_ops_infer.so", "libcudnn_ops.so")) for n in mapped_names)
     return True  # cuDNN 7 and older: one monolithic library
+
+
+def _answering_sublib_beside(path: str) -> bool:
+    """Is the sub-library that answers this main library's version calls in its folder on disk
+    (``libcudnn_graph.so.9`` for 9.x, ``libcudnn_ops_infer.so.8``/``libcudnn_ops.so.8`` for 8.x)?"""
+    parsed = libnames.parse_name(os.path.basename(path))
+    major = parsed[1] if parsed else None
+    if major is None or major < 8:
+        return True
+    d = os.path.dirname(path)
+    names = (f"libcudnn_graph.so.{major}",) if major >= 9 else ("libcudnn_ops_infer.so.8", "libcudnn_ops.so.8")
+    return any(os.path.exists(os.path.join(d, n)) for n in names)
 
 
 def _noload_query(path: str) -> tuple[CudnnVersion | None, str | None]:
@@ -112,68 +215,241 @@ def _noload_query(path: str) -> tuple[CudnnVersion | None, str | None]:
         return None, f"no usable version symbol ({exc})"
 
 
-def probe_loaded(maps_path: str = "/proc/self/maps") -> tuple[tuple[LibraryCopy, ...], list[str]]:
-    """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``), and notes.
+def global_definition(symbol: str = "cudnnGetVersion", version_name: str | None = None) -> str | None:
+    """Real path of the file whose ``symbol`` the global scope resolves to
+    (``dlvsym(RTLD_DEFAULT, symbol, version_name)``, or ``dlsym`` without a version, then
+    ``dladdr``), or None when no object in the global scope defines it. Loads nothing; never
+    raises."""
+    try:
+        libc = ctypes.CDLL(None)
+        addr = None
+        if version_name is not None and hasattr(libc, "dlvsym"):
+            libc.dlvsym.restype = ctypes.c_void_p
+            libc.dlvsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+            addr = libc.dlvsym(None, symbol.encode(), version_name.encode())
+        if not addr and version_name is None:
+            libc.dlsym.restype = ctypes.c_void_p
+            libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            addr = libc.dlsym(None, symbol.encode())
+        if not addr:
+            return None
+        info = _DlInfo()
+        libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        if not libc.dladdr(ctypes.c_void_p(addr), ctypes.byref(info)) or not info.dli_fname:
+            return None
+        return os.path.realpath(info.dli_fname.decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001
+        return None
 
-    Versions: main libraries from the mapped copy (``RTLD_NOLOAD`` handle), or from a child
-    process when its answering sub-library is not mapped yet; sub-libraries from their file
-    name, owning pip wheel or ``cudnn_version.h`` (a sub-library has no version call of its
-    own). Never raises.
+
+def _elf_soname(path: str) -> str:
+    from .elf import NotElf, read_dynamic
+
+    try:
+        so = read_dynamic(path).soname
+    except (OSError, NotElf):
+        so = None
+    return so or libnames.soname_of(os.path.basename(path))
+
+
+def _versioned_sublib_unmapped(shim: str, version: str | None, mapped: set[str]) -> str | None:
+    """A shim opens ``libcudnn_graph.so.<its full version>`` first, then ``.<major.minor>``,
+    then the soname (lab notes, ``LD_DEBUG``). A file by such a longer name beside it that is
+    not mapped would be loaded anew by a call: return it (then the call is not made here)."""
+    v = try_parse(version) if version else None
+    if v is None:
+        return None
+    d = os.path.dirname(shim)
+    for suffix in (str(v), v.short()):
+        cand = os.path.join(d, f"libcudnn_graph.so.{suffix}")
+        if os.path.exists(cand) and os.path.realpath(cand) not in mapped:
+            return cand
+    return None
+
+
+@dataclass
+class MappedState:
+    """What :func:`probe_mapped` found: the mapped copies (load order), the copy in use per
+    soname (newest major first), and what could not be read."""
+
+    copies: tuple[LibraryCopy, ...] = ()
+    in_use: tuple[CudnnInUse, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def _ld_entry(directory: str, ld_library_path: str) -> str | None:
+    real = os.path.realpath(directory)
+    for e in ld_library_path.split(":"):
+        if e and os.path.realpath(e) == real:
+            return e
+    return None
+
+
+def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None = None) -> MappedState:
+    """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``, in load
+    order) with its own version, the version calls through it reach, and the sub-libraries it
+    is bound to; and the copy in use for each soname. Never raises.
+
+    Args:
+        maps_path: the process's memory map (``/proc/self/maps``).
+        ld_library_path: ``LD_LIBRARY_PATH`` as the loader read it at process start, to name
+            the entry a copy came from (default: this process's start value).
     """
-    notes: list[str] = []
+    st = MappedState()
     if not sys.platform.startswith("linux"):
-        return (), [f"mapped-library probe unavailable on this platform ({sys.platform})"]
+        st.notes.append(f"mapped-library probe unavailable on this platform ({sys.platform})")
+        return st
+    if ld_library_path is None:
+        from .installed import environ_at_start
+
+        start = environ_at_start()
+        ld_library_path = (start if start is not None else os.environ).get("LD_LIBRARY_PATH", "")
     paths, note = mapped_cudnn_paths(maps_path)
     if note:
-        notes.append(note)
+        st.notes.append(note)
+    mapped = set(paths)
     names = {os.path.basename(p) for p in paths}
     copies: list[LibraryCopy] = []
-    child_needed: list[str] = []
-    for p in paths:
+    child_needed: list[int] = []
+    for i, p in enumerate(paths):
         name = os.path.basename(p)
-        parsed = libnames.parse_name(name)
-        major = parsed[1] if parsed else None
-        owner = owner_of(p)
-        version: str | None = None
-        vsource: str | None = None
-        error: str | None = None
-        if libnames.is_main(name):
-            if _answering_sublib(major, names):
-                v, err = _noload_query(p)
-                if v is not None:
-                    version, vsource = str(v), "cudnnGetVersion on the mapped copy (RTLD_NOLOAD)"
-                else:
-                    error = err
-            else:
-                child_needed.append(p)
-        if version is None:
-            version, vsource = static_version(os.path.realpath(p), owner)
+        own = ownership(p)
+        version, vsource = static_version(p, own.owner, own)
         copies.append(LibraryCopy(
-            path=p, name=name, soname=libnames.soname_of(name), version=version, version_source=vsource,
-            owner=owner, source="mapped", loaded=True, is_main=libnames.is_main(name), error=error,
+            path=p, name=name, soname=_elf_soname(p), version=version, version_source=vsource,
+            owner=own.owner, source="mapped", loaded=True, is_main=libnames.is_main(name),
+            owner_evidence=own.evidence, load_order=i,
         ))
+        if libnames.is_main(name) and (version is None or not _answering_sublib_beside(p)):
+            child_needed.append(i)  # unknown, or a copy whose first call may abort: see what it does alone
     if child_needed:
         from .subprocess_probe import query_versions
 
-        results = query_versions(child_needed)
-        for i, c in enumerate(copies):
+        results = query_versions([copies[i].path for i in child_needed], alone=True)
+        for i in child_needed:
+            c = copies[i]
             r = results.get(c.path)
             if r is None:
                 continue
-            if r.version is not None:
-                v = try_parse(r.version)
-                copies[i] = _replace(c, version=str(v) if v else c.version,
-                                     version_source="cudnnGetVersion in a child process (its sub-library is not mapped "
-                                                    "here yet, so calling it in this kernel could abort it)")
+            v = try_parse(r.version) if r.version is not None else None
+            if v is not None and c.version is None:
+                copies[i] = dataclasses.replace(c, version=str(v), version_source=(
+                    "cudnnGetVersion in a child process that loads this folder alone"))
             elif r.error:
-                copies[i] = _replace(c, error=r.error)
-    return tuple(copies), notes
+                copies[i] = dataclasses.replace(c, error=r.error)
+    # The version calls through each main library reach, asked in this process only when safe.
+    own_neighbour: set[str] = set()  # shims that would open a graph by a longer name beside them
+    for i, c in enumerate(copies):
+        if not c.is_main or c.error:
+            continue
+        parsed = libnames.parse_name(c.name)
+        major = parsed[1] if parsed else None
+        if not _answering_sublib(major, names):
+            continue  # its first call would load (or fail to load) a sub-library: not made here
+        longer = _versioned_sublib_unmapped(c.path, c.version, mapped)
+        if longer:
+            st.notes.append(f"{c.path}: not asked in this process (its first call could load {longer})")
+            own_neighbour.add(c.path)
+            continue
+        v, err = _noload_query(c.path)
+        if v is not None:
+            copies[i] = dataclasses.replace(c, reached_version=str(v))
+        elif err:
+            st.notes.append(f"{c.path}: {err}")
+    after, _ = mapped_cudnn_paths(maps_path)
+    for p in after:
+        if p not in mapped:  # honesty: say so if a call here made a shim open a sub-library
+            st.notes.append(f"the version query made a shim open {p}")
+    copies = _bind_sublibraries(copies, own_neighbour)
+    st.copies = tuple(copies)
+    st.in_use = in_use(copies, ld_library_path)
+    return st
 
 
-def _replace(c: LibraryCopy, **kw: object) -> LibraryCopy:
-    import dataclasses
+def _bind_sublibraries(copies: list[LibraryCopy], unbound: set[str] = frozenset()) -> list[LibraryCopy]:  # type: ignore[assignment]
+    """``bound_to`` for each main library: per sub-library soname, the mapped file its calls
+    reach. For ``libcudnn_graph``: the mapped graph whose own version is the version the
+    calls reach (measured), the first loaded among equals; unasked: the first loaded with that
+    soname (glibc reuses it). The other sub-libraries follow where the graph was found: the
+    shim's own folder when its graph is its neighbour, else the first loaded of each soname.
+    Shims in ``unbound`` (their first call would open an unmapped file by a longer name) get
+    none: what they will bind is that file, not a mapped one."""
+    subs = [c for c in copies if not c.is_main]
+    out: list[LibraryCopy] = []
+    for c in copies:
+        if not c.is_main or c.path in unbound:
+            out.append(c)
+            continue
+        parsed = libnames.parse_name(c.name)
+        major = parsed[1] if parsed else None
+        graph_so = f"libcudnn_graph.so.{major}"
+        graphs = [s for s in subs if s.soname == graph_so]
+        graph: LibraryCopy | None = None
+        if c.reached_version is not None:
+            same = [g for g in graphs if g.version == c.reached_version]
+            graph = same[0] if same else None
+        elif graphs:
+            graph = graphs[0]
+        bound: list[str] = []
+        own_dir = graph is not None and graph.directory == c.directory
+        for so in dict.fromkeys(s.soname for s in subs if s.soname.endswith(f".so.{major}")):
+            if so == graph_so:
+                if graph is not None:
+                    bound.append(graph.path)
+                continue
+            cands = [s for s in subs if s.soname == so]
+            pick = next((s for s in cands if s.directory == c.directory), None) if own_dir else None
+            bound.append((pick or cands[0]).path)
+        out.append(dataclasses.replace(c, bound_to=tuple(bound)))
+    return out
 
-    return dataclasses.replace(c, **kw)  # type: ignore[arg-type]
+
+def in_use(copies: list[LibraryCopy] | tuple[LibraryCopy, ...], ld_library_path: str = "") -> tuple[CudnnInUse, ...]:
+    """The copy a library linking ``libcudnn.so.N`` by soname binds to, per soname mapped
+    (newest major first), by glibc's rules (module docstring), measured in this process with
+    ``dlvsym(RTLD_DEFAULT, ...)``/``dladdr`` over ``copies`` (mapped, in load order)."""
+    out: list[CudnnInUse] = []
+    mains = [c for c in copies if c.is_main]
+    for so in sorted({c.soname for c in mains}, key=lambda s: -_major(s)):
+        same = [c for c in mains if c.soname == so]
+        first = same[0]
+        glob_path = global_definition("cudnnGetVersion", so)
+        pick = next((c for c in same if c.path == glob_path), None)
+        if pick is not None:
+            why = (f"dlvsym(RTLD_DEFAULT, \"cudnnGetVersion\", \"{so}\") resolves to it: it is in the global scope "
+                   f"(loaded with RTLD_GLOBAL), which glibc searches first, so a library that links {so} binds its "
+                   "cuDNN calls there")
+            if pick is not first:
+                why += (f" (its {so} dependency itself is {first.path}, the first {so} loaded, but the symbols come from "
+                        "the global scope)")
+        else:
+            pick = first
+            others = len(same) - 1
+            why = (f"it is the first {so} loaded in this process (dl_iterate_phdr order) and none is in the global scope; "
+                   f"glibc reuses an already loaded object with the soname {so}, so a library that links it binds there"
+                   + (f" ({others} other cop{'y' if others == 1 else 'ies'} mapped)" if others else ""))
+        entry = _ld_entry(pick.directory, ld_library_path)
+        if entry is not None:
+            why += f"; the file lies in LD_LIBRARY_PATH entry {entry}"
+        graphs = [b for b in pick.bound_to if "libcudnn_graph" in os.path.basename(b)]
+        if pick.reached_version and pick.version and pick.reached_version != pick.version and graphs:
+            why += (f"; its calls reach {graphs[0]} ({pick.reached_version}), the libcudnn_graph loaded first")
+        out.append(CudnnInUse(path=pick.path, version=pick.version, why=why, soname=so,
+                              reached_version=pick.reached_version, sublibraries=pick.bound_to,
+                              ld_library_path_entry=entry))
+    return tuple(out)
+
+
+def _major(soname: str) -> int:
+    p = libnames.parse_name(soname)
+    return p[1] if p and p[1] is not None else -1
+
+
+def probe_loaded(maps_path: str = "/proc/self/maps") -> tuple[tuple[LibraryCopy, ...], list[str]]:
+    """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``, load order)
+    and notes; see :func:`probe_mapped` (which also gives the copy in use). Never raises."""
+    st = probe_mapped(maps_path)
+    return st.copies, st.notes
 
 
 def load_like_a_framework(path: str) -> str | None:

@@ -1,49 +1,413 @@
-"""Which package owns a library file: a pip distribution, a conda package, a Debian package,
-or "system".
+"""Which package owns a library file -- decided by the file's content where pip's records say
+more than one -- and which installed wheels overwrote each other's files.
 
-* pip: the ``RECORD`` of ``*.dist-info`` directories beside the file's site-packages
-  (PEP 376/627), read directly (faster than scanning ``importlib.metadata.distributions()``).
+* pip: the ``RECORD`` of ``*.dist-info`` folders (PEP 376/627: one line per file,
+  ``path,sha256=<urlsafe base64, no padding>,size``, paths relative to the folder holding the
+  ``.dist-info``). The folder is found by walking up from the file, so ``site-packages``,
+  ``pip install --target`` folders and unzipped wheels all count. A file no ``RECORD`` lists
+  at its place, whose sha256 is in some installed ``RECORD``, is a copy of that wheel's file.
 * conda: ``<prefix>/conda-meta/*.json`` ``files`` lists (conda's package metadata format).
 * Debian/Ubuntu: ``/var/lib/dpkg/info/*.list`` (dpkg's file lists), cuDNN packages only.
+
+Overwritten wheels: ``nvidia-cudnn-cu13`` and ``nvidia-cudnn-cu12`` (and the ``-jit-`` pair)
+install the same ``nvidia/cudnn*/lib/libcudnn*.so.9`` files; pip overwrites the earlier
+install's files and keeps both ``RECORD`` files, and ``pip check`` reports nothing (FACTS.md
+"Two cuDNNs at once"). Whose files are on disk is decided by hashing the small ones (the
+``libcudnn.so.9`` shim is about 130 KB) and comparing with each ``RECORD``; large files are
+compared by size only. :func:`find_overwritten_wheels` is the pure judgement (no disk), so an
+environment predicted from ``pip install --dry-run --report`` can be judged the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import glob
+import hashlib
 import json
 import os
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterable, Mapping
+
+from ..model import WheelOverwrite
 
 _RELEVANT = ("cudnn", "torch", "tensorflow", "tf_nightly", "jax", "cupy", "onnxruntime", "paddle", "mxnet", "ctranslate2")
+#: Files up to this size are hashed (sha256) to decide ownership; larger ones by size only.
+HASH_LIMIT_BYTES = 4 << 20
+_MAX_LEVELS = 8  # folders walked up from a file looking for a .dist-info
 
 
-def _site_root(path: str) -> tuple[str, str] | None:
-    """Split ``/x/site-packages/nvidia/cudnn/lib/f`` into (``/x/site-packages``, ``nvidia/cudnn/lib/f``)."""
-    parts = path.split(os.sep)
-    for i in range(len(parts) - 1, 0, -1):
-        if parts[i] in ("site-packages", "dist-packages"):
-            return os.sep.join(parts[: i + 1]), "/".join(parts[i + 1 :])
-    return None
+@dataclass(frozen=True)
+class RecordEntry:
+    """One line of a ``RECORD``: ``path`` relative to the distribution's root folder,
+    ``digest`` as written (``"sha256=..."``) or None, ``size`` in bytes or None."""
+
+    path: str
+    digest: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class DistRecord:
+    """An installed (or predicted) distribution as its ``RECORD`` describes it.
+
+    ``root`` is the absolute folder the ``RECORD`` paths are relative to (the folder that
+    holds ``<name>-<version>.dist-info``); ``entries`` are its files.
+    """
+
+    name: str
+    version: str
+    root: str
+    entries: tuple[RecordEntry, ...] = ()
+    dist_info: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def abspath(self, entry: RecordEntry) -> str:
+        return os.path.normpath(os.path.join(self.root, entry.path))
+
+
+def file_digest(path: str) -> str:
+    """``"sha256=<urlsafe base64 without padding>"`` of the file, the form ``RECORD`` uses.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")
+
+
+# --------------------------------------------------------------------------- pure judgement
+
+
+def find_overwritten_wheels(distributions: Iterable[DistRecord], observed: Mapping[str, str]) -> tuple[WheelOverwrite, ...]:
+    """Files that two or more distributions list at the same absolute place, grouped by the set
+    of distributions, with whose files are there now. Pure: no disk access.
+
+    Args:
+        distributions: every distribution to consider, with its ``RECORD`` entries.
+        observed: ``{absolute path: "sha256=..."}`` of the files as they are now (hash only
+            small files; a shared file missing here is simply not decided by its hash).
+
+    Returns:
+        One :class:`~cudnn_magic.model.WheelOverwrite` per set of distributions that list the
+        same files (``directory`` is the folder holding all those files), sorted by folder. ``present`` is the one distribution whose ``RECORD`` digest matches every
+        observed file that tells the claimants apart; None (``mixed`` True) when some files
+        match one and some another, None (``mixed`` False) when no observed hash decides.
+    """
+    claims: dict[str, dict[tuple[str, str], RecordEntry]] = {}
+    sizes_of: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (name, version) -> [(abspath, bytes)]
+    for d in distributions:
+        for e in d.entries:
+            if ".dist-info/" in e.path.replace(os.sep, "/"):
+                continue
+            p = d.abspath(e)
+            claims.setdefault(p, {})[(d.name, d.version)] = e
+            sizes_of.setdefault((d.name, d.version), []).append((p, e.size or 0))
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for path, by_dist in claims.items():
+        if len(by_dist) < 2:
+            continue
+        groups.setdefault(tuple(sorted(by_dist)), []).append(path)
+    out: list[WheelOverwrite] = []
+    for dists, paths in sorted(groups.items(), key=lambda kv: os.path.commonpath(kv[1])):
+        paths.sort()
+        directory = os.path.dirname(paths[0]) if len(paths) == 1 else os.path.commonpath(paths)
+        evidence: list[str] = []
+        agree = {d: 0 for d in dists}
+        disagree = {d: 0 for d in dists}
+        for p in paths:
+            seen = observed.get(p)
+            digests = {d: claims[p][d].digest for d in dists}
+            if seen is None or len(set(digests.values())) < 2:
+                continue  # not hashed, or every claimant wrote the same bytes: decides nothing
+            matching = [d for d in dists if digests[d] == seen]
+            for d in dists:
+                if d in matching:
+                    agree[d] += 1
+                else:
+                    disagree[d] += 1
+            who = " and ".join(f"{n} {v}" for n, v in matching) or "no distribution (changed after install)"
+            evidence.append(f"{os.path.basename(p)}: sha256 matches the RECORD of {who}")
+        winners = [d for d in dists if agree[d] and not disagree[d]]
+        decided = any(agree.values()) or any(disagree.values())
+        present = winners[0] if len(winners) == 1 else None
+        mixed = present is None and sum(1 for d in dists if agree[d]) > 1
+        out.append(WheelOverwrite(directory=directory, distributions=dists, present=present, files=tuple(paths),
+                                  evidence=tuple(evidence) if decided else (), mixed=mixed,
+                                  sizes=tuple(sum(b for p, b in sizes_of.get(d, ()) if p.startswith(directory + os.sep))
+                                              for d in dists)))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- reading RECORDs
+
+
+def _parse_record_line(line: str) -> RecordEntry | None:
+    # RECORD is CSV; paths with commas are quoted (rare). Split from the right: digest, size.
+    line = line.rstrip("\r\n")
+    if not line:
+        return None
+    head, sep1, size = line.rpartition(",")
+    path, sep2, digest = head.rpartition(",")
+    if not sep1 or not sep2:
+        return RecordEntry(line)
+    if len(path) >= 2 and path[0] == path[-1] == '"':
+        path = path[1:-1].replace('""', '"')
+    return RecordEntry(path, digest or None, int(size) if size.isdigit() else None)
+
+
+@lru_cache(maxsize=512)
+def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
+    base = os.path.basename(dist_info)[: -len(".dist-info")]
+    name, _, version = base.partition("-")
+    entries: list[RecordEntry] = []
+    try:
+        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                e = _parse_record_line(line)
+                if e is not None:
+                    entries.append(e)
+    except OSError:
+        return None
+    return DistRecord(name.replace("_", "-").lower(), version, os.path.dirname(dist_info), tuple(entries), dist_info)
+
+
+def read_record(dist_info: str) -> DistRecord | None:
+    """The distribution a ``*.dist-info`` folder describes (name and version from the folder
+    name, per the wheel spec), or None when it has no readable ``RECORD``. Cached until the
+    ``RECORD`` changes (mtime, size). Never raises."""
+    try:
+        st = os.stat(os.path.join(dist_info, "RECORD"))
+    except OSError:
+        return None
+    return _read_record_cached(dist_info, (st.st_mtime_ns, st.st_size))
+
+
+def _relevant(dist_info: str) -> bool:
+    return any(k in os.path.basename(dist_info).lower() for k in _RELEVANT)
+
+
+def distributions_in(folder: str, relevant_only: bool = True) -> list[DistRecord]:
+    """Distributions whose ``.dist-info`` lies directly in ``folder`` (a site-packages, a
+    ``--target`` folder, an unzipped wheel). Cached until the folder changes. Never raises."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return []
+    return list(_distributions_in(folder, relevant_only, (st.st_ino, st.st_mtime_ns)))
+
+
+@lru_cache(maxsize=256)
+def _distributions_in(folder: str, relevant_only: bool, _stamp: tuple[int, int]) -> tuple[DistRecord, ...]:
+    out: list[DistRecord] = []
+    try:
+        infos = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".dist-info") and e.is_dir())
+    except OSError:
+        return ()
+    for info in infos:
+        if relevant_only and not _relevant(info):
+            continue
+        d = read_record(info)
+        if d is not None:
+            out.append(d)
+    return tuple(out)
+
+
+def _claimants(path: str) -> list[tuple[DistRecord, RecordEntry]]:
+    """Distributions whose RECORD lists ``path`` at its place (walking up from its folder)."""
+    found: list[tuple[DistRecord, RecordEntry]] = []
+    norm = os.path.normpath(path)
+    d = os.path.dirname(norm)
+    for _ in range(_MAX_LEVELS):
+        dists = distributions_in(d)
+        if dists:
+            rel = os.path.relpath(norm, d).replace(os.sep, "/")
+            for dist in dists:
+                for e in dist.entries:
+                    if e.path == rel or os.path.normpath(os.path.join(dist.root, e.path)) == norm:
+                        found.append((dist, e))
+                        break
+            if found:
+                return found
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _digest_cached(path: str, _stamp: tuple[int, int, int]) -> str | None:
+    try:
+        return file_digest(path)
+    except OSError:
+        return None
+
+
+def digest_if_small(path: str, limit: int = HASH_LIMIT_BYTES) -> str | None:
+    """RECORD-style sha256 of ``path`` when it is at most ``limit`` bytes, else None. Cached
+    per (inode, mtime, size). Never raises."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_size > limit:
+        return None
+    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+
+
+# --------------------------------------------------------------------------- ownership
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Who owns a file: ``owner`` in the :class:`~cudnn_magic.model.LibraryCopy` form
+    ("pip: nvidia-cudnn-jit-cu12 9.27.0.42", "conda: cudnn 8.9.7", "deb: libcudnn9-cuda-12",
+    "system"), how that was established, the distribution (pip), whether the file's content
+    is confirmed to be that distribution's (hash or size matches its ``RECORD``), and every
+    distribution whose ``RECORD`` lists the file."""
+
+    owner: str = "system"
+    evidence: str | None = None
+    dist: DistRecord | None = None
+    confirmed: bool = False
+    claimants: tuple[str, ...] = ()
+
+
+def _judge_claim(path: str, claims: list[tuple[DistRecord, RecordEntry]]) -> Ownership:
+    labels = tuple(d.label for d, _ in claims)
+    try:
+        size: int | None = os.path.getsize(path)
+    except OSError:
+        size = None
+    digest = digest_if_small(path)
+    status: list[tuple[DistRecord, str]] = []
+    for d, e in claims:
+        if digest is not None and e.digest:
+            status.append((d, "sha256 matches" if e.digest == digest else "differs"))
+        elif e.size is not None and size is not None:
+            status.append((d, "size matches (not hashed: large file)" if e.size == size else "differs"))
+        else:
+            status.append((d, "unknown"))
+
+    def also(d: DistRecord) -> str:
+        others = [x for x in labels if x != d.label]
+        return f"; also listed by {', '.join(others)}" if others else ""
+
+    for how in ("sha256 matches", "size matches (not hashed: large file)"):
+        hits = [d for d, st in status if st == how]
+        if len(hits) == 1 or (hits and how == "sha256 matches"):
+            return Ownership(f"pip: {hits[0].label}", f"RECORD lists it; {how}{also(hits[0])}", hits[0], True, labels)
+    if len(claims) == 1:
+        d, st = status[0]
+        if st == "differs":
+            return Ownership(f"pip: {d.label}", "RECORD lists it, but the file differs from it (replaced after install)",
+                             d, False, labels)
+        return Ownership(f"pip: {d.label}", "RECORD lists it", d, False, labels)
+    # Several claimants and this file's content decides nothing: its small siblings in the same
+    # folder (the libcudnn.so.9 shim) were written by the same install; follow their hash.
+    folder = os.path.dirname(os.path.normpath(path))
+    for d, _e in claims:
+        for sib in d.entries:
+            sp = d.abspath(sib)
+            if os.path.dirname(sp) != folder or sp == os.path.normpath(path) or not sib.digest:
+                continue
+            sd = digest_if_small(sp)
+            if sd is None:
+                continue
+            if sd == sib.digest:
+                return Ownership(f"pip: {d.label}", f"listed by {', '.join(labels)}; {os.path.basename(sp)} beside it "
+                                 f"matches {d.label}'s RECORD sha256, so this folder holds its files", d, True, labels)
+    d = claims[-1][0]
+    return Ownership(f"pip: {d.label}", f"listed by {', '.join(labels)}; the content here decides none of them",
+                     d, False, labels)
 
 
 @lru_cache(maxsize=64)
-def _records(site: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
-    """(name, version, files) for relevant dists in ``site``; cached per process."""
+def _digest_index(site_dirs: tuple[str, ...], _stamp: tuple[float, ...]) -> dict[str, tuple[DistRecord, RecordEntry]]:
+    index: dict[str, tuple[DistRecord, RecordEntry]] = {}
+    for site in site_dirs:
+        for d in distributions_in(site):
+            for e in d.entries:
+                if e.digest and os.path.basename(e.path).startswith("libcudnn"):
+                    index.setdefault(e.digest, (d, e))
+    return index
+
+
+def _site_dirs() -> tuple[str, ...]:
+    import sys
+
+    return tuple(p for p in dict.fromkeys(sys.path) if p and p.endswith(("site-packages", "dist-packages"))
+                 and os.path.isdir(p))
+
+
+def _stamp(dirs: Iterable[str]) -> tuple[float, ...]:
     out = []
-    for dist in glob.glob(os.path.join(site, "*.dist-info")):
-        base = os.path.basename(dist)[: -len(".dist-info")]
-        name, _, version = base.partition("-")
-        if not any(k in name.lower() for k in _RELEVANT):
-            continue
-        files: set[str] = set()
+    for d in dirs:
         try:
-            with open(os.path.join(dist, "RECORD"), encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    files.add(line.split(",", 1)[0])
+            out.append(os.stat(d).st_mtime)
         except OSError:
-            continue
-        out.append((name.replace("_", "-"), version, frozenset(files)))
+            out.append(0.0)
     return tuple(out)
+
+
+def _copy_of(path: str) -> Ownership | None:
+    """A small cuDNN file whose sha256 is in the RECORD of an installed distribution."""
+    digest = digest_if_small(path)
+    if digest is None:
+        return None
+    sites = _site_dirs()
+    hit = _digest_index(sites, _stamp(sites)).get(digest)
+    if hit is None:
+        return None
+    d, e = hit
+    return Ownership(f"pip: {d.label}", f"not listed here; its sha256 matches {d.label}'s {e.path} "
+                                        f"(a copy of that wheel's file, installed at {d.root})", d, True, ())
+
+
+def ownership(path: str) -> Ownership:
+    """Who owns ``path`` and how we know (see :class:`Ownership`). Never raises."""
+    try:
+        candidates = [path]
+        real = os.path.realpath(path)
+        if real != path:
+            candidates.append(real)
+        for p in candidates:
+            claims = _claimants(p)
+            if claims:
+                return _judge_claim(p, claims)
+        for p in candidates:
+            prefix = _conda_prefix_of(p)
+            if prefix:
+                rel = os.path.relpath(p, prefix)
+                for name, version, files in _conda_files(prefix):
+                    if rel in files:
+                        return Ownership(f"conda: {name} {version}", "conda-meta files list")
+        for p in candidates:
+            for name, files in _dpkg_lists():
+                if p in files:
+                    return Ownership(f"deb: {name}", "dpkg file list")
+        if os.path.basename(path).startswith("libcudnn"):
+            copy = _copy_of(real)
+            if copy is not None:
+                return copy
+    except Exception:  # noqa: BLE001 - a probe never raises
+        pass
+    return Ownership()
+
+
+def owner_of(path: str) -> str:
+    """Describe the package owning ``path`` ("pip: nvidia-cudnn-cu12 9.3.0.75", "conda: cudnn
+    8.9.7", "deb: libcudnn9-cuda-12"), or "system" when none claims it. Where two pip
+    distributions list the file, the one whose ``RECORD`` hash (or size) matches the file
+    wins. Never raises."""
+    return ownership(path).owner
 
 
 @lru_cache(maxsize=8)
@@ -87,40 +451,40 @@ def _conda_prefix_of(path: str) -> str | None:
     return None
 
 
-def owner_of(path: str) -> str:
-    """Describe the package owning ``path`` ("pip: nvidia-cudnn-cu12 9.3.0.75", "conda: cudnn
-    8.9.7", "deb: libcudnn9-cuda-12"), or "system" when none claims it. Never raises."""
-    try:
-        candidates = [path]
-        real = os.path.realpath(path)
-        if real != path:
-            candidates.append(real)
-        for p in candidates:
-            split = _site_root(p)
-            if split:
-                site, rel = split
-                for name, version, files in _records(site):
-                    if rel in files:
-                        return f"pip: {name} {version}"
-        for p in candidates:
-            prefix = _conda_prefix_of(p)
-            if prefix:
-                rel = os.path.relpath(p, prefix)
-                for name, version, files in _conda_files(prefix):
-                    if rel in files:
-                        return f"conda: {name} {version}"
-        for p in candidates:
-            for name, files in _dpkg_lists():
-                if p in files:
-                    return f"deb: {name}"
-    except Exception:  # noqa: BLE001 - a probe never raises
-        pass
-    return "system"
-
-
 def pip_version_of(owner: str) -> str | None:
     """The version part of a "pip: name version" owner string, else None."""
     if owner.startswith("pip: "):
         bits = owner.split()
         return bits[-1] if len(bits) >= 3 else None
     return None
+
+
+# --------------------------------------------------------------------------- overwritten wheels
+
+
+def probe_overwritten_wheels(folders: Iterable[str] | None = None) -> tuple[tuple[WheelOverwrite, ...], list[str]]:
+    """Overwritten cuDNN wheels in ``folders`` (default: every ``site-packages`` on
+    ``sys.path``): reads the relevant ``RECORD`` files, hashes the shared files of at most
+    :data:`HASH_LIMIT_BYTES`, and judges with :func:`find_overwritten_wheels`. Returns the
+    overwrites and notes. Never raises."""
+    notes: list[str] = []
+    out: list[WheelOverwrite] = []
+    try:
+        for folder in dict.fromkeys(folders if folders is not None else _site_dirs()):
+            dists = [d for d in distributions_in(folder) if any("cudnn" in os.path.basename(e.path) for e in d.entries)]
+            if len(dists) < 2:
+                continue
+            places: dict[str, int] = {}
+            for d in dists:
+                for e in d.entries:
+                    places[d.abspath(e)] = places.get(d.abspath(e), 0) + 1
+            observed: dict[str, str] = {}
+            for p, n in places.items():
+                if n > 1 and ".dist-info" not in p:
+                    digest = digest_if_small(p)
+                    if digest is not None:
+                        observed[p] = digest
+            out.extend(find_overwritten_wheels(dists, observed))
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"overwritten-wheel check failed: {type(exc).__name__}: {exc}")
+    return tuple(out), notes

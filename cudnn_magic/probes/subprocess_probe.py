@@ -115,7 +115,18 @@ def _parse(path: str, proc_rc: int | None, stdout: str, stderr: str) -> ChildRes
     )
 
 
-def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str] | None = None) -> dict[str, ChildResult]:
+def _alone_env(env: dict[str, str], path: str) -> dict[str, str]:
+    """``env`` for a child that must load ``path``'s folder alone: ``LD_LIBRARY_PATH`` is that
+    folder only and nothing is preloaded, so the shim's sub-libraries come from beside it (a
+    shim with RUNPATH ``$ORIGIN`` -- the 9.12 jit wheel's -- would otherwise take a
+    ``libcudnn_graph`` from ``LD_LIBRARY_PATH`` first, ``ld.so(8)``)."""
+    out = {k: v for k, v in env.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")}
+    out["LD_LIBRARY_PATH"] = os.path.dirname(path)
+    return out
+
+
+def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str] | None = None,
+                   alone: bool = False) -> dict[str, ChildResult]:
     """Query each library in its own child process, all children running at once.
 
     Args:
@@ -123,17 +134,21 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
         timeout_s: per-batch wall-clock limit in seconds; a child still running is killed and
             reported as "timed out".
         env: environment for the children (default: this process's).
+        alone: load each library with its own folder alone (``LD_LIBRARY_PATH`` set to that
+            folder, no preload), so the answer is that folder's cuDNN, not what another
+            copy on the search path would answer.
 
     Returns:
         ``{path: ChildResult}``. Never raises.
     """
     procs: dict[str, subprocess.Popen[str] | ChildResult] = {}
+    base = env if env is not None else os.environ.copy()
     for p in dict.fromkeys(paths):
         try:
             procs[p] = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _CHILD, p],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, errors="replace", env=env if env is not None else os.environ.copy(),
+                text=True, errors="replace", env=_alone_env(base, p) if alone else dict(base),
             )
         except OSError as exc:
             procs[p] = ChildResult(p, error=f"could not start a child process: {exc}")

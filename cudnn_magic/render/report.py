@@ -9,7 +9,7 @@ import html
 import os
 from typing import Any
 
-from ..model import Driver, Report, Unavailable, to_plain
+from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_plain
 from .consumers import consumers_html, consumers_json, consumers_text
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
@@ -29,13 +29,24 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "cudnn_loaded": [
             {"path": c.path, "version": c.version, "owner": c.owner, "name": c.name, "main": c.is_main,
-             "version_source": c.version_source, "error": c.error}
+             "version_source": c.version_source, "error": c.error, "reached_version": c.reached_version,
+             "bound_to": list(c.bound_to), "owner_evidence": c.owner_evidence, "load_order": c.load_order}
             for c in report.cudnn_loaded
         ],
+        "cudnn_in_use": _in_use_json(report.cudnn_in_use),
+        "cudnn_in_use_by_soname": [_in_use_json(u) for u in report.cudnn_in_use_by_soname],
         "cudnn_installed": [
             {"path": c.path, "version": c.version, "source": c.source, "owner": c.owner, "name": c.name,
-             "main": c.is_main, "loaded": c.loaded, "version_source": c.version_source, "error": c.error}
+             "main": c.is_main, "loaded": c.loaded, "version_source": c.version_source, "error": c.error,
+             "owner_evidence": c.owner_evidence}
             for c in report.cudnn_installed
+        ],
+        "wheels_overwritten": [
+            {"directory": w.directory, "distributions": [{"name": n, "version": v} for n, v in w.distributions],
+             "present": {"name": w.present[0], "version": w.present[1]} if w.present else None,
+             "files": list(w.files), "evidence": list(w.evidence), "mixed": w.mixed,
+             "bytes": list(w.sizes)}
+            for w in report.wheels_overwritten
         ],
         "frameworks": [
             {"name": f.name, "version": f.version, "imported": f.imported, "cudnn_compiled": f.cudnn_compiled,
@@ -60,8 +71,34 @@ def report_json(report: Report) -> dict[str, Any]:
     }
 
 
+def _in_use_json(u: CudnnInUse | None) -> dict[str, Any] | None:
+    if u is None:
+        return None
+    return {"path": u.path, "version": u.version, "why": u.why, "soname": u.soname,
+            "reached_version": u.reached_version, "sublibraries": list(u.sublibraries),
+            "ld_library_path_entry": u.ld_library_path_entry}
+
+
 def _ver(v: str | None) -> str:
     return v if v else "?"
+
+
+def _ver_reached(c: LibraryCopy) -> str:
+    """A row's own version, plus what its calls reach when that differs."""
+    own = _ver(c.version)
+    if c.reached_version and c.reached_version != c.version:
+        return f"{own} (calls reach {c.reached_version})"
+    return own
+
+
+def in_use_line(report: Report) -> str:
+    """One line: the cuDNN in use and why (or that none is mapped)."""
+    u = report.cudnn_in_use
+    if u is None:
+        return "cuDNN in use: none mapped yet (no framework has loaded cuDNN in this process)"
+    reach = (f"; its calls reach {u.reached_version}" if u.reached_version and u.reached_version != u.version else "")
+    src = f" from LD_LIBRARY_PATH entry {u.ld_library_path_entry}" if u.ld_library_path_entry else ""
+    return f"cuDNN in use: {_ver(u.version)} {u.path}{src}{reach}"
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
@@ -82,10 +119,13 @@ def summary_line(report: Report) -> str:
 
 def report_text(report: Report) -> str:
     """Plain text for terminals and logs."""
-    out = [summary_line(report), ""]
-    out.append("cuDNN mapped in this process")
+    out = [summary_line(report), in_use_line(report)]
+    if report.cudnn_in_use is not None:
+        out.append(f"  why: {report.cudnn_in_use.why}")
+    out.append("")
+    out.append("cuDNN mapped in this process (each file's own version)")
     if report.cudnn_loaded:
-        out.append(_table([[c.name, _ver(c.version), c.owner, c.directory] for c in report.cudnn_loaded],
+        out.append(_table([[c.name, _ver_reached(c), c.owner, c.directory] for c in report.cudnn_loaded],
                           ["library", "version", "owner", "directory"]))
     else:
         out.append("  none (no framework has loaded cuDNN yet"
@@ -193,12 +233,19 @@ def report_html(report: Report) -> str:
               + (" " + _badge(f"{len(warns)} warning(s)", _SEV_COLOR["warning"]) if warns else ""))
     h.append(f"<div><b>cudnn-magic check</b> {status} <span class='cm-muted'>({report.elapsed_s * 1000:.0f} ms)</span></div>")
 
+    u = report.cudnn_in_use
+    h.append(f"<div class='cm-inuse' title='{_e(u.why) if u else ''}'>{_e(in_use_line(report))}</div>")
+    if u is not None:
+        h.append(f"<div class='cm-muted'>why: {_e(u.why)}</div>")
     h.append("<h4>cuDNN mapped in this kernel</h4>")
     if report.cudnn_loaded:
         h.append("<table><tr><th>library</th><th>version</th><th>owner</th><th>path</th></tr>")
         for c in report.cudnn_loaded:
             src = f" title='{_e(c.version_source or '')}'"
-            h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b></td><td>{_e(c.owner)}</td>"
+            reach = (f" <span class='cm-muted'>(calls reach {_e(c.reached_version)})</span>"
+                     if c.reached_version and c.reached_version != c.version else "")
+            own = f" title='{_e(c.owner_evidence)}'" if c.owner_evidence else ""
+            h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b>{reach}</td><td{own}>{_e(c.owner)}</td>"
                      f"<td><code>{_e(c.path)}</code></td></tr>")
         h.append("</table>")
     else:
