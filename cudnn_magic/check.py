@@ -146,11 +146,11 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     try:
         from .consumer_check import check_consumers
 
-        consumer_report = check_consumers(frameworks=frameworks, loaded=tuple(loaded), installed=tuple(installed),
+        consumer_report = check_consumers(frameworks=judged_fws, loaded=tuple(loaded), installed=tuple(installed),
                                           environ=environ, ldcache=ldcache, gpus=bool(gpus))
         installed += consumer_report.copies
         loaded = tuple(consumer_report.with_owners(loaded))
-        frameworks += consumer_report.frameworks
+        judged_fws += consumer_report.frameworks
         notes += consumer_report.notes
     except Exception as exc:  # noqa: BLE001
         notes.append(f"cuDNN consumer scan failed: {type(exc).__name__}: {exc}")
