@@ -14,10 +14,17 @@ From Python (no IPython needed)::
 
 Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
 magics module is imported by :func:`load_ipython_extension` only.
+
+``cudnn_magic.check`` is both the function above and, once imported, the submodule
+``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
+loads): the submodule is made callable with the same signature, so ``cudnn_magic.check()``
+works however often and in whatever order it is called.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -86,3 +93,28 @@ def unload_ipython_extension(ip: Any) -> None:
     from .magics import unload
 
     unload(ip)
+
+
+class _CallableCheckModule(types.ModuleType):
+    """The submodule ``cudnn_magic.check``, callable as :func:`check` (same arguments)."""
+
+    def __call__(self, import_frameworks: bool = False, deep: bool = False) -> "Report":
+        return self.run_check(import_frameworks=import_frameworks, deep=deep)
+
+
+class _Package(types.ModuleType):
+    """This package's module type: when the import system stores the loaded submodule
+    ``check`` on the package (over the function), the submodule becomes callable."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "check" and type(value) is types.ModuleType:
+            value.__class__ = _CallableCheckModule
+        super().__setattr__(name, value)
+
+
+_self = sys.modules[__name__]
+_self.__class__ = _Package
+_loaded = sys.modules.get(__name__ + ".check")
+if _loaded is not None:  # a reload of this package after the submodule was imported
+    setattr(_self, "check", _loaded)
+del _self, _loaded

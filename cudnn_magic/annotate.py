@@ -315,22 +315,54 @@ class Annotator:
         data = tee.slice(start + cut, end)
         return _decode(bytes(data)), cut + data.truncated
 
+    def _cell_bytes(self, end: int | None) -> tuple[bytes, int]:
+        """This cell's fd-2 bytes up to ``end`` (the newest :data:`MAX_LOG_FOR_DIAGNOSIS`) and
+        the log offset they reach (less than ``end`` while the helper's write still lags)."""
+        tee = self.tee
+        if tee is None or self.mark is None or end is None or tee.directory is None:
+            return b"", end or 0
+        from .capture.tee import read_range
+
+        start = self.mark.offset
+        data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
+        return data, last
+
     def _check_warnings(self, tee: Any) -> None:
-        end = tee.sync()
-        text, _ = self.cell_log(end)
-        if not text.strip():
+        """A succeeding cell wrote to fd 2: look for "GPU silently unused" warnings.
+
+        The cost scales with what can matter (issue 14; ``benchmarks/bench_cell_overhead.py``):
+        no marker round trip unless something is shown (:meth:`Tee.settled` instead of
+        :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
+        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
+        knowledge base."""
+        synced = False
+        end = tee.settled()
+        data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
+        if end is None or reached < end:
+            end, synced = tee.sync(), True  # unsettled, or the helper's log write still lags
+            data, _ = self._cell_bytes(end)
+        if not data:
+            return
+        from .capture.fastfind import memmem_finder
+        from .knowledge import keyword_lines
+
+        lines = keyword_lines(data, find=memmem_finder())
+        if not lines:
             return
         from .diagnose import gpu_unused_warnings
 
-        found = gpu_unused_warnings(text)
+        text = _decode(lines)
+        found = gpu_unused_warnings(text, joined=False)
         if not found:
             return
-        found = gpu_unused_warnings(text, report=_report()) or found
+        found = gpu_unused_warnings(text, report=_report(), joined=False) or found
+        if not synced:
+            tee.sync()  # what the cell printed reaches the notebook before the warning
         if tee.last_forwarded != self.mark_forwarded:
             from .capture.tee import drain_ipykernel
 
             drain_ipykernel()
-        self._display(found, text, warning=True)
+        self._display(found, _decode(data), warning=True)
 
     # -- errors --------------------------------------------------------------------------------------
 

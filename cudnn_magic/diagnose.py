@@ -157,7 +157,7 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
         return []
 
 
-def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagnosis]:
+def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: bool = True) -> list[Diagnosis]:
     """Warnings for a cell that SUCCEEDED but printed that the GPU will be skipped.
 
     TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
@@ -166,6 +166,9 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagno
     "a CUDA-enabled jaxlib is not installed", TensorFlow ignoring a GPU for its compute
     capability, and cuDNN version/loading lines printed without an exception.
 
+    ``joined=False`` skips the search for lines split by a hard wrap (a cell's own output,
+    not a paste).
+
     Returns:
         Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found`` or
         ``cudnn-version-mismatch``), or []. Never raises.
@@ -173,7 +176,7 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagno
     try:
         if not log or not isinstance(log, str):
             return []
-        hits = scan(log, "log", warnings=True)
+        hits = scan(log, "log", warnings=True, joined=joined)
         relevant = {"cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-sublibrary-load-failed",
                     "gpu-arch-unsupported"}
         if not any((h.signature.warning and h.weight > 0) or (h.diagnosis in relevant and h.weight >= 80)

@@ -1,0 +1,272 @@
+"""What a new user meets in the first hour (issue 14): the public API called twice, usage
+errors, binary or empty input, sentences that cite facts, ``install-startup`` options, fixes
+that do not apply. Each test failed on the code before its fix. Real processes throughout: the
+CLI through ``python -m cudnn_magic``, the API in a fresh interpreter, real cuDNN wheels."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support import REPO, real_cudnn_lib_dir
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.update(extra)
+    return env
+
+
+def _cli(*args: str, stdin: bytes | None = b"", timeout: float = 120, env: dict | None = None):
+    return subprocess.run([sys.executable, "-m", "cudnn_magic", *args], input=stdin, capture_output=True,
+                          env=env or _env(), cwd=REPO, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- the public API twice
+
+API_CALLS = {
+    "check": "r = cudnn_magic.check(); assert type(r).__name__ == 'Report', type(r)",
+    "explain": "d = cudnn_magic.explain('Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED'); "
+               "assert d and d[0].id == 'cudnn-init-failed', d",
+    "gpu_memory": "s = cudnn_magic.gpu_memory(); assert type(s).__name__ == 'MemorySnapshot', type(s)",
+    "import-submodules": "import cudnn_magic.check, cudnn_magic.memory, cudnn_magic.diagnose; "
+                         "from cudnn_magic import check as c; assert callable(c)",
+}
+
+
+def _orders() -> list[tuple[str, ...]]:
+    """Every call first, and every call last (rotations of both directions): 8 fresh processes."""
+    names = list(API_CALLS)
+    out = []
+    for seq in (names, names[::-1]):
+        for i in range(len(seq)):
+            out.append(tuple(seq[i:] + seq[:i]))
+    return out
+
+
+@pytest.mark.parametrize("order", _orders(), ids="-".join)
+def test_public_api_works_twice_in_every_order(order):
+    """``cudnn_magic.check()`` imported the submodule ``cudnn_magic.check``, which replaced the
+    function on the package: the second call raised ``TypeError: 'module' object is not
+    callable``."""
+    body = "import cudnn_magic\n" + "".join(f"{API_CALLS[name]}\n{API_CALLS[name]}\n" for name in order)
+    body += "print('ok')\n"
+    p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stderr[-3000:]
+
+
+def test_check_module_is_still_the_module():
+    """The callable ``cudnn_magic.check`` is still the module for code that imports from it."""
+    body = ("import cudnn_magic, cudnn_magic.check as m\n"
+            "from cudnn_magic.check import run_check\n"
+            "assert m.run_check is run_check\n"
+            "r1 = cudnn_magic.check(); r2 = m()\n"
+            "assert type(r1) is type(r2)\n"
+            "import inspect; print(list(inspect.signature(cudnn_magic.check).parameters))\n")
+    p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "import_frameworks" in p.stdout and "deep" in p.stdout
+
+
+# --------------------------------------------------------------------------- --dask with a bad address
+
+@pytest.mark.parametrize("address", ["foo", "tcp://localhost:notaport"])
+def test_dask_bad_address_is_one_line_and_quick(address):
+    """``cudnn-magic check --dask foo`` said "could not connect ... within 30 s" at once, then hung
+    60 s in ``Client.__del__`` and printed ``Exception ignored in ... TimeoutError``."""
+    pytest.importorskip("distributed")
+    t0 = time.monotonic()
+    p = _cli("check", "--dask", address, timeout=50)
+    elapsed = time.monotonic() - t0
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert "within 30 s" not in err, err
+    assert address in err and len(err.strip().splitlines()) == 1, err
+    assert elapsed < 30, f"took {elapsed:.1f} s"
+
+
+# --------------------------------------------------------------------------- binary input
+
+def test_explain_on_a_real_shared_library_says_it_is_binary():
+    """cuDNN's own ``libcudnn_graph.so.9`` got seven confident diagnoses."""
+    real = real_cudnn_lib_dir()
+    if real is None:
+        pytest.skip("real cuDNN wheel not installed: pip install --no-deps nvidia-cudnn-jit-cu12")
+    lib = real / "libcudnn_graph.so.9"
+    p = _cli("explain", str(lib))
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 2, (out, err)
+    assert "binary" in err and "ELF" in err and str(lib) in err, err
+    assert "[cudnn-" not in out + err
+    p = _cli("explain", "--json", str(lib))
+    data = json.loads(p.stdout)
+    assert data["diagnoses"] == [] and data["input"]["kind"] == "binary", data
+    assert "ELF" in data["input"]["detail"]
+
+
+@pytest.mark.parametrize("kind,head", [("ELF", b"\x7fELF\x02\x01\x01"), ("PE", b"MZ\x90\x00\x03\x00\x00\x00"),
+                                       ("gzip", b"\x1f\x8b\x08\x00"), ("zip", b"PK\x03\x04")])
+def test_explain_binary_formats_with_cudnn_strings_inside(tmp_path, kind, head):
+    body = head + b"\x00" * 60 + b"CUDNN_STATUS_INTERNAL_ERROR\x00Could not create cudnn handle\x00" * 20
+    f = tmp_path / "blob"
+    f.write_bytes(body)
+    p = _cli("explain", str(f))
+    assert p.returncode == 2 and kind in p.stderr.decode(), p.stderr
+    assert b"[cudnn-" not in p.stdout
+
+
+def test_explain_random_binary_garbage_yields_nothing(tmp_path):
+    import random
+
+    rnd = random.Random(7)
+    data = bytes(rnd.getrandbits(8) for _ in range(200_000)) + b"\nCould not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
+    p = _cli("explain", "-", stdin=data)
+    assert p.returncode == 2 and b"binary" in p.stderr, p.stderr
+    assert b"[cudnn-" not in p.stdout
+
+
+def test_text_with_a_few_bad_bytes_is_still_a_log():
+    """Logs with stray NULs or Latin-1 bytes (a crashed writer, NUL-padded files) stay logs."""
+    log = (b"\x00" * 4096 + b"2021-03-01 E tensorflow/stream_executor/cuda/cuda_dnn.cc:336] Loaded runtime CuDNN "
+           b"library: 8.0.5 but source was compiled with: 8.1.0.  caf\xe9\n" * 3 + b"\x00" * 64)
+    p = _cli("explain", "-", stdin=log)
+    assert p.returncode == 0, p.stderr
+    assert b"[cudnn-version-mismatch]" in p.stdout
+
+
+def test_python_api_and_magic_say_binary_too():
+    from cudnn_magic import explain
+
+    res = explain("\x7fELF\x02\x01\x01" + "\x00" * 100 + "CUDNN_STATUS_INTERNAL_ERROR\x00" * 10)
+    assert list(res) == [] and "binary" in res.message and "ELF" in res.message
+
+
+# --------------------------------------------------------------------------- empty input, terminal input
+
+def test_explain_empty_input_says_so():
+    p = _cli("explain", "-", stdin=b"")
+    assert p.returncode == 0
+    assert b"empty" in p.stdout + p.stderr
+    p = _cli("explain", "--json", "-", stdin=b"  \n\n")
+    data = json.loads(p.stdout)
+    assert data["diagnoses"] == [] and data["input"]["kind"] == "empty"
+
+
+def test_explain_at_a_terminal_says_what_to_do():
+    """With no file at a terminal, ``cudnn-magic explain`` waited silently for stdin."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cudnn_magic", "explain"], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=slave, env=_env(), cwd=REPO)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Ctrl-D" not in seen and time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 1.0)
+        if r:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    assert b"Ctrl-D" in seen and b"paste" in seen.lower(), seen
+    os.write(master, b"Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0\n\x04")
+    out, _ = proc.communicate(timeout=60)
+    os.close(master)
+    assert proc.returncode == 0 and b"[cudnn-version-mismatch]" in out, out
+
+
+# --------------------------------------------------------------------------- sentences need their facts
+
+def test_internal_error_without_facts_claims_nothing_about_memory():
+    """``echo CUDNN_STATUS_INTERNAL_ERROR | cudnn-magic explain -`` said "Free memory rules out
+    gpu-out-of-memory." with no memory facts at all."""
+    p = _cli("explain", "-", stdin=b"CUDNN_STATUS_INTERNAL_ERROR\n")
+    out = p.stdout.decode()
+    assert "[cudnn-internal-error]" in out
+    assert "rules out" not in out and "Free memory" not in out, out
+
+
+def test_internal_error_with_free_memory_facts_cites_them():
+    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.model import Driver, Gpu, Report
+
+    gib = 2**30
+    report = Report(driver=Driver("550.54.15", "12.4"),
+                    gpus=(Gpu(0, "NVIDIA A100", total_bytes=80 * gib, used_bytes=2 * gib, free_bytes=78 * gib),))
+    d = diagnose(log="CUDNN_STATUS_INTERNAL_ERROR", report=report)
+    top = d[0]
+    assert top.id == "cudnn-internal-error"
+    assert any("78.0 GiB free" in e for e in top.evidence), top.evidence
+    assert "free-gpu-memory" not in [f.id for f in top.fixes]
+    full = Report(driver=Driver("550.54.15", "12.4"),
+                  gpus=(Gpu(0, "NVIDIA A100", total_bytes=80 * gib, used_bytes=80 * gib - 10, free_bytes=10),))
+    ids = [x.id for x in diagnose(log="CUDNN_STATUS_INTERNAL_ERROR", report=full)]
+    assert "gpu-out-of-memory" in ids
+
+
+# --------------------------------------------------------------------------- install-startup options
+
+def test_install_startup_refuses_a_missing_ipython_dir(tmp_path):
+    missing = tmp_path / "nonexistent"
+    p = _cli("install-startup", "--ipython-dir", str(missing))
+    assert p.returncode == 2 and not missing.exists(), p.stdout + p.stderr
+    assert b"--ipython-dir" in p.stderr and str(missing).encode() in p.stderr
+
+
+def test_install_startup_options_exclude_each_other(tmp_path):
+    p = _cli("install-startup", "--ipython-dir", str(tmp_path), "--profile-dir", str(tmp_path))
+    assert p.returncode == 2
+    assert b"not allowed with" in p.stderr
+    assert not (tmp_path / "ipython_kernel_config.py").exists()
+
+
+def test_install_startup_error_names_the_option_used(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        p = _cli("install-startup", "--profile-dir", str(ro))
+        assert p.returncode == 2
+        err = p.stderr.decode()
+        assert "--profile-dir" in err and "Use --ipython-dir" not in err, err
+    finally:
+        ro.chmod(0o700)
+
+
+# --------------------------------------------------------------------------- fixes that do not apply
+
+def test_cli_fix_restart_kernel_outside_a_kernel_prints_no_kernel_internals():
+    """``cudnn-magic fix restart-kernel`` printed ``get_ipython().kernel.io_loop.stop()``."""
+    for args in (("fix", "restart-kernel"), ("fix", "restart-kernel", "--yes")):
+        p = _cli(*args)
+        out = (p.stdout + p.stderr).decode()
+        assert "io_loop" not in out and "get_ipython" not in out, out
+        assert "nothing to do" in out.lower(), out
+        assert out.lower().count("not running in a jupyter kernel") <= 1, out
+
+
+def test_magic_fix_yes_that_does_not_apply_says_nothing_to_do(tmp_path):
+    """``%cudnn_fix ... --yes`` printed the preview, then "FAILED / Error: not applicable"."""
+    script = ("from IPython.core.interactiveshell import InteractiveShell\n"
+              "ip = InteractiveShell.instance(colors='nocolor')\n"
+              "ip.run_line_magic('load_ext', 'cudnn_magic')\n"
+              "r = ip.run_line_magic('cudnn_fix', 'restart-kernel --yes')\n"
+              "print('@@repr', repr(r))\n")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env=_env(CUDNN_MAGIC_CAPTURE="0", HOME=str(tmp_path)))
+    out = p.stdout
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "FAILED" not in out and "not applicable" not in out, out
+    assert out.lower().count("nothing to do") == 1, out
+    assert "io_loop" not in out, out
