@@ -408,6 +408,8 @@ class Annotator:
             self.installed_ctb = shell.CustomTB
 
     def _annotate_error(self, etype: type, value: BaseException, tb: Any, end: int | None) -> None:
+        if _own_usage_error(etype, tb):
+            return  # a mistyped %cudnn_* line: IPython showed the usage; the error to explain stays
         text, truncated = self.cell_log(end)
         try:
             msg = str(value)
@@ -462,6 +464,24 @@ class Annotator:
         rec.diagnoses = diagnoses
         return Explanation(diagnoses, _display_safe_log(rec.log),
                            message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+
+
+def _own_usage_error(etype: type, tb: Any) -> bool:
+    """A ``UsageError`` raised from one of our magics (a frame of ``cudnn_magic`` in its
+    traceback): never "the last error" that ``%cudnn_explain`` explains."""
+    try:
+        from IPython.core.error import UsageError
+
+        if not issubclass(etype, UsageError):
+            return False
+        depth = 0
+        while tb is not None and depth < 200:
+            if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("cudnn_magic"):
+                return True
+            tb, depth = tb.tb_next, depth + 1
+    except Exception:  # noqa: BLE001
+        return False
+    return False
 
 
 def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
@@ -580,6 +600,11 @@ class AnnotateMagics(Magics):
                              "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
+        from .textinput import binary_kind
+
+        kind = binary_kind(text) if text.strip() else None
+        if kind:
+            return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
         if not text.strip():
             a = _ANNOTATOR
             if a is None:

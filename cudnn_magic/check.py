@@ -155,7 +155,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     if len(main_dirs) > 1:
         findings.append(Finding(
             "cudnn-multiple-copies-loaded", "warning",
-            f"cuDNN is mapped from {len(main_dirs)} directories in this kernel",
+            f"cuDNN is mapped from {len(main_dirs)} directories in this process",
             "Copies from " + ", ".join(main_dirs) + " are all mapped. Whichever libcudnn_graph loaded first answers "
             "for all of them, so a framework may run against a cuDNN other than the one it shipped with. Usually the "
             "cause is import order (each framework preloads its own copy).",
@@ -210,7 +210,7 @@ def _judge_framework(fw, loaded, by_path, mapped_paths, ldcache, environ, gpus, 
         used = by_path.get(os.path.realpath(res.picked))
     runtime = fw.cudnn_runtime or (used.version if used else None)
     how = ("reported by the framework" if fw.cudnn_runtime else
-           ("mapped in this kernel" if res.reason.startswith("already mapped") else f"the loader will pick it ({res.reason})"))
+           ("mapped in this process" if res.reason.startswith("already mapped") else f"the loader will pick it ({res.reason})"))
     findings: list[Finding] = []
     if runtime is None and used is None:
         sev = "error" if gpus else "warning"

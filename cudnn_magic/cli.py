@@ -125,36 +125,54 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         json.dump(report_json(report), out, indent=2)
         out.write("\n")
     else:
-        out.write(report_text(report))
+        out.write(report_text(report, where="process"))
         out.write("\n")
     return 1 if report.worst_severity == "error" else 0
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
-    from .diagnose import diagnose
-    from .render.diagnosis import diagnoses_json, diagnoses_text
+    from .textinput import describe
 
     if args.file == "-":
+        name = "standard input"
+        try:
+            at_terminal = sys.stdin.isatty()
+        except (AttributeError, ValueError):
+            at_terminal = False
+        if at_terminal:
+            print("cudnn-magic explain: paste the log or error message, then press Ctrl-D on a new line "
+                  "(or give a file: cudnn-magic explain LOG).", file=sys.stderr, flush=True)
         data = sys.stdin.buffer.read()
     else:
+        name = args.file
         try:
             with open(args.file, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
             print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    text = data.decode("utf-8", errors="replace")
+    info = describe(data)
+    if info["kind"] != "text":
+        if args.json:
+            json.dump({"diagnoses": [], "input": info}, out, indent=2)
+            out.write("\n")
+        print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
+        return 2 if info["kind"] == "binary" else 0
+    from .diagnose import diagnose
+    from .render.diagnosis import diagnoses_json, diagnoses_text
+
     report = None
     if args.facts:
         from .check import run_check
 
         report = run_check()
-    diagnoses = diagnose(exception="", log=text, report=report)
+    diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
+    del data
     if args.json:
-        json.dump(diagnoses_json(diagnoses), out, indent=2)
+        json.dump(dict(diagnoses_json(diagnoses), input=info), out, indent=2)
         out.write("\n")
     else:
-        out.write(diagnoses_text(diagnoses) or "No cuDNN-related error found in the input.")
+        out.write(diagnoses_text(diagnoses, where="process") or "No cuDNN-related error found in the input.")
         out.write("\n")
     return 0
 

@@ -99,7 +99,7 @@ CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "cudnn-internal-error": (
         "cuDNN reported an internal error",
         "CUDNN_STATUS_INTERNAL_ERROR outside handle creation: oversized problems, the wrong "
-        "current device, or library bugs. Free memory rules out gpu-out-of-memory.",
+        "current device, or library bugs; GPU memory that ran out can end the same way.",
         ("disable-cudnn-benchmark", "free-gpu-memory", "cudnn-fallback"),
     ),
     "gpu-arch-unsupported": (
@@ -116,13 +116,14 @@ _GENERIC_IDS = frozenset({"cudnn-init-failed"})
 _SAFE = re.compile(r"[^\w.+\-(), /:]")
 
 
-def diagnose(exception: str = "", log: str = "", report: "Report | None" = None, *,
+def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None" = None, *,
              exc_type: str | None = None, traceback: str = "") -> list[Diagnosis]:
     """Explain a failure: strongest diagnosis first, [] when nothing cuDNN-related.
 
     Args:
         exception: ``str(exc)`` or "Type: message".
-        log: native stderr captured during the cell, or a whole pasted/CI log.
+        log: native stderr captured during the cell, or a whole pasted/CI log; ``str``, or
+            UTF-8 ``bytes`` as read from a file (scanned in place, never decoded whole).
         report: live facts (``%cudnn_check``'s Report) of THIS process, or None (a pasted log
             from elsewhere: then only the text decides).
         exc_type: the exception's type name, when known.
@@ -143,12 +144,14 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
             exc = f"{exc_type}: {exc}"
         hits: list[Hit] = []
         for src, text in (("log", log), ("exception", exc), ("traceback", traceback)):
-            if text and isinstance(text, str):
+            if text and (isinstance(text, str) or (src == "log" and isinstance(text, bytes))):
                 found = scan(text, src)
                 if src == "traceback":  # the traceback repeats the message (its raise line): quote it once
                     in_exc = {id(h.signature) for h in hits if h.source == "exception"}
                     found = [h for h in found if id(h.signature) not in in_exc]
                 hits.extend(found)
+        if isinstance(log, bytes):  # only the ends are read for the context: never decode it all
+            log = (log[:65_536] + b"\n" + log[-65_536:]).decode("utf-8", "replace")
         context = _Context.build(exc, log if isinstance(log, str) else "", traceback or "")
         return _build(hits, report, context, warnings=False)
     except Exception:  # noqa: BLE001 - never harm the session
@@ -221,6 +224,7 @@ class _Agg:
     versions: dict[str, str] = field(default_factory=dict)
     extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
+    ruled_out: list[str] = field(default_factory=list)  # fix ids the live facts show would change nothing
     framework: str = ""
 
     def add(self, weight: float, hit: Hit | None) -> None:
@@ -393,8 +397,8 @@ def _note_missing_driver(aggs: dict[str, _Agg], report: Report) -> None:
         return
     for a in aggs.values():
         if a.id in ("cudnn-init-failed", "cudnn-internal-error", "cudnn-execution-failed", "gpu-out-of-memory"):
-            a.facts.append(f"fact: no NVIDIA driver on this machine ({reason}); cuDNN cannot create a handle "
-                           "without a GPU and its driver")
+            a.facts.append(f"fact: no NVIDIA driver on this machine (NVML: {reason.split(':', 1)[0]}); cuDNN cannot "
+                           "create a handle without a GPU and its driver")
             if not any(f.id == "upgrade-driver" for f in a.fact_fixes):
                 a.fact_fixes.append(Fix("upgrade-driver", "Run on a machine with an NVIDIA GPU and driver",
                                         "install the NVIDIA driver (nvidia-smi must list the GPU), or select a GPU "
@@ -454,6 +458,16 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
             a.facts.append(line)
             if generic_top or a is top:
                 a.score = max(a.score, top.score + 4)
+    # 2b. plenty of free memory on every GPU: an internal error is not memory running out here
+    known = [g for g in report.gpus if g.free_bytes is not None and g.total_bytes]
+    internal = aggs.get("cudnn-internal-error")
+    if internal is not None and known and not full and all(
+            g.free_bytes >= 2**30 and g.free_bytes >= 0.10 * g.total_bytes for g in known):
+        g = min(known, key=lambda g: g.free_bytes)
+        internal.facts.append(f"fact: GPU {g.index} ({g.name}) has {_gib(g.free_bytes)} free of {_gib(g.total_bytes)} "
+                              + ("(the least free of the GPUs) " if len(known) > 1 else "")
+                              + "now: GPU memory did not run out")
+        internal.ruled_out.append("free-gpu-memory")
     # 3. driver below the floor of the frameworks' CUDA
     drv = report.driver if isinstance(report.driver, Driver) else None
     if drv is not None and drv.version:
@@ -546,7 +560,7 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     fixes: list[Fix] = list(a.fact_fixes)
     seen = {f.id for f in fixes}
     for fid in fix_ids:
-        if fid in seen or fid not in FIX_IDS:
+        if fid in seen or fid not in FIX_IDS or fid in a.ruled_out:
             continue
         f = _fix(fid, a, report)
         if f is not None:

@@ -134,8 +134,10 @@ def _build() -> Any:
             plan = fixes.plan(args.fix_id, report, context=_context(args))
             if args.yes and not args.dry_run:
                 if not plan.applicable:
-                    print(plan.text())
-                    return ResultView(fixes.FixResult(plan.fix_id, False, error=f"not applicable: {plan.reason}"))
+                    if plan.reason.startswith("advice only") and plan.steps:
+                        return PlanView(plan)  # the advice is the content; nothing is run
+                    print(f"cudnn-magic: nothing to do: {plan.reason}")
+                    return None
                 return ResultView(fixes.apply(plan, stream=lambda s: print(s, flush=True)))
             in_notebook = getattr(self.shell, "kernel", None) is not None
             if args.dry_run or not in_notebook:
@@ -223,7 +225,12 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _emit(out, p.text() + ("\nRun with --yes to apply." if p.applicable else ""), p.to_dict(), as_json)
         return 0
     if not p.applicable:
-        _emit(out, p.text(), p.to_dict(), as_json)
+        if as_json:
+            _emit(out, "", p.to_dict(), True)
+        elif p.reason.startswith("advice only") and p.steps:
+            _emit(out, p.text(), {}, False)  # the advice is the content; nothing is run
+        else:
+            out.write(f"cudnn-magic fix {fix_id}: nothing to do: {p.reason}\n")
         return 1
 
     def stream(line: str) -> None:

@@ -245,6 +245,12 @@ class FixPlan:
         out.append("</div>")
         return "".join(out)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (no private payload)."""
         from .model import to_plain
@@ -305,6 +311,12 @@ class FixResult:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
 
 
 def _quote(arg: str) -> str:
@@ -1039,9 +1051,9 @@ def _restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         notes.append(RESTART_NOTE)
     step = Step("restart", "Stop this kernel process so the front end restarts it",
                 snippet="get_ipython().kernel.io_loop.stop()  # then os._exit(0) if it has not exited in 5 s")
-    if not in_kernel:
+    if not in_kernel:  # no kernel internals to show: there is no kernel here to stop
         return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
-                       "start IPython again)", (step,), True, tuple(notes))
+                       "start IPython or the program again)", (), False)
     return FixPlan(fid, "Restart the kernel", True, "", (step,), True, tuple(notes), undo_hint="nothing to undo")
 
 

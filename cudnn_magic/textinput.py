@@ -52,12 +52,17 @@ _CONTROL = re.compile(rb"[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f]")
 _NUL_RUN = re.compile(rb"\x00{8,}")
 
 
-def _samples(data: bytes | bytearray | memoryview) -> list[bytes]:
+
+def _b(x: bytes | bytearray | memoryview | str) -> bytes:
+    return x.encode("utf-8", "surrogatepass") if isinstance(x, str) else bytes(x)
+
+
+def _samples(data: bytes | bytearray | memoryview | str) -> list[bytes]:
     n = len(data)
     if n <= 3 * SAMPLE:
-        return [bytes(data)]
+        return [_b(data)]
     mid = n // 2 - SAMPLE // 2
-    return [bytes(data[:SAMPLE]), bytes(data[mid:mid + SAMPLE]), bytes(data[n - SAMPLE:])]
+    return [_b(data[:SAMPLE]), _b(data[mid:mid + SAMPLE]), _b(data[n - SAMPLE:])]
 
 
 def _mostly_not_utf8(sample: bytes) -> bool:
@@ -70,13 +75,14 @@ def _mostly_not_utf8(sample: bytes) -> bool:
     return bad * 3 > high
 
 
-def binary_kind(data: bytes | bytearray | memoryview) -> str | None:
-    """What kind of binary ``data`` is ("an ELF binary (...)", "binary data"), or None for text.
+def binary_kind(data: bytes | bytearray | memoryview | str) -> str | None:
+    """What kind of binary ``data`` is ("an ELF binary (...)", "binary data"), or None for text
+    (a ``str`` is looked at as its UTF-8 bytes).
 
     Cost: one look at the first 16 bytes and a regex count over at most 192 KiB (about 1 ms),
     whatever the input size.
     """
-    head = bytes(data[:16])
+    head = _b(data[:16])
     for magic, kind in _MAGIC:
         if head.startswith(magic):
             if magic == b"MZ" and not _looks_like_pe(data):
@@ -91,24 +97,30 @@ def binary_kind(data: bytes | bytearray | memoryview) -> str | None:
     return None
 
 
-def _looks_like_pe(data: bytes | bytearray | memoryview) -> bool:
+def _looks_like_pe(data: bytes | bytearray | memoryview | str) -> bool:
     """A DOS header whose ``e_lfanew`` (offset 0x3c) points at ``PE\\0\\0``, or at least a
     header full of NUL bytes (a DOS stub), not a line of text."""
-    if len(data) >= 0x40:
-        off = int.from_bytes(bytes(data[0x3C:0x40]), "little")
-        if 0 < off < len(data) - 4 and bytes(data[off:off + 4]) == b"PE\x00\x00":
+    head = _b(data[:4096])
+    if len(head) >= 0x40:
+        off = int.from_bytes(head[0x3C:0x40], "little")
+        if 0 < off < len(head) - 4 and head[off:off + 4] == b"PE\x00\x00":
             return True
-    return bytes(data[:64]).count(b"\x00") >= 8
+    return head[:64].count(b"\x00") >= 8
+
+
+_NON_SPACE_B = re.compile(rb"\S")
+_NON_SPACE_S = re.compile(r"\S")
 
 
 def is_empty(data: bytes | bytearray | memoryview | str) -> bool:
-    """Nothing but white space."""
-    return not data.strip()
+    """Nothing but white space (stops at the first other character: no copy of a large input)."""
+    pat = _NON_SPACE_S if isinstance(data, str) else _NON_SPACE_B
+    return pat.search(data) is None
 
 
-def describe(data: bytes | bytearray | memoryview) -> dict[str, object]:
+def describe(data: bytes | bytearray | memoryview | str) -> dict[str, object]:
     """``{"kind": "text"|"empty"|"binary", "bytes": n, "detail": str|None}``: the ``input``
-    object of ``cudnn-magic explain --json``."""
+    object of ``cudnn-magic explain --json`` (``bytes`` counts characters for a ``str``)."""
     n = len(data)
     if is_empty(data):
         return {"kind": "empty", "bytes": n, "detail": "the input is empty" if not n else "the input holds only white space"}

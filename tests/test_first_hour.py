@@ -230,18 +230,12 @@ def test_install_startup_options_exclude_each_other(tmp_path):
 
 
 def test_install_startup_error_names_the_option_used(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o500)
-    try:
-        if os.access(ro, os.W_OK):
-            pytest.skip("running as a user who can write anywhere (root)")
-        p = _cli("install-startup", "--profile-dir", str(ro))
-        assert p.returncode == 2
-        err = p.stderr.decode()
-        assert "--profile-dir" in err and "Use --ipython-dir" not in err, err
-    finally:
-        ro.chmod(0o700)
+    """A file that cannot be written under --profile-dir: the message told to "Use --ipython-dir"."""
+    (tmp_path / "ipython_kernel_config.py").mkdir()  # not writable as a file, even for root
+    p = _cli("install-startup", "--profile-dir", str(tmp_path))
+    assert p.returncode == 2
+    err = p.stderr.decode()
+    assert "cannot write" in err and "--profile-dir" in err and "Use --ipython-dir" not in err, err
 
 
 # --------------------------------------------------------------------------- fixes that do not apply
@@ -252,8 +246,9 @@ def test_cli_fix_restart_kernel_outside_a_kernel_prints_no_kernel_internals():
         p = _cli(*args)
         out = (p.stdout + p.stderr).decode()
         assert "io_loop" not in out and "get_ipython" not in out, out
-        assert "nothing to do" in out.lower(), out
-        assert out.lower().count("not running in a jupyter kernel") <= 1, out
+        assert out.lower().count("not running in a jupyter kernel") == 1, out
+        if "--yes" in args:
+            assert "nothing to do" in out.lower() and "FAILED" not in out, out
 
 
 def test_magic_fix_yes_that_does_not_apply_says_nothing_to_do(tmp_path):
@@ -270,3 +265,27 @@ def test_magic_fix_yes_that_does_not_apply_says_nothing_to_do(tmp_path):
     assert "FAILED" not in out and "not applicable" not in out, out
     assert out.lower().count("nothing to do") == 1, out
     assert "io_loop" not in out, out
+
+
+# --------------------------------------------------------------------------- our usage errors are not "the last error"
+
+def test_a_mistyped_magic_does_not_replace_the_error_to_explain(tmp_path):
+    """A failing cuDNN cell, then ``%cudnn_check --bogus``, then ``%cudnn_explain``: it explained
+    the UsageError instead of the cuDNN error."""
+    from test_annotate_unit import CUDNN_CELL, run, section
+
+    out, err, rc = run(tmp_path, f"""
+        ip.run_line_magic("load_ext", "cudnn_magic")
+        cell({CUDNN_CELL!r})
+        mark("bogus"); cell("%cudnn_check --bogus"); cell("%cudnn_fix no-such-fix"); cell("%cudnn_annotate sideways")
+        mark("explain"); cell("%cudnn_explain"); mark("other")
+        cell("raise KeyError('x')"); cell("%cudnn_explain")
+        mark("end")
+    """)
+    assert rc == 0, err[-3000:]
+    assert b"UsageError" in err and b"--bogus" in err, err[-2000:]  # IPython shows usage errors on stderr
+    explained = section(out, "explain")
+    assert "cudnn-version-mismatch" in explained or "8.0.5" in explained, explained
+    assert "nothing cuDNN-related" not in explained, explained
+    # an ordinary error of the user's own still becomes the last error
+    assert "nothing cuDNN-related found in the last error (KeyError" in section(out, "other"), section(out, "other")

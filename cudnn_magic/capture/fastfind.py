@@ -18,6 +18,9 @@ from typing import Callable, Optional
 
 Finder = Callable[[bytes, bytes, int], int]
 
+SMALL = 16 << 10
+"""Haystacks shorter than this (16 KiB) are searched with ``bytes.find``."""
+
 _FINDER: Optional[Finder] = None
 _TRIED = False
 
@@ -39,8 +42,8 @@ def memmem_finder() -> Optional[Finder]:
 
     def find(haystack: bytes, needle: bytes, start: int = 0) -> int:
         n = len(haystack)
-        if type(haystack) is not bytes or not needle or start < 0 or start >= n:
-            return haystack.find(needle, start)
+        if n - start < SMALL or type(haystack) is not bytes or not needle or start < 0:
+            return haystack.find(needle, start)  # below a few KiB the ctypes call costs more
         base = cast(c_char_p(haystack), c_void_p).value
         hit = fn(base + start, n - start, needle, len(needle))
         return -1 if not hit else hit - base

@@ -294,6 +294,8 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         return []
     try:
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        if len(data) > SCAN_CHUNK:
+            return _scan_chunked(data, source, warnings)
         hits = _scan_data(data, source, warnings)
         if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
             joined, covered = _scan_joined(data, source, warnings, hits)
@@ -422,6 +424,48 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
         else:
             merged.append([a, b])
     return b"\n".join(data[a:b] for a, b in merged)
+
+
+SCAN_CHUNK = MAX_JOIN_BYTES  #: inputs above this are scanned in line-aligned chunks of this size
+
+
+def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
+    """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
+    log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
+    whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
+    with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost. As within one
+    chunk, a line repeated in several chunks counts once, at its latest place, and each
+    signature keeps at most its first :data:`HITS_PER_KEYWORD_HEAD` and last
+    :data:`HITS_PER_KEYWORD_TAIL` hits."""
+    n = len(data)
+    hits: list[Hit] = []
+    start = 0
+    while start < n:
+        stop = min(n, start + SCAN_CHUNK)
+        cut = nxt = stop
+        if stop < n:
+            nl = data.rfind(b"\n", start + SCAN_CHUNK // 2, stop)
+            if nl >= 0:
+                cut = nxt = nl + 1
+            else:
+                nxt = stop - MAX_LINE
+        for h in _scan_data(data[start:cut], source, warnings):
+            hits.append(Hit(h.signature, h.diagnosis, h.weight, h.line, h.groups, h.source, h.position + start,
+                            (h.span[0] + start, h.span[1] + start)))
+        start = nxt
+    latest: dict[tuple, Hit] = {}
+    for h in hits:  # in text order: the later place wins
+        latest[(h.signature.name, h.line.lower(), tuple(sorted(h.groups.items())))] = h
+    by_sig: dict[str, list[Hit]] = {}
+    for h in sorted(latest.values(), key=lambda h: h.position):
+        by_sig.setdefault(h.signature.name, []).append(h)
+    out: list[Hit] = []
+    for group in by_sig.values():
+        if len(group) > HITS_PER_KEYWORD_HEAD + HITS_PER_KEYWORD_TAIL:
+            group = group[:HITS_PER_KEYWORD_HEAD] + group[-HITS_PER_KEYWORD_TAIL:]
+        out.extend(group)
+    out.sort(key=lambda h: h.position)
+    return out
 
 
 def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
