@@ -542,7 +542,10 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         children.append(out)
     # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
-        display(W.VBox(children))
+        from .ui.fallback import display_widget, fixes_fallback
+
+        text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
+        display_widget(W.VBox(children), text, page)
 
 
 @magics_class

@@ -948,7 +948,9 @@ def _show(ip: Any, rec: CrashRecord) -> None:
                 from .check import cached_report
                 from .ui.fix_buttons import fix_box
 
-                display(fix_box(fixes, cached_report()))
+                from .ui.fallback import display_widget, fixes_fallback
+
+                display_widget(fix_box(fixes, cached_report()), *fixes_fallback(fixes))
             except Exception:  # noqa: BLE001 - buttons are a bonus
                 log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)
 

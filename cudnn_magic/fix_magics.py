@@ -145,15 +145,18 @@ def _build() -> Any:
                     print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
                 return PlanView(plan)
             try:
-                from IPython.display import display
-
                 from .model import Fix
                 from .ui.fix_buttons import fix_box
 
                 box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
                                    plan.reason)], report, context=plan.context)
                 box.panels[0].show_preview()
-                display(box)
+                from .ui.fallback import display_widget
+
+                more = (f"\nRun `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else "")
+                display_widget(box, plan.text() + more,
+                               plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>"
+                                              if plan.applicable else ""))
                 return None
             except ImportError:
                 return PlanView(plan)

@@ -289,3 +289,104 @@ def test_a_mistyped_magic_does_not_replace_the_error_to_explain(tmp_path):
     assert "nothing cuDNN-related" not in explained, explained
     # an ordinary error of the user's own still becomes the last error
     assert "nothing cuDNN-related found in the last error (KeyError" in section(out, "other"), section(out, "other")
+
+
+# --------------------------------------------------------------------------- words of the report
+
+def _no_driver_report(**kw):
+    from cudnn_magic.model import Finding, Report, Unavailable
+
+    reason = ("NVML Shared Library Not Found: no NVIDIA driver is installed on this machine (libnvidia-ml.so.1 is not "
+              "on the loader path) (nvmlInit, NVML error 12)")
+    return Report(driver=Unavailable(reason), notes=(f"NVML: {reason}",),
+                  findings=(Finding("no-nvidia-driver", "info", "No NVIDIA driver found",
+                                    f"{reason}. Frameworks will run on the CPU; cuDNN cannot create a handle."),), **kw)
+
+
+def test_the_nvml_reason_is_said_once():
+    from cudnn_magic.render.report import report_html, report_text
+
+    r = _no_driver_report()
+    for out in (report_text(r), report_html(r)):
+        assert out.count("NVML error 12") == 1, out
+        assert out.count("Shared Library Not Found") == 1, out
+
+
+def test_no_empty_sections():
+    from cudnn_magic.model import LibraryCopy
+    from cudnn_magic.render.report import report_html, report_text
+
+    empty = _no_driver_report()
+    html = report_html(empty)
+    assert "0 main libraries" not in html and "0 sub-libraries" not in html, html
+    assert "The table below" not in html and "table below shows" not in html, html
+    subs_only = _no_driver_report(cudnn_installed=(
+        LibraryCopy("/opt/x/libcudnn_ops.so.9", "libcudnn_ops.so.9", "libcudnn.so.9", "9.1.0", is_main=False,
+                    source="system dir"),))
+    text = report_text(subs_only)
+    section = text.split("Other cuDNN copies on disk", 1)[1]
+    assert "library  " not in section and "-------" not in section, section  # no header-only table
+    assert "1 sub-library" in section and "/opt/x" in section, section
+    assert "0 main libraries" not in report_html(subs_only)
+
+
+def test_cli_report_speaks_of_this_process():
+    p = _cli("check")
+    out = p.stdout.decode()
+    assert "this kernel" not in out and "restart the kernel" not in out, out
+
+
+def test_advice_prose_is_text_and_commands_are_code():
+    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.render.diagnosis import diagnoses_html
+    from cudnn_magic.render.report import action_html, is_prose
+
+    assert is_prose("Stop other processes on the GPU (%gpu_memory shows them), or lower the batch size.")
+    assert is_prose("Import the framework whose cuDNN you need `first`")
+    for code in ("python -m pip install nvidia-cudnn-cu12==9.3.0.75", "torch.backends.cudnn.benchmark = False",
+                 "import tensorflow as tf; tf.config.experimental.set_memory_growth(gpu, True)",
+                 "export LD_LIBRARY_PATH=/usr/local/cuda/lib64", "conda install -c conda-forge cudnn=8.9"):
+        assert not is_prose(code), code
+        assert action_html(code).startswith("<code"), code
+    html = action_html("Put `LD_LIBRARY_PATH` first, then restart.")
+    assert "`" not in html and "<code>LD_LIBRARY_PATH</code>" in html and not html.startswith("<code")
+    d = diagnose(log="Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR")
+    page = diagnoses_html(d)
+    assert "`" not in page
+    assert '<code style="white-space:pre-wrap">Stop other processes' not in page
+
+
+def test_long_paths_break_only_after_a_slash():
+    from cudnn_magic.model import LibraryCopy, Report
+    from cudnn_magic.render.report import report_html
+
+    path = "/home/someone/miniconda3/envs/a-very-long-environment-name/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
+    r = Report(cudnn_loaded=(LibraryCopy(path, "libcudnn.so.9", "libcudnn.so.9", "9.1.0", owner="pip: x 1", loaded=True),))
+    html = report_html(r)
+    assert "break-all" not in html
+    assert "site-packages/<wbr>nvidia/<wbr>cudnn/<wbr>lib/<wbr>libcudnn.so.9" in html
+
+
+# --------------------------------------------------------------------------- owner of an unpacked wheel
+
+def test_owner_of_an_unpacked_wheel_is_the_wheel(tmp_path):
+    """The files of a wheel installed with ``pip --target`` or unzipped into /tmp were labelled
+    owner "system"."""
+    import shutil
+
+    from cudnn_magic.probes.owners import owner_of, pip_version_of
+    from real_wheels import install_wheel
+
+    target = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46")
+    lib = target / "nvidia" / "cudnn_jit" / "lib" / "libcudnn.so.9"
+    assert lib.exists()
+    owner = owner_of(str(lib))
+    assert owner == "wheel: nvidia-cudnn-jit-cu12 9.12.0.46", owner
+    assert pip_version_of(owner) == "9.12.0.46"
+    unzipped = tmp_path / "w"
+    shutil.copytree(target, unzipped, ignore=shutil.ignore_patterns("libcudnn_engines*", "libcudnn_adv*", "libcudnn_cnn*",
+                                                                    "libcudnn_heuristic*", "libcudnn_ops*"))
+    assert owner_of(str(unzipped / "nvidia" / "cudnn_jit" / "lib" / "libcudnn.so.9")).startswith("wheel: nvidia-cudnn-jit-cu12")
+    stray = tmp_path / "libcudnn.so.9"
+    stray.write_bytes(b"\x7fELF")
+    assert owner_of(str(stray)) == "system"

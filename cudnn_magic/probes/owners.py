@@ -87,9 +87,34 @@ def _conda_prefix_of(path: str) -> str | None:
     return None
 
 
+def _wheel_root(path: str, levels: int = 5) -> tuple[str, str] | None:
+    """The nearest directory above ``path`` (at most ``levels`` up) that holds ``*.dist-info``
+    directories, split like :func:`_site_root`: a ``pip install --target`` folder or an
+    unzipped wheel, outside any site-packages."""
+    d = os.path.dirname(path)
+    for _ in range(levels):
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+        if _has_dist_info(d):
+            return d, os.path.relpath(path, d).replace(os.sep, "/")
+    return None
+
+
+@lru_cache(maxsize=256)
+def _has_dist_info(d: str) -> bool:
+    try:
+        return any(n.endswith(".dist-info") for n in os.listdir(d))
+    except OSError:
+        return False
+
+
 def owner_of(path: str) -> str:
     """Describe the package owning ``path`` ("pip: nvidia-cudnn-cu12 9.3.0.75", "conda: cudnn
-    8.9.7", "deb: libcudnn9-cuda-12"), or "system" when none claims it. Never raises."""
+    8.9.7", "deb: libcudnn9-cuda-12"; "wheel: nvidia-cudnn-jit-cu12 9.12.0.46" for the files of
+    a wheel installed with ``pip install --target`` or unzipped outside any site-packages, by
+    the wheel's own ``RECORD``), or "system" when none claims it. Never raises."""
     try:
         candidates = [path]
         real = os.path.realpath(path)
@@ -102,6 +127,15 @@ def owner_of(path: str) -> str:
                 for name, version, files in _records(site):
                     if rel in files:
                         return f"pip: {name} {version}"
+        for p in candidates:
+            if _site_root(p):
+                continue
+            split = _wheel_root(p)
+            if split:
+                root, rel = split
+                for name, version, files in _records(root):
+                    if rel in files:
+                        return f"wheel: {name} {version}"
         for p in candidates:
             prefix = _conda_prefix_of(p)
             if prefix:
@@ -119,8 +153,9 @@ def owner_of(path: str) -> str:
 
 
 def pip_version_of(owner: str) -> str | None:
-    """The version part of a "pip: name version" owner string, else None."""
-    if owner.startswith("pip: "):
+    """The version part of a "pip: name version" or "wheel: name version" owner string, else
+    None."""
+    if owner.startswith(("pip: ", "wheel: ")):
         bits = owner.split()
         return bits[-1] if len(bits) >= 3 else None
     return None
