@@ -47,15 +47,21 @@ class PlanView:
 
 
 class ResultView:
-    """A :class:`~cudnn_magic.fixes.FixResult` that displays as text or HTML (``.result``)."""
+    """A :class:`~cudnn_magic.fixes.FixResult` that displays as text or HTML (``.result``);
+    ``message`` replaces both when set (a fix with nothing to do says only that)."""
 
-    def __init__(self, result: fixes.FixResult) -> None:
+    def __init__(self, result: fixes.FixResult, message: str = "") -> None:
         self.result = result
+        self.message = message
 
     def __repr__(self) -> str:
-        return self.result.text()
+        return self.message or self.result.text()
 
     def _repr_html_(self) -> str:
+        if self.message:
+            import html
+
+            return f"<div class='cudnn-fix-result'>{html.escape(self.message)}</div>"
         from .ui.fix_buttons import result_html
 
         return result_html(self.result)
@@ -136,8 +142,8 @@ def _build() -> Any:
                 if not plan.applicable:
                     if plan.reason.startswith("advice only") and plan.steps:
                         return PlanView(plan)  # the advice is the content; nothing is run
-                    print(f"cudnn-magic: nothing to do: {plan.reason}")
-                    return None
+                    return ResultView(fixes.FixResult(plan.fix_id, False, error=f"nothing to do: {plan.reason}"),
+                                      message=f"cudnn-magic: nothing to do: {plan.reason}")
                 return ResultView(fixes.apply(plan, stream=lambda s: print(s, flush=True)))
             in_notebook = getattr(self.shell, "kernel", None) is not None
             if args.dry_run or not in_notebook:

@@ -6,6 +6,7 @@ CLI through ``python -m cudnn_magic``, the API in a fresh interpreter, real cuDN
 from __future__ import annotations
 
 import json
+import re
 import os
 import pty
 import select
@@ -390,3 +391,71 @@ def test_owner_of_an_unpacked_wheel_is_the_wheel(tmp_path):
     stray = tmp_path / "libcudnn.so.9"
     stray.write_bytes(b"\x7fELF")
     assert owner_of(str(stray)) == "system"
+
+
+# --------------------------------------------------------------------------- the crash report of a terminal session
+
+TF_FATAL = ("F0000 00:00:1700000000.000000    4242 cuda_dnn.cc:1234] Check failed: status == CUDNN_STATUS_SUCCESS "
+            "(7 vs. 0)Failed to set cuDNN stream.")
+
+
+def _ipython_in_a_pty(tmp_path, lines: list[bytes], wait: float = 4.0) -> bytes:
+    """Terminal IPython (``--simple-prompt``, which writes its prompt to fd 2) in a pseudo
+    terminal, typing ``lines``; returns what the terminal showed."""
+    import shutil
+
+    ipython = shutil.which("ipython", path=os.path.dirname(sys.executable))
+    if ipython is None:
+        pytest.skip("no ipython script beside this interpreter")
+    env = _env(HOME=str(tmp_path), IPYTHONDIR=str(tmp_path / "ipy"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               TERM="dumb")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([ipython, "--no-banner", "--colors=nocolor", "--simple-prompt"], stdin=slave,
+                            stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    seen = b""
+
+    def read_until(pattern: bytes, timeout: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while pattern not in seen and time.monotonic() < deadline:
+            r, _, _ = select.select([master], [], [], 0.2)
+            if r:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    return
+
+    try:
+        read_until(b"In [1]: ", 60)
+        for i, line in enumerate(lines, 2):
+            os.write(master, line + b"\n")
+            read_until(b"In [%d]: " % i, 60)
+        proc.wait(timeout=60)
+        read_until(b"\x00", 0.5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    return seen
+
+
+def test_crash_report_of_a_terminal_session(tmp_path):
+    """In terminal IPython the prompt goes to fd 2: the report quoted ``In [2]: F0000 ...`` as
+    a native line; and the Python stack listed 13 IPython-internal frames one by one."""
+    cell = (b"import ctypes; l = %r; ctypes.CDLL(None).write(2, l, len(l)); ctypes.CDLL(None).abort()"
+            % (TF_FATAL.encode() + b"\n"))
+    _ipython_in_a_pty(tmp_path, [b"%load_ext cudnn_magic", cell])
+    from cudnn_magic.crash import all_crashes
+
+    recs = all_crashes(root=tmp_path / "rt" / "cudnn-magic")
+    assert recs, list((tmp_path / "rt").rglob("*"))
+    rec = recs[0]
+    rec.diagnose(with_facts=False)
+    text = rec.text()
+    assert "In [2]:" not in text, text
+    assert TF_FATAL.split("Check failed")[0].strip() in text
+    stack = text.split("Fatal Python error", 1)[1]
+    assert "interactiveshell.py" not in stack, stack
+    assert re.search(r"\d+ frames of IPython", stack), stack
+    assert "<module>" in stack or "ipython-input" in stack or "<string>" in stack or "line 1" in stack, stack
