@@ -459,3 +459,40 @@ def test_crash_report_of_a_terminal_session(tmp_path):
     assert "interactiveshell.py" not in stack, stack
     assert re.search(r"\d+ frames of IPython", stack), stack
     assert "<module>" in stack or "ipython-input" in stack or "<string>" in stack or "line 1" in stack, stack
+
+
+# --------------------------------------------------------------------------- what a clean session leaves
+
+def test_a_clean_exit_keeps_only_the_record_of_a_clean_exit(tmp_path):
+    """Every session kept its record folder (its native stderr and the last cell's source) for
+    days. After a clean exit only ``meta.json`` stays (process ids and times: enough for a later
+    crash report to know this session ended cleanly), without the cell's source."""
+    script = ("import os\n"
+              "from IPython.core.interactiveshell import InteractiveShell\n"
+              "ip = InteractiveShell.instance(colors='nocolor')\n"
+              "ip.run_cell('%load_ext cudnn_magic')\n"
+              "ip.run_cell('import os; os.write(2, b\"a secret native line\\\\n\"); token = \"SECRET-SOURCE\"', store_history=True)\n"
+              "from cudnn_magic.annotate import annotator\n"
+              "print(annotator().tee.directory)\n")
+    rt = tmp_path / "rt"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env=_env(HOME=str(tmp_path), JUPYTER_RUNTIME_DIR=str(rt), IPYTHONDIR=str(tmp_path / "ipy")))
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = Path(p.stdout.strip().splitlines()[-1])
+    meta: dict = {}
+    for _ in range(400):  # the helper outlives the shell by a moment
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("ended"):
+            break
+        time.sleep(0.025)
+    assert meta.get("clean_exit") is True, meta
+    time.sleep(0.2)
+    assert sorted(x.name for x in d.iterdir()) == ["meta.json"], sorted(x.name for x in d.iterdir())
+    raw = (d / "meta.json").read_text()
+    assert "SECRET-SOURCE" not in raw and "secret native line" not in raw
+    from cudnn_magic.crash import previous_crashes
+
+    assert previous_crashes(d.parent.name, root=d.parent.parent) == []
