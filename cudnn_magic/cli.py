@@ -8,65 +8,113 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence, TextIO
 
 
-def _parser() -> argparse.ArgumentParser:
+COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, measuring the terminal with ``os.get_terminal_size`` itself:
+    argparse builds one for every ``add_argument`` and would import ``shutil`` (with bz2, lzma
+    and zlib) for it, 2 ms of every run."""
+
+    def __init__(self, prog: str, **kw: object) -> None:
+        if kw.get("width") is None:
+            try:
+                cols = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.stdout.fileno()).columns
+            except (ValueError, OSError, AttributeError):
+                cols = 80
+            kw["width"] = max(cols, 40) - 2
+        super().__init__(prog, **kw)  # type: ignore[arg-type]
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Every subcommand is listed; only ``command``'s options are built
+    when it is given (building them all imports the memory, fix and startup modules: about
+    9 ms of every run, ``benchmarks/bench_startup.py``); ``None`` builds them all (help)."""
     p = argparse.ArgumentParser(
-        prog="cudnn-magic",
+        prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
     from . import __version__
-    from .ui.args import timeout_seconds
 
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **kw: add_parser(*a, formatter_class=_Formatter, **kw)  # type: ignore[method-assign]
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
-    c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
-    c.add_argument("--import-frameworks", action="store_true",
-                   help="import installed frameworks for exact runtime answers (slow)")
-    c.add_argument("--deep", action="store_true",
-                   help="load every cuDNN copy a framework could pick in a child process and report what fails")
-    c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
-    c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
-                   help="per-worker timeout with --dask (default 30)")
-    c.add_argument("--load", metavar="PATH", action="append", default=[],
-                   help="load this libcudnn first (as a framework would), then check; repeatable")
+    if wanted("check"):
+        from .ui.args import timeout_seconds
+
+        c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
+        c.add_argument("--import-frameworks", action="store_true",
+                       help="import installed frameworks for exact runtime answers (slow)")
+        c.add_argument("--deep", action="store_true",
+                       help="load every cuDNN copy a framework could pick in a child process and report what fails")
+        c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
+                       help="per-worker timeout with --dask (default 30)")
+        c.add_argument("--load", metavar="PATH", action="append", default=[],
+                       help="load this libcudnn first (as a framework would), then check; repeatable")
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
-    e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
-    e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
-    e.add_argument("--facts", action="store_true",
-                   help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
-                        "logs produced here; logs from CI or another machine are explained from their text")
+    if wanted("explain"):
+        e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
+        e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
+        e.add_argument("--facts", action="store_true",
+                       help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
+                            "logs produced here; logs from CI or another machine are explained from their text")
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
-    m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
-    from .memory import interval_seconds
+    if wanted("memory"):
+        from .memory import interval_seconds
 
-    m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
-                   help="refresh every SECONDS seconds until interrupted")
-    from .fix_magics import add_fix_arguments
+        m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
+        m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
+                       help="refresh every SECONDS seconds until interrupted")
+    f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
+    if wanted("fix"):
+        from .fix_magics import add_fix_arguments
 
-    add_fix_arguments(sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id"))
-    from .startup import add_arguments as add_startup_arguments
+        add_fix_arguments(f)
+    st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
+                                                "environment (--undo to remove)")
+    if wanted("install-startup"):
+        from .startup import add_arguments as add_startup_arguments
 
-    add_startup_arguments(sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
-                                                                 "environment (--undo to remove)"))
+        add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
-    cr.add_argument("--json", action="store_true", help="print the records as JSON")
-    cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
+    if wanted("crashes"):
+        cr.add_argument("--json", action="store_true", help="print the records as JSON")
+        cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     return p
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), when it is one of
+    :data:`COMMANDS`; else None (then every parser is built, for help and error messages)."""
+    for a in argv:
+        if a == "--":
+            return None
+        if not a.startswith("-"):
+            return a if a in COMMANDS else None
+    return None
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (see module docstring)."""
     out = out or sys.stdout
-    parser = _parser()
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    parser = _parser(_command_of(argv))
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed the usage message
         return 0 if exc.code == 0 else 2
     if args.command is None:

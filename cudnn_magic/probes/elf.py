@@ -12,6 +12,8 @@ from dataclasses import dataclass
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
 PT_LOAD, PT_DYNAMIC = 1, 2
 _MAX_DYN = 4096  # dynamic entries read at most
+_STRING_CHUNK = 256  # bytes read at a time for one string of the dynamic string table
+_MAX_STRING = 64 << 10  # longest string read (a RUNPATH of many directories fits)
 
 
 class NotElf(ValueError):
@@ -96,27 +98,37 @@ def read_dynamic(path: str) -> ElfDynamic:
                 break
         if str_off is None:
             str_off = strtab
-        fh.seek(str_off)
-        strings = fh.read(min(strsz, 16 << 20))
+        limit = min(strsz, 16 << 20)
 
-    def s(idx: int) -> str:
-        if idx >= len(strings):
-            return ""
-        stop = strings.find(b"\0", idx)
-        return strings[idx : stop if stop >= 0 else len(strings)].decode("utf-8", "replace")
+        # Only the strings the entries point at are read (a framework's .dynstr holds every C++
+        # symbol name: 10+ MB for TensorFlow, 10 ms to read whole).
+        def s(idx: int) -> str:
+            if idx >= limit:
+                return ""
+            fh.seek(str_off + idx)
+            raw = b""
+            while len(raw) < min(_MAX_STRING, limit - idx):
+                chunk = fh.read(min(_STRING_CHUNK, limit - idx - len(raw)))
+                if not chunk:
+                    break
+                raw += chunk
+                stop = raw.find(b"\0")
+                if stop >= 0:
+                    return raw[:stop].decode("utf-8", "replace")
+            return raw.decode("utf-8", "replace")
 
-    def split(tag: int) -> tuple[str, ...]:
-        out: list[str] = []
-        for t, v in entries:
-            if t == tag:
-                out.extend(p for p in s(v).split(":") if p)
-        return tuple(out)
+        def split(tag: int) -> tuple[str, ...]:
+            out: list[str] = []
+            for t, v in entries:
+                if t == tag:
+                    out.extend(p for p in s(v).split(":") if p)
+            return tuple(out)
 
-    soname = next((s(v) for t, v in entries if t == DT_SONAME), None)
-    return ElfDynamic(
-        soname=soname or None,
-        needed=tuple(s(v) for t, v in entries if t == DT_NEEDED),
-        rpath=split(DT_RPATH),
-        runpath=split(DT_RUNPATH),
-        machine=machine,
-    )
+        soname = next((s(v) for t, v in entries if t == DT_SONAME), None)
+        return ElfDynamic(
+            soname=soname or None,
+            needed=tuple(s(v) for t, v in entries if t == DT_NEEDED),
+            rpath=split(DT_RPATH),
+            runpath=split(DT_RUNPATH),
+            machine=machine,
+        )
