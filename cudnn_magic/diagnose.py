@@ -395,6 +395,10 @@ def _note_missing_driver(aggs: dict[str, _Agg], report: Report) -> None:
     reason = report.driver.reason if isinstance(report.driver, Unavailable) else ""
     if "not found" not in reason.lower() and "not loaded" not in reason.lower():
         return
+    oom = aggs.get("gpu-out-of-memory")
+    if oom is not None and len(aggs) > 1 and not any(h.signature.diagnosis == oom.id for _, h in oom.hits):
+        # only inferred from a generic failure: with no GPU driver here, memory cannot have run out
+        del aggs["gpu-out-of-memory"]
     for a in aggs.values():
         if a.id in ("cudnn-init-failed", "cudnn-internal-error", "cudnn-execution-failed", "gpu-out-of-memory"):
             a.facts.append(f"fact: no NVIDIA driver on this machine (NVML: {reason.split(':', 1)[0]}); cuDNN cannot "
@@ -507,6 +511,43 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                                    + ", ".join(res.shadowed[:3]))
                     a.fact_fixes.append(fix)
             break
+    else:
+        _shadowing_without_framework(aggs, report, mapped)
+
+
+def _shadowing_without_framework(aggs: dict[str, _Agg], report: Report, mapped: list) -> None:
+    """No framework to resolve for, but the log's mismatch has a cause the live facts show: the
+    mapped cuDNN came from an ``LD_LIBRARY_PATH`` entry, and this environment has its own cuDNN
+    of the compiled-against release further down the loader's search. Then taking that entry off
+    the path is the fix, and installing cuDNN again would change nothing (it is installed)."""
+    import os.path
+
+    a = aggs.get("cudnn-version-mismatch")
+    compiled = try_parse(a.versions.get("compiled") or a.versions.get("minimum") or "") if a else None
+    if a is None or compiled is None or compiled.minor is None:
+        return
+    for lib in mapped:
+        if not any(c.path == lib.path and c.source == "LD_LIBRARY_PATH" for c in report.cudnn_installed):
+            continue
+        own = []
+        for c in report.cudnn_installed:
+            v = try_parse(c.version or "") if c.is_main and not c.loaded and c.source != "LD_LIBRARY_PATH" else None
+            if v is not None and v.minor is not None and v.major == compiled.major and v.minor >= compiled.minor:
+                own.append(c)
+        if not own:
+            continue
+        d, c = os.path.dirname(lib.path), own[0]
+        a.facts.append(f"fact: {lib.name} {lib.version} comes from the LD_LIBRARY_PATH entry {d}, searched before "
+                       f"{c.directory}, where {c.name} {c.version} ({c.owner}) would satisfy {compiled}")
+        a.fact_fixes.append(Fix(
+            "remove-shadowing-dir", f"Take {d} off LD_LIBRARY_PATH",
+            f"Remove {shlex.quote(d)} from LD_LIBRARY_PATH where this kernel is started (the kernelspec's env, or "
+            f"the shell that starts Jupyter), then restart the kernel: the loader then finds {c.path}.",
+            restart_required=True))
+        a.ruled_out.append("install-matching-cudnn")  # the matching cuDNN is installed: it is shadowed
+        if len({m.path for m in mapped}) == 1:
+            a.ruled_out.append("import-order")  # one copy mapped: which framework comes first changes nothing
+        return
 
 
 # --------------------------------------------------------------------------- output
