@@ -537,12 +537,14 @@ def _shadowing_without_framework(aggs: dict[str, _Agg], report: Report, mapped: 
         if not own:
             continue
         d, c = os.path.dirname(lib.path), own[0]
-        a.facts.append(f"fact: {lib.name} {lib.version} comes from the LD_LIBRARY_PATH entry {d}, searched before "
-                       f"{c.directory}, where {c.name} {c.version} ({c.owner}) would satisfy {compiled}")
+        a.facts.append(f"fact: {lib.name} {lib.version} comes from the LD_LIBRARY_PATH entry {d}, which the loader "
+                       f"searches before any library's RUNPATH; this environment's own {c.name} {c.version} "
+                       f"({c.owner}, {c.directory}) would satisfy {compiled}")
         a.fact_fixes.append(Fix(
             "remove-shadowing-dir", f"Take {d} off LD_LIBRARY_PATH",
             f"Remove {shlex.quote(d)} from LD_LIBRARY_PATH where this kernel is started (the kernelspec's env, or "
-            f"the shell that starts Jupyter), then restart the kernel: the loader then finds {c.path}.",
+            "the shell that starts Jupyter), then restart the kernel: cuDNN then comes from the framework's own "
+            f"search (its RUNPATH, its wheel), not from {d}.",
             restart_required=True))
         a.ruled_out.append("install-matching-cudnn")  # the matching cuDNN is installed: it is shadowed
         if len({m.path for m in mapped}) == 1:

@@ -908,6 +908,26 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
             notes.append(f"loader resolution failed: {exc}")
     hits: list[str] = []
     intended: str | None = None
+    if not resolutions:
+        # No consumer whose search shows the shadowing (no framework installed, or none that asks):
+        # an LD_LIBRARY_PATH entry that supplied the cuDNN mapped here, while this environment has
+        # another release of that soname installed elsewhere, is what to take out.
+        for lib in report.cudnn_loaded:
+            if not lib.is_main:
+                continue
+            real = os.path.realpath(lib.path)
+            other = [c for c in report.cudnn_installed if c.is_main and c.soname == lib.soname and c.version
+                     and c.version != lib.version and os.path.realpath(c.path) != real
+                     and not any(os.path.realpath(os.path.join(e, c.name)) == os.path.realpath(c.path) for e in entries)]
+            if not other:
+                continue
+            for e in entries:
+                if os.path.realpath(os.path.join(e, os.path.basename(lib.path))) == real and e not in hits:
+                    hits.append(e)
+                    intended = intended or os.path.dirname(other[0].path)
+                    notes.append(f"{lib.name} {lib.version or '?'} is mapped from {lib.path}, found on LD_LIBRARY_PATH "
+                                 f"({e}); this environment also has {other[0].name} {other[0].version} at "
+                                 f"{other[0].path} ({other[0].owner})")
     for r in resolutions:
         pv, sv = versions.get(os.path.realpath(r.picked or "")), versions.get(os.path.realpath(r.shadowed[0]))
         if pv is not None and pv == sv:
