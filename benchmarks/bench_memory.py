@@ -12,9 +12,9 @@ driver, ``--real`` measures the real NVML instead. Measured:
   device's ``memory_info()`` and ``processes()``: memory per GPU and per process, what one
   ``sample()`` reads), median per sample;
 * gpustat's own query (``GPUStatCollection.new_query()``, in-process) and ``gpustat --json``
-  as a whole process. Note: ``new_query()`` sleeps 0.1 s per GPU... no: it waits inside
-  ``nvmlDeviceGetUtilizationRates``'s averaging window only on real GPUs; on the stand-in its
-  time is its own Python work; its median is reported, not the best run;
+  as a whole process, for reference only: ``new_query()`` sleeps 0.1 s for every GPU with
+  processes (``time.sleep(0.1)`` in gpustat/core.py, to measure their CPU use), so its time is
+  mostly that sleep, not NVML work;
 * ``nvidia-smi --query-gpu=memory.used --format=csv`` as a whole process, where installed;
 * ``cudnn-magic memory --json`` as a whole process.
 

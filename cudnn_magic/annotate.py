@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -338,8 +339,20 @@ class Annotator:
         synced = False
         end = tee.settled()
         data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
+        if end is not None and 0 <= reached < end:
+            # the helper counts a chunk just before it writes it to the log: read the rest as it lands
+            from .capture.tee import read_range
+
+            for _ in range(40):
+                time.sleep(0.00005)
+                more, first, last, _ = read_range(tee.directory, reached, end)
+                if more and first != reached:
+                    break  # the log rotated meanwhile: no gaps, take the exact way below
+                data, reached = data + more, (last if more else reached)
+                if reached >= end:
+                    break
         if end is None or reached < end:
-            end, synced = tee.sync(), True  # unsettled, or the helper's log write still lags
+            end, synced = tee.sync(), True  # unsettled, or the log write still lags: the exact way
             data, _ = self._cell_bytes(end)
         if not data:
             return
