@@ -332,9 +332,14 @@ def test_no_empty_sections():
 
 
 def test_cli_report_speaks_of_this_process():
+    """The command line said "mapped in this kernel" and "(restart the kernel after)"."""
     p = _cli("check")
     out = p.stdout.decode()
     assert "this kernel" not in out and "restart the kernel" not in out, out
+    p = _cli("explain", "-", stdin=b"Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0\n")
+    out = p.stdout.decode()
+    assert "[cudnn-version-mismatch]" in out and "(restart the program after)" in out, out
+    assert "(restart the kernel after)" not in out, out
 
 
 def test_advice_prose_is_text_and_commands_are_code():
