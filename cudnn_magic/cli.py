@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Sequence, TextIO
+from typing import BinaryIO, Sequence, TextIO
 
 
 COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
@@ -178,6 +178,19 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if report.worst_severity == "error" else 0
 
 
+def _read_log(fh: "BinaryIO") -> bytes:
+    """The whole input, unless its first 64 KiB already show it is a binary (an executable, a
+    shared library, an archive): then only those, so a 279 MB browser binary is refused at once
+    instead of read whole."""
+    from .textinput import SAMPLE, binary_kind
+
+    head = fh.read(SAMPLE)
+    if len(head) < SAMPLE or binary_kind(head):
+        return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
+    rest = fh.read()
+    return head + rest if rest else head
+
+
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
     from .textinput import describe
 
@@ -190,16 +203,21 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
         if at_terminal:
             print("cudnn-magic explain: paste the log or error message, then press Ctrl-D on a new line "
                   "(or give a file: cudnn-magic explain LOG).", file=sys.stderr, flush=True)
-        data = sys.stdin.buffer.read()
+        data = _read_log(sys.stdin.buffer)
     else:
         name = args.file
         try:
             with open(args.file, "rb") as fh:
-                data = fh.read()
+                data = _read_log(fh)
         except OSError as exc:
             print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     info = describe(data)
+    if info["kind"] == "binary" and args.file != "-":
+        try:
+            info["bytes"] = os.path.getsize(args.file)  # only its head was read
+        except OSError:
+            pass
     if info["kind"] != "text":
         if args.json:
             json.dump({"diagnoses": [], "input": info}, out, indent=2)
