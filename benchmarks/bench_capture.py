@@ -14,7 +14,7 @@ to ``/dev/null`` at the end of the chain, and times it until every byte has left
   ``/dev/null``; the time includes the final ``sync()``.
 
 Usage: python benchmarks/bench_capture.py [--megabytes N] [--repeat R]
-Prints a markdown table of MB/s (1 MB = 10^6 bytes; the best of R runs).
+Prints a markdown table of MB/s (1 MB = 10^6 bytes; the median of R runs).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,8 +98,8 @@ def main() -> None:
     for chunk, label in CHUNKS:
         total = args.megabytes * 1_000_000 if chunk > 80 else min(args.megabytes, 20) * 1_000_000
         for mode, _ in MODES:
-            results[(mode, chunk)] = max(run(mode, chunk, total, root) for _ in range(args.repeat))
-    print(f"fd-2 throughput, MB/s (best of {args.repeat}; {args.megabytes} MB per run, 20 MB at 80 B; "
+            results[(mode, chunk)] = statistics.median(run(mode, chunk, total, root) for _ in range(args.repeat))
+    print(f"fd-2 throughput, MB/s (median of {args.repeat}; {args.megabytes} MB per run, 20 MB at 80 B; "
           f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)\n")
     print("| write size | " + " | ".join(label for _, label in MODES) + " |")
     print("|---|" + "---:|" * len(MODES))

@@ -10,11 +10,18 @@ other process). A second table times only our two callbacks (``pre_run_cell`` + 
 called directly, which is what the extension adds to a succeeding cell that wrote nothing to
 fd 2 (noise-free, unlike the difference of two totals).
 
-Cells: ``x = 1``; a cell writing one 80-byte line to fd 2 (the capture is synced and the bytes
-checked for GPU-unused warnings); a cell raising ``ValueError`` (the exception handler: sync,
-traceback, diagnose, nothing to show). Output is thrown away (stdout to /dev/null in the child).
+Cells: ``x = 1``; a cell writing one 80-byte line to fd 2 (the bytes are checked for
+GPU-unused warnings); cells writing 64 KiB and 1 MiB of realistic native log lines to fd 2 in
+one ``os.write`` (TensorFlow's C++ logging: the start-up lines once, ``dso_loader.cc``,
+``gpu_device.cc`` and ``cuda_dnn.cc``, which name CUDA, cuDNN, GPUs and libraries, then
+per-step XLA, ``gpu_timer.cc`` and ``cuda_executor.cc`` lines; none of them a warning); a cell raising
+``ValueError`` (the exception handler: sync, traceback, diagnose, nothing to show). Output is
+thrown away (stdout to /dev/null in the child).
 
-Usage: python benchmarks/bench_cell_overhead.py [--cells N] [--blocks B]
+``--code DIR`` runs another checkout of cudnn-magic (e.g. the commit before a change, from
+``git archive``) so before and after are measured side by side on the same machine.
+
+Usage: python benchmarks/bench_cell_overhead.py [--cells N] [--blocks B] [--code DIR] [--kinds K,...]
 """
 
 from __future__ import annotations
@@ -36,8 +43,34 @@ real_stdout = os.dup(1)
 devnull = os.open(os.devnull, os.O_WRONLY); os.dup2(devnull, 1)
 from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance(colors="nocolor")
+STARTUP = [  # what TensorFlow's C++ logging prints once, when the GPU is set up
+    b"2023-12-12 16:48:38.112233: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders.",
+    b"2021-06-02 13:10:30.111111: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudart.so.11.0",
+    b"2021-06-02 13:10:30.222222: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcublas.so.11",
+    b"2021-06-02 13:10:30.333333: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudnn.so.8",
+    b"2023-12-12 16:48:40.100000: I external/local_xla/xla/stream_executor/cuda/cuda_executor.cc:901] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero.",
+    b"2023-12-12 16:48:40.200000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1929] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 22290 MB memory:  -> device: 0, name: NVIDIA A10G, pci bus id: 0000:00:1e.0, compute capability: 8.6",
+    b"2023-12-12 16:48:41.000000: I external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:531] Loaded cuDNN version 8906",
+]
+LINES = [  # then, per training step (the step number makes each line distinct)
+    b"I0000 00:00:1700000000.000000   4242 device_compiler.h:186] Compiled cluster using XLA!  This line is logged at most once for the lifetime of the process.",
+    b"W0000 00:00:1700000000.100000   4242 gpu_timer.cc:114] Skipping the delay kernel, measurement accuracy will be reduced",
+    b"2023-12-12 16:49:40.100000: I external/local_xla/xla/stream_executor/cuda/cuda_executor.cc:901] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero.",
+    b"I0000 00:00:1700000000.200000   4242 some_native.cc:12] step 4400: loss 1.2345, 51234 tokens/s",
+]
+def native_log(size):
+    out = [x + b"\n" for x in STARTUP]
+    n, i = sum(map(len, out)), 0
+    while n < size:
+        line = LINES[i % len(LINES)].replace(b"4242", b"%04d" % (i % 10000)) + b"\n"
+        out.append(line); n += len(line); i += 1
+    return b"".join(out)[:size - 1] + b"\n"
+import builtins
+builtins.LOG_64K, builtins.LOG_1M = native_log(64 << 10), native_log(1 << 20)
 src = {"trivial": "x = 1",
        "fd2": "import os; os.write(2, b'I0000 00:00:1700000000.000000   4242 some_native.cc:12] an info line\\n')",
+       "fd2_64k": "import os; os.write(2, LOG_64K)",
+       "fd2_1m": "import os; os.write(2, LOG_1M)",
        "error": "raise ValueError('not cuDNN')"}[kind]
 def block():
     t0, c0 = time.perf_counter(), time.process_time()
@@ -54,9 +87,13 @@ without, with_ = [], []
 for _ in range(blocks):  # alternate, so load on the machine hits both sides alike
     without.append(block())
     ip.run_line_magic("load_ext", "cudnn_magic")
+    annotator().tee.sync()  # the helper has started (a one-time cost of %load_ext, measured above)
+    if os.environ.get("BENCH_ANNOTATE_OFF") == "1":
+        ip.run_line_magic("cudnn_annotate", "off")  # the capture alone: no warning scan
     with_.append(block())
     ip.run_line_magic("unload_ext", "cudnn_magic")
-res = {"without": without, "with": with_, "capture": capture, "load_ms": load_ms}
+import cudnn_magic
+res = {"without": without, "with": with_, "capture": capture, "load_ms": load_ms, "code": cudnn_magic.__file__}
 if kind == "trivial":
     ip.run_line_magic("load_ext", "cudnn_magic")
     a = annotator()
@@ -72,15 +109,19 @@ if kind == "trivial":
 os.write(real_stdout, (json.dumps(res) + "\n").encode())
 """
 
-KINDS = [("trivial", "`x = 1`"), ("fd2", "writes one 80 B line to fd 2"), ("error", "raises ValueError")]
+KINDS = [("trivial", "`x = 1`"), ("fd2", "writes one 80 B line to fd 2"),
+         ("fd2_64k", "writes 64 KiB of native log lines to fd 2"), ("fd2_1m", "writes 1 MiB of native log lines to fd 2"),
+         ("error", "raises ValueError")]
+CELLS_DIVISOR = {"trivial": 1, "fd2": 10, "fd2_64k": 10, "fd2_1m": 50, "error": 10}
 
 
-def run(kind: str, n: int, blocks: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run(kind: str, n: int, blocks: int, code: Path = ROOT) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(code))
     env.pop("PYTEST_CURRENT_TEST", None)
     with open(os.devnull, "wb") as dn:
+        # cwd=code: ``python -c`` puts the current directory first on sys.path
         p = subprocess.run([sys.executable, "-c", CHILD, kind, str(n), str(blocks)], stdout=subprocess.PIPE,
-                           stderr=dn, env=env, timeout=1800, check=True)
+                           stderr=dn, env=env, timeout=1800, check=True, cwd=str(code))
     return json.loads(p.stdout.decode().strip().splitlines()[-1])
 
 
@@ -88,12 +129,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=10_000)
     ap.add_argument("--blocks", type=int, default=20)
+    ap.add_argument("--code", default=str(ROOT), help="checkout of cudnn-magic to measure (default: this one)")
+    ap.add_argument("--kinds", default=",".join(k for k, _ in KINDS), help="cells to run (default: all)")
+    ap.add_argument("--annotate-off", action="store_true",
+                    help="with %%cudnn_annotate off: what the fd-2 capture alone costs (no warning scan)")
     args = ap.parse_args()
+    if args.annotate_off:
+        os.environ["BENCH_ANNOTATE_OFF"] = "1"
     rows = []
     hooks = load_ms = 0.0
+    wanted = set(args.kinds.split(","))
     for kind, label in KINDS:
-        n = args.cells if kind == "trivial" else max(100, args.cells // 10)
-        r = run(kind, max(1, n // args.blocks), args.blocks)
+        if kind not in wanted:
+            continue
+        n = max(args.blocks, args.cells // CELLS_DIVISOR[kind])
+        r = run(kind, max(1, n // args.blocks), args.blocks, Path(args.code))
         assert r["capture"], "the capture did not start"
         b = statistics.median(w for w, _ in r["without"])
         e = statistics.median(w for w, _ in r["with"])
@@ -103,7 +153,7 @@ def main() -> None:
         if "hooks_us" in r:
             hooks, load_ms = r["hooks_us"], r["load_ms"]
     print(f"Per-cell time in a real InteractiveShell, µs: {args.blocks} alternating blocks with and without the "
-          f"extension in one process, medians (Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"extension in one process{' (annotation off: capture only)' if args.annotate_off else ''}, medians (code: {args.code}; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f})\n")
     print("| cell | cells (each side) | without extension | with `%load_ext cudnn_magic` | overhead, wall | overhead, CPU of the shell process |")
     print("|---|---:|---:|---:|---:|---:|")

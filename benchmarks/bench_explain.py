@@ -5,8 +5,13 @@ creation, Keras progress bars, PyTorch warnings) plus noise, with the decisive c
 the end, as in a long training run that fails late. For comparison it times what a user would
 otherwise run: ``grep -E -i`` over the same file with a comparable pattern set (subprocess).
 
-Run: ``.venv/bin/python benchmarks/bench_explain.py [--sizes 1,10,50] [--repeat 3]``.
-Prints a markdown table (median of the repeats). Target: 1 MB under 20 ms, linear in size.
+Memory (``--memory``): the peak resident memory of ``cudnn-magic explain FILE`` as a whole
+process (``ru_maxrss`` of the child), minus the peak of the same command on a one-line log (the
+interpreter and the package), divided by the log's size; ``--code DIR`` measures another
+checkout beside this one (e.g. the commit before a change). Target: at most 2x the input.
+
+Run: ``.venv/bin/python benchmarks/bench_explain.py [--sizes 1,10,50] [--repeat 3] [--memory] [--code DIR]``.
+Prints markdown tables (median of the repeats). Target: 1 MB under 20 ms, linear in size.
 """
 
 from __future__ import annotations
@@ -97,11 +102,59 @@ def time_grep(path: str, repeat: int) -> float | None:
     return statistics.median(times)
 
 
+PEAK = r"""
+import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def peak_kib(cmd: list[str], env: dict[str, str], cwd: str) -> int:
+    """Peak RSS (KiB) of ``cmd`` run as the only child of a fresh process."""
+    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
+    rc, kib = out.stdout.split()
+    if int(rc) not in (0, 2):
+        raise SystemExit(f"{cmd} failed: {rc}")
+    return int(kib)
+
+
+def memory_table(sizes: list[float], codes: list[str], repeat: int) -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as tmp:
+        small = os.path.join(tmp, "one-line.log")
+        with open(small, "w") as fh:
+            fh.write(DECISIVE + "\n")
+        print("| code | log size | peak RSS, MiB | one-line log, MiB | above it, MiB | above it / log size |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for mb in sizes:
+            path = os.path.join(tmp, f"log-{mb}.txt")
+            with open(path, "w") as fh:
+                fh.write(build_log(int(mb * 2**20)))
+            size = os.path.getsize(path)
+            for code in codes:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                env["PYTHONPATH"] = code
+                cmd = [sys.executable, "-m", "cudnn_magic", "explain", path]
+                base = statistics.median(peak_kib([sys.executable, "-m", "cudnn_magic", "explain", small], env, code)
+                                         for _ in range(repeat))
+                peak = statistics.median(peak_kib(cmd, env, code) for _ in range(repeat))
+                above = (peak - base) * 1024
+                label = "this checkout" if os.path.samefile(code, root) else code
+                print(f"| {label} | {size / 2**20:.0f} MiB | {peak / 1024:.0f} | {base / 1024:.0f} | {above / 2**20:.0f} | "
+                      f"{above / size:.2f}x |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,10,50", help="log sizes in MB, comma-separated")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--memory", action="store_true", help="measure the peak memory of `cudnn-magic explain FILE`")
+    ap.add_argument("--code", action="append", default=[], help="another checkout to measure beside this one")
     args = ap.parse_args(argv)
+    if args.memory:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        memory_table([float(x) for x in args.sizes.split(",") if x], args.code + [root], args.repeat)
+        return 0
     sizes = [float(x) for x in args.sizes.split(",") if x]
     diagnose(log="warm up")  # load the knowledge base once (lazy imports)
     rows = []

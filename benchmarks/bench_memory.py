@@ -1,4 +1,4 @@
-"""GPU memory sampling cost, side by side with nvidia-smi and gpustat, on the same NVML.
+"""GPU memory sampling cost, side by side with nvitop, gpustat and nvidia-smi, on the same NVML.
 
 Builds the C stand-in for ``libnvidia-ml.so.1`` (tests/native/fake_nvml.c) with gcc and
 configures 8 GPUs with two processes each; every tool below loads it through
@@ -8,10 +8,19 @@ driver, ``--real`` measures the real NVML instead. Measured:
 * one ``cudnn_magic.memory.sample()`` of all GPUs, in-process (target: under 2 ms for 8 GPUs);
 * the ``%gpu_memory`` panel's sampler thread at 1 Hz: process CPU time / wall time over
   ``--duration`` seconds, widgets included (ipywidgets DummyComm; target: under 1% of a core);
+* nvitop's in-process API on the same devices (``Device.all()`` once, then per sample each
+  device's ``memory_info()`` and ``processes()``: memory per GPU and per process, what one
+  ``sample()`` reads), median per sample;
 * gpustat's own query (``GPUStatCollection.new_query()``, in-process) and ``gpustat --json``
-  as a whole process;
+  as a whole process, for reference only: ``new_query()`` sleeps 0.1 s for every GPU with
+  processes (``time.sleep(0.1)`` in gpustat/core.py, to measure their CPU use), so its time is
+  mostly that sleep, not NVML work;
 * ``nvidia-smi --query-gpu=memory.used --format=csv`` as a whole process, where installed;
 * ``cudnn-magic memory --json`` as a whole process.
+
+Run it with an interpreter that has gpustat and nvitop (``python -m venv benchmarks/.venv-bench &&
+benchmarks/.venv-bench/bin/pip install -e '.[bench]'``); rows of tools that are missing say so.
+All figures are medians.
 
 Usage: python benchmarks/bench_memory.py [--gpus 8] [--duration 20] [--repeat 5] [--real]
 Prints a markdown table and writes benchmarks/results/memory.json.
@@ -69,6 +78,21 @@ c0, w0 = time.process_time(), time.perf_counter()
 time.sleep(duration)
 c1, w1 = time.process_time(), time.perf_counter()
 print(json.dumps({"percent_of_core": 100.0 * (c1 - c0) / (w1 - w0)}))
+"""
+
+NVITOP_QUERY = r"""
+import json, statistics, sys, time
+from nvitop import Device
+devices = Device.all()
+def one():
+    return [(d.memory_info(), [(p.pid, p.gpu_memory()) for p in d.processes().values()]) for d in devices]
+first = one()
+n = int(sys.argv[1])
+times = []
+for _ in range(n):
+    t0 = time.perf_counter(); one(); times.append(time.perf_counter() - t0)
+print(json.dumps({"gpus": len(devices), "median_ms": statistics.median(times) * 1e3,
+                  "processes": sum(len(p) for _, p in first)}))
 """
 
 GPUSTAT_QUERY = r"""
@@ -147,6 +171,15 @@ def main() -> int:
                      f"{c['percent_of_core']:.3f}% of a core (idle process: {idle['percent_of_core']:.3f}%)",
                      "target < 1%"))
 
+        try:
+            import nvitop  # noqa: F401
+
+            nv = run_json(NVITOP_QUERY, env, str(args.samples))
+            results["nvitop_query"] = nv
+            rows.append((f"nvitop `Device.memory_info()` + `processes()` of {nv['gpus']} GPUs, in-process",
+                         f"{nv['median_ms']:.3f} ms", "same NVML, same facts"))
+        except ImportError:
+            rows.append(("nvitop", "not available (pip install nvitop)", ""))
         try:
             import gpustat  # noqa: F401
 

@@ -9,21 +9,28 @@ From Python (no IPython needed)::
 
     import cudnn_magic
     report = cudnn_magic.check()            # Report (cudnn_magic.model)
-    diagnoses = cudnn_magic.explain(text)   # list[Diagnosis], strongest first
+    diagnoses = cudnn_magic.explain(text)   # Diagnoses: list[Diagnosis], strongest first
     snapshot = cudnn_magic.gpu_memory()     # MemorySnapshot (bytes)
 
 Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
 magics module is imported by :func:`load_ipython_extension` only.
+
+``cudnn_magic.check`` is both the function above and, once imported, the submodule
+``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
+loads): the submodule is made callable with the same signature, so ``cudnn_magic.check()``
+works however often and in whatever order it is called.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .model import Diagnosis, MemorySnapshot, Report
+    from .model import Diagnoses, MemorySnapshot, Report
 
 __all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -43,14 +50,23 @@ def check(import_frameworks: bool = False, deep: bool = False) -> Report:
     return run_check(import_frameworks=import_frameworks, deep=deep)
 
 
-def explain(text: str, report: Report | None = None) -> list[Diagnosis]:
-    """Explain an error text or log (any mix of traceback and native log lines).
+def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
+    """Explain an error text or log (any mix of traceback and native log lines; ``str``, or the
+    ``bytes`` of a log file).
 
-    Returns diagnoses strongest first; an empty list when nothing is cuDNN-related.
+    Returns a :class:`~cudnn_magic.model.Diagnoses` list, strongest first, that displays as an
+    annotation in a notebook; empty when nothing is cuDNN-related, with ``.message`` saying so
+    when the input is empty or binary (a shared library, an archive: not a log).
     """
     from .diagnose import diagnose
+    from .model import Diagnoses
+    from .textinput import describe
 
-    return diagnose(exception="", log=text, report=report)
+    info = describe(text if isinstance(text, (bytes, str)) else "")
+    if info["kind"] != "text":
+        return Diagnoses([], message=f"cudnn-magic: {info['detail']}: nothing to explain.")
+    return Diagnoses(diagnose(exception="", log=text, report=report),
+                     message="cudnn-magic: nothing cuDNN-related found in the text.")
 
 
 def gpu_memory() -> MemorySnapshot:
@@ -86,3 +102,28 @@ def unload_ipython_extension(ip: Any) -> None:
     from .magics import unload
 
     unload(ip)
+
+
+class _CallableCheckModule(types.ModuleType):
+    """The submodule ``cudnn_magic.check``, callable as :func:`check` (same arguments)."""
+
+    def __call__(self, import_frameworks: bool = False, deep: bool = False) -> "Report":
+        return self.run_check(import_frameworks=import_frameworks, deep=deep)
+
+
+class _Package(types.ModuleType):
+    """This package's module type: when the import system stores the loaded submodule
+    ``check`` on the package (over the function), the submodule becomes callable."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "check" and type(value) is types.ModuleType:
+            value.__class__ = _CallableCheckModule
+        super().__setattr__(name, value)
+
+
+_self = sys.modules[__name__]
+_self.__class__ = _Package
+_loaded = sys.modules.get(__name__ + ".check")
+if _loaded is not None:  # a reload of this package after the submodule was imported
+    setattr(_self, "check", _loaded)
+del _self, _loaded

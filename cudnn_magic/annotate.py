@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -315,22 +316,66 @@ class Annotator:
         data = tee.slice(start + cut, end)
         return _decode(bytes(data)), cut + data.truncated
 
+    def _cell_bytes(self, end: int | None) -> tuple[bytes, int]:
+        """This cell's fd-2 bytes up to ``end`` (the newest :data:`MAX_LOG_FOR_DIAGNOSIS`) and
+        the log offset they reach (less than ``end`` while the helper's write still lags)."""
+        tee = self.tee
+        if tee is None or self.mark is None or end is None or tee.directory is None:
+            return b"", end or 0
+        from .capture.tee import read_range
+
+        start = self.mark.offset
+        data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
+        return data, last
+
     def _check_warnings(self, tee: Any) -> None:
-        end = tee.sync()
-        text, _ = self.cell_log(end)
-        if not text.strip():
+        """A succeeding cell wrote to fd 2: look for "GPU silently unused" warnings.
+
+        The cost scales with what can matter (issue 14; ``benchmarks/bench_cell_overhead.py``):
+        no marker round trip unless something is shown (:meth:`Tee.settled` instead of
+        :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
+        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
+        knowledge base."""
+        synced = False
+        end = tee.settled()
+        data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
+        if end is not None and 0 <= reached < end:
+            # the helper counts a chunk just before it writes it to the log: read the rest as it lands
+            from .capture.tee import read_range
+
+            for _ in range(40):
+                time.sleep(0.00005)
+                more, first, last, _ = read_range(tee.directory, reached, end)
+                if more and first != reached:
+                    break  # the log rotated meanwhile: no gaps, take the exact way below
+                data, reached = data + more, (last if more else reached)
+                if reached >= end:
+                    break
+        if end is None or reached < end:
+            end, synced = tee.sync(), True  # unsettled, or the log write still lags: the exact way
+            data, _ = self._cell_bytes(end)
+        if not data:
+            return
+        from .capture.fastfind import memmem_finder
+        from .knowledge import keyword_lines
+
+        lines = keyword_lines(data, find=memmem_finder())
+        if not lines:
             return
         from .diagnose import gpu_unused_warnings
 
-        found = gpu_unused_warnings(text)
+        text = _decode(lines)
+        found = gpu_unused_warnings(text, joined=False)
         if not found:
             return
-        found = gpu_unused_warnings(text, report=_report()) or found
+        found = gpu_unused_warnings(text, report=_report(), joined=False) or found
+        if not synced:
+            tee.sync()  # what the cell printed reaches the notebook before the warning
         if tee.last_forwarded != self.mark_forwarded:
             from .capture.tee import drain_ipykernel
 
             drain_ipykernel()
-        self._display(found, text, warning=True)
+        self._display(found, _decode(data), warning=True)
 
     # -- errors --------------------------------------------------------------------------------------
 
@@ -376,6 +421,8 @@ class Annotator:
             self.installed_ctb = shell.CustomTB
 
     def _annotate_error(self, etype: type, value: BaseException, tb: Any, end: int | None) -> None:
+        if _own_usage_error(etype, tb):
+            return  # a mistyped %cudnn_* line: IPython showed the usage; the error to explain stays
         text, truncated = self.cell_log(end)
         try:
             msg = str(value)
@@ -430,6 +477,24 @@ class Annotator:
         rec.diagnoses = diagnoses
         return Explanation(diagnoses, _display_safe_log(rec.log),
                            message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+
+
+def _own_usage_error(etype: type, tb: Any) -> bool:
+    """A ``UsageError`` raised from one of our magics (a frame of ``cudnn_magic`` in its
+    traceback): never "the last error" that ``%cudnn_explain`` explains."""
+    try:
+        from IPython.core.error import UsageError
+
+        if not issubclass(etype, UsageError):
+            return False
+        depth = 0
+        while tb is not None and depth < 200:
+            if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("cudnn_magic"):
+                return True
+            tb, depth = tb.tb_next, depth + 1
+    except Exception:  # noqa: BLE001
+        return False
+    return False
 
 
 def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
@@ -490,7 +555,10 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         children.append(out)
     # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
-        display(W.VBox(children))
+        from .ui.fallback import display_widget, fixes_fallback
+
+        text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
+        display_widget(W.VBox(children), text, page)
 
 
 @magics_class
@@ -548,6 +616,11 @@ class AnnotateMagics(Magics):
                              "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
+        from .textinput import binary_kind
+
+        kind = binary_kind(text) if text.strip() else None
+        if kind:
+            return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
         if not text.strip():
             a = _ANNOTATOR
             if a is None:

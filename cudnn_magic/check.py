@@ -391,7 +391,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
                          f"already mapped in this process: {scope}"
                          + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
-        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this kernel"
+        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this process"
         mapped = True
     else:
         res = search
@@ -555,7 +555,7 @@ def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[Cudnn
     fixes.append(Fix("import-order", "Import the framework whose cuDNN you need first, or use one cuDNN wheel for all",
                      "Restart the kernel and import the framework with the newest cuDNN requirement first.", True, False,
                      "a change to your code"))
-    return [Finding("cudnn-multiple-copies-loaded", "warning", f"cuDNN is mapped from {len(dirs)} directories in this kernel",
+    return [Finding("cudnn-multiple-copies-loaded", "warning", f"cuDNN is mapped from {len(dirs)} directories in this process",
                     detail, tuple(fixes))]
 
 

@@ -8,65 +8,113 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Sequence, TextIO
+from typing import BinaryIO, Sequence, TextIO
 
 
-def _parser() -> argparse.ArgumentParser:
+COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, measuring the terminal with ``os.get_terminal_size`` itself:
+    argparse builds one for every ``add_argument`` and would import ``shutil`` (with bz2, lzma
+    and zlib) for it, 2 ms of every run."""
+
+    def __init__(self, prog: str, **kw: object) -> None:
+        if kw.get("width") is None:
+            try:
+                cols = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.stdout.fileno()).columns
+            except (ValueError, OSError, AttributeError):
+                cols = 80
+            kw["width"] = max(cols, 40) - 2
+        super().__init__(prog, **kw)  # type: ignore[arg-type]
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Every subcommand is listed; only ``command``'s options are built
+    when it is given (building them all imports the memory, fix and startup modules: about
+    9 ms of every run, ``benchmarks/bench_startup.py``); ``None`` builds them all (help)."""
     p = argparse.ArgumentParser(
-        prog="cudnn-magic",
+        prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
     from . import __version__
-    from .ui.args import timeout_seconds
 
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **kw: add_parser(*a, formatter_class=_Formatter, **kw)  # type: ignore[method-assign]
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
-    c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
-    c.add_argument("--import-frameworks", action="store_true",
-                   help="import installed frameworks for exact runtime answers (slow)")
-    c.add_argument("--deep", action="store_true",
-                   help="load every cuDNN copy a framework could pick in a child process and report what fails")
-    c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
-    c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
-                   help="per-worker timeout with --dask (default 30)")
-    c.add_argument("--load", metavar="PATH", action="append", default=[],
-                   help="load this libcudnn first (as a framework would), then check; repeatable")
+    if wanted("check"):
+        from .ui.args import timeout_seconds
+
+        c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
+        c.add_argument("--import-frameworks", action="store_true",
+                       help="import installed frameworks for exact runtime answers (slow)")
+        c.add_argument("--deep", action="store_true",
+                       help="load every cuDNN copy a framework could pick in a child process and report what fails")
+        c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
+                       help="per-worker timeout with --dask (default 30)")
+        c.add_argument("--load", metavar="PATH", action="append", default=[],
+                       help="load this libcudnn first (as a framework would), then check; repeatable")
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
-    e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
-    e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
-    e.add_argument("--facts", action="store_true",
-                   help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
-                        "logs produced here; logs from CI or another machine are explained from their text")
+    if wanted("explain"):
+        e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
+        e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
+        e.add_argument("--facts", action="store_true",
+                       help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
+                            "logs produced here; logs from CI or another machine are explained from their text")
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
-    m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
-    from .memory import interval_seconds
+    if wanted("memory"):
+        from .memory import interval_seconds
 
-    m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
-                   help="refresh every SECONDS seconds until interrupted")
-    from .fix_magics import add_fix_arguments
+        m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
+        m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
+                       help="refresh every SECONDS seconds until interrupted")
+    f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
+    if wanted("fix"):
+        from .fix_magics import add_fix_arguments
 
-    add_fix_arguments(sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id"))
-    from .startup import add_arguments as add_startup_arguments
+        add_fix_arguments(f)
+    st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
+                                                "environment (--undo to remove)")
+    if wanted("install-startup"):
+        from .startup import add_arguments as add_startup_arguments
 
-    add_startup_arguments(sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
-                                                                 "environment (--undo to remove)"))
+        add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
-    cr.add_argument("--json", action="store_true", help="print the records as JSON")
-    cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
+    if wanted("crashes"):
+        cr.add_argument("--json", action="store_true", help="print the records as JSON")
+        cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     return p
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), when it is one of
+    :data:`COMMANDS`; else None (then every parser is built, for help and error messages)."""
+    for a in argv:
+        if a == "--":
+            return None
+        if not a.startswith("-"):
+            return a if a in COMMANDS else None
+    return None
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (see module docstring)."""
     out = out or sys.stdout
-    parser = _parser()
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    parser = _parser(_command_of(argv))
     try:
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed the usage message
         return 0 if exc.code == 0 else 2
     if args.command is None:
@@ -125,36 +173,72 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         json.dump(report_json(report), out, indent=2)
         out.write("\n")
     else:
-        out.write(report_text(report))
+        out.write(report_text(report, where="process"))
         out.write("\n")
     return 1 if report.worst_severity == "error" else 0
 
 
+def _read_log(fh: "BinaryIO") -> bytes:
+    """The whole input, unless its first 64 KiB already show it is a binary (an executable, a
+    shared library, an archive): then only those, so a 279 MB browser binary is refused at once
+    instead of read whole."""
+    from .textinput import SAMPLE, binary_kind
+
+    head = fh.read(SAMPLE)
+    if len(head) < SAMPLE or binary_kind(head):
+        return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
+    rest = fh.read()
+    return head + rest if rest else head
+
+
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
-    from .diagnose import diagnose
-    from .render.diagnosis import diagnoses_json, diagnoses_text
+    from .textinput import describe
 
     if args.file == "-":
-        data = sys.stdin.buffer.read()
+        name = "standard input"
+        try:
+            at_terminal = sys.stdin.isatty()
+        except (AttributeError, ValueError):
+            at_terminal = False
+        if at_terminal:
+            print("cudnn-magic explain: paste the log or error message, then press Ctrl-D on a new line "
+                  "(or give a file: cudnn-magic explain LOG).", file=sys.stderr, flush=True)
+        data = _read_log(sys.stdin.buffer)
     else:
+        name = args.file
         try:
             with open(args.file, "rb") as fh:
-                data = fh.read()
+                data = _read_log(fh)
         except OSError as exc:
             print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    text = data.decode("utf-8", errors="replace")
+    info = describe(data)
+    if info["kind"] == "binary" and args.file != "-":
+        try:
+            info["bytes"] = os.path.getsize(args.file)  # only its head was read
+        except OSError:
+            pass
+    if info["kind"] != "text":
+        if args.json:
+            json.dump({"diagnoses": [], "input": info}, out, indent=2)
+            out.write("\n")
+        print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
+        return 2 if info["kind"] == "binary" else 0
+    from .diagnose import diagnose
+    from .render.diagnosis import diagnoses_json, diagnoses_text
+
     report = None
     if args.facts:
         from .check import run_check
 
         report = run_check()
-    diagnoses = diagnose(exception="", log=text, report=report)
+    diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
+    del data
     if args.json:
-        json.dump(diagnoses_json(diagnoses), out, indent=2)
+        json.dump(dict(diagnoses_json(diagnoses), input=info), out, indent=2)
         out.write("\n")
     else:
-        out.write(diagnoses_text(diagnoses) or "No cuDNN-related error found in the input.")
+        out.write(diagnoses_text(diagnoses, where="process") or "No cuDNN-related error found in the input.")
         out.write("\n")
     return 0
 

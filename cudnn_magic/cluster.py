@@ -495,6 +495,28 @@ async def _probe_workers(client: Any, addresses: Sequence[str], timeout: float) 
     return list(await asyncio.gather(*(one(a) for a in addresses)))
 
 
+def _check_address(address: str) -> None:
+    """Refuse an address ``distributed`` cannot parse BEFORE a ``Client`` is built: a Client
+    whose start fails on a malformed address hangs 60 s in its ``__del__`` at exit and prints
+    ``Exception ignored in ... TimeoutError`` (distributed 2024-2026). Addresses of schemes
+    without host and port (``inproc://``, ``ucx://``) are left to the Client. Source:
+    ``distributed.comm.get_address_host_port``."""
+    try:
+        from distributed.comm import get_address_host_port
+    except ImportError:
+        return
+    try:
+        get_address_host_port(address)
+    except ValueError as exc:
+        if "don't know how to extract" in str(exc):
+            return
+        raise ClusterCheckError(
+            f"{address!r} is not a Dask scheduler address ({exc}): give tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786, "
+            "or in a notebook the name of a dask.distributed.Client variable") from None
+    except Exception:  # noqa: BLE001 - unknown scheme etc.: the Client says what is wrong
+        return
+
+
 def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterReport:
     """Run :func:`worker_probe` on every worker of a Dask cluster and return the table.
 
@@ -532,12 +554,16 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterRepor
                 f"expected a dask.distributed.Client or a scheduler address like tcp://HOST:8786, "
                 f"got {type(client_or_address).__name__}")
         address = address.strip()
+        _check_address(address)
         try:
             client = distributed.Client(address, timeout=timeout, set_as_default=False)
-        except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError (bad address)
+        except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
             raise ClusterCheckError(
                 f"could not connect to the Dask scheduler at {address} within {timeout:g} s: "
                 f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - anything else: one line, and no false "within N s"
+            raise ClusterCheckError(
+                f"could not connect to the Dask scheduler at {address}: {type(exc).__name__}: {exc}") from None
         own = True
     try:
         if client.asynchronous:

@@ -343,7 +343,7 @@ def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: 
         shown: list[list[str]] = blocks
     else:
         shown = [chosen]
-        body = [""] + chosen
+        body = [""] + _fold_internal(chosen)
     room = max(max_lines - len(out) - 1, 4)
     if len(body) > room:
         # keep the top of the first block (the frames nearest the fault), say what was left out
@@ -356,6 +356,35 @@ def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: 
 
 
 _CELL_FRAME = ("/ipykernel_", "<ipython-input-")
+
+#: Frames of the machinery that runs a cell (IPython, ipykernel and what they run on), folded
+#: into one line in the stack shown: the user's frames and the native call are what matter.
+_INTERNAL = re.compile(
+    r'File "[^"]*(?:/(?:IPython|ipykernel|traitlets|tornado|zmq|jupyter_client|jupyter_core|asyncio|concurrent)/'
+    r'|/(?:runpy|threading|selectors|ipykernel_launcher)\.py"|/bin/i?python3?")')
+
+
+def _fold_internal(block: list[str]) -> list[str]:
+    """``block`` with every run of two or more internal frames (:data:`_INTERNAL`) folded into
+    ``[... N frames of IPython/ipykernel internals ...]``."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            out.append(f"  [... {len(run)} frames of IPython/ipykernel internals ...]")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for ln in block:
+        if _INTERNAL.search(ln):
+            run.append(ln)
+        else:
+            flush()
+            out.append(ln)
+    flush()
+    return out
 
 
 def _crashing_thread(blocks: list[list[str]]) -> list[str] | None:
@@ -385,6 +414,27 @@ def _log_lines(text: str, n: int = 40) -> str:
     if len(lines) <= n:
         return "\n".join(lines)
     return f"[... {len(lines) - n} earlier lines ...]\n" + "\n".join(lines[-n:])
+
+
+_PROMPT = re.compile(r"(?:In \[\d+\]: |   \.\.\.: )+")
+
+
+def _strip_prompts(text: str) -> str:
+    """Without terminal IPython's prompts (``In [2]: ``, ``   ...: ``): a shell reading its
+    input without prompt_toolkit (``--simple-prompt``, no tty for stdout) writes them to fd 2,
+    where the next native line is glued onto them (``In [2]: F0000 ... Check failed``). A line
+    that was only a prompt goes; a prompt before a native line is cut off."""
+    if "In [" not in text and "...: " not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        m = _PROMPT.match(line)
+        if m:
+            line = line[m.end():]
+            if not line.strip():
+                continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _safe_text(data: bytes) -> str:
@@ -556,11 +606,11 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         if logged is not None and end < logged:
             problems.append(f"the log is shorter than recorded ({end} of {logged} bytes): truncated")
         tail = read_slice(d, max(0, end - MAX_LOG_FOR_DISPLAY), end)
-        rec.log_tail = _safe_text(bytes(tail))
+        rec.log_tail = _strip_prompts(_safe_text(bytes(tail)))
         start = cell_offset if cell_offset is not None and 0 <= cell_offset <= end else max(0, end - MAX_LOG_FOR_DIAGNOSIS)
         cut = max(0, end - start - MAX_LOG_FOR_DIAGNOSIS)
         sl = read_slice(d, start + cut, end)
-        rec.log = _safe_text(bytes(sl))
+        rec.log = _strip_prompts(_safe_text(bytes(sl)))
         rec.log_missing = cut + sl.truncated
     if meta.get("log_error"):
         problems.append(f"the capture could not write the whole log ({str(meta.get('log_error'))[:200]})")
@@ -948,7 +998,9 @@ def _show(ip: Any, rec: CrashRecord) -> None:
                 from .check import cached_report
                 from .ui.fix_buttons import fix_box
 
-                display(fix_box(fixes, cached_report()))
+                from .ui.fallback import display_widget, fixes_fallback
+
+                display_widget(fix_box(fixes, cached_report()), *fixes_fallback(fixes))
             except Exception:  # noqa: BLE001 - buttons are a bonus
                 log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)
 

@@ -101,7 +101,7 @@ CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "cudnn-internal-error": (
         "cuDNN reported an internal error",
         "CUDNN_STATUS_INTERNAL_ERROR outside handle creation: oversized problems, the wrong "
-        "current device, or library bugs. Free memory rules out gpu-out-of-memory.",
+        "current device, or library bugs; GPU memory that ran out can end the same way.",
         ("disable-cudnn-benchmark", "free-gpu-memory", "cudnn-fallback"),
     ),
     "gpu-arch-unsupported": (
@@ -118,13 +118,14 @@ _GENERIC_IDS = frozenset({"cudnn-init-failed"})
 _SAFE = re.compile(r"[^\w.+\-(), /:]")
 
 
-def diagnose(exception: str = "", log: str = "", report: "Report | None" = None, *,
+def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None" = None, *,
              exc_type: str | None = None, traceback: str = "") -> list[Diagnosis]:
     """Explain a failure: strongest diagnosis first, [] when nothing cuDNN-related.
 
     Args:
         exception: ``str(exc)`` or "Type: message".
-        log: native stderr captured during the cell, or a whole pasted/CI log.
+        log: native stderr captured during the cell, or a whole pasted/CI log; ``str``, or
+            UTF-8 ``bytes`` as read from a file (scanned in place, never decoded whole).
         report: live facts (``%cudnn_check``'s Report) of THIS process, or None (a pasted log
             from elsewhere: then only the text decides).
         exc_type: the exception's type name, when known.
@@ -145,12 +146,14 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
             exc = f"{exc_type}: {exc}"
         hits: list[Hit] = []
         for src, text in (("log", log), ("exception", exc), ("traceback", traceback)):
-            if text and isinstance(text, str):
+            if text and (isinstance(text, str) or (src == "log" and isinstance(text, bytes))):
                 found = scan(text, src)
                 if src == "traceback":  # the traceback repeats the message (its raise line): quote it once
                     in_exc = {id(h.signature) for h in hits if h.source == "exception"}
                     found = [h for h in found if id(h.signature) not in in_exc]
                 hits.extend(found)
+        if isinstance(log, bytes):  # only the ends are read for the context: never decode it all
+            log = (log[:65_536] + b"\n" + log[-65_536:]).decode("utf-8", "replace")
         context = _Context.build(exc, log if isinstance(log, str) else "", traceback or "")
         return _build(hits, report, context, warnings=False)
     except Exception:  # noqa: BLE001 - never harm the session
@@ -159,7 +162,7 @@ def diagnose(exception: str = "", log: str = "", report: "Report | None" = None,
         return []
 
 
-def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagnosis]:
+def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: bool = True) -> list[Diagnosis]:
     """Warnings for a cell that SUCCEEDED but printed that the GPU will be skipped.
 
     TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
@@ -168,6 +171,9 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagno
     "a CUDA-enabled jaxlib is not installed", TensorFlow ignoring a GPU for its compute
     capability, and cuDNN version/loading lines printed without an exception.
 
+    ``joined=False`` skips the search for lines split by a hard wrap (a cell's own output,
+    not a paste).
+
     Returns:
         Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found`` or
         ``cudnn-version-mismatch``), or []. Never raises.
@@ -175,7 +181,7 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None) -> list[Diagno
     try:
         if not log or not isinstance(log, str):
             return []
-        hits = scan(log, "log", warnings=True)
+        hits = scan(log, "log", warnings=True, joined=joined)
         relevant = {"cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-sublibrary-load-failed",
                     "gpu-arch-unsupported"}
         if not any((h.signature.warning and h.weight > 0) or (h.diagnosis in relevant and h.weight >= 80)
@@ -471,10 +477,14 @@ def _note_missing_driver(aggs: dict[str, _Agg], report: Report) -> None:
     reason = report.driver.reason if isinstance(report.driver, Unavailable) else ""
     if "not found" not in reason.lower() and "not loaded" not in reason.lower():
         return
+    oom = aggs.get("gpu-out-of-memory")
+    if oom is not None and len(aggs) > 1 and not any(h.signature.diagnosis == oom.id for _, h in oom.hits):
+        # only inferred from a generic failure: with no GPU driver here, memory cannot have run out
+        del aggs["gpu-out-of-memory"]
     for a in aggs.values():
         if a.id in ("cudnn-init-failed", "cudnn-internal-error", "cudnn-execution-failed", "gpu-out-of-memory"):
-            a.facts.append(f"fact: no NVIDIA driver on this machine ({reason}); cuDNN cannot create a handle "
-                           "without a GPU and its driver")
+            a.facts.append(f"fact: no NVIDIA driver on this machine (NVML: {reason.split(':', 1)[0]}); cuDNN cannot "
+                           "create a handle without a GPU and its driver")
             if not any(f.id == "upgrade-driver" for f in a.fact_fixes):
                 a.fact_fixes.append(Fix("upgrade-driver", "Run on a machine with an NVIDIA GPU and driver",
                                         "install the NVIDIA driver (nvidia-smi must list the GPU), or select a GPU "
@@ -552,6 +562,16 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
             a.facts.append(line)
             if generic_top or a is top:
                 a.score = max(a.score, top.score + 4)
+    # 2b. plenty of free memory on every GPU: an internal error is not memory running out here
+    known = [g for g in report.gpus if g.free_bytes is not None and g.total_bytes]
+    internal = aggs.get("cudnn-internal-error")
+    if internal is not None and known and not full and all(
+            g.free_bytes >= 2**30 and g.free_bytes >= 0.10 * g.total_bytes for g in known):
+        g = min(known, key=lambda g: g.free_bytes)
+        internal.facts.append(f"fact: GPU {g.index} ({g.name}) has {_gib(g.free_bytes)} free of {_gib(g.total_bytes)} "
+                              + ("(the least free of the GPUs) " if len(known) > 1 else "")
+                              + "now: GPU memory did not run out")
+        internal.suppressed.add("free-gpu-memory")
     # 3. driver below the floor of the frameworks' CUDA
     drv = report.driver if isinstance(report.driver, Driver) else None
     if drv is not None and drv.version:
@@ -614,6 +634,47 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                                        + ", ".join(res.shadowed[:3]))
                         a.fact_fixes.append(fix)
                 break
+        else:
+            # No framework whose search shows it, no finding of the check: the mapped copy's own
+            # LD_LIBRARY_PATH origin may still be the cause.
+            _shadowing_without_framework(aggs, report, mapped)
+
+
+def _shadowing_without_framework(aggs: dict[str, _Agg], report: Report, mapped: list) -> None:
+    """No framework to resolve for, but the log's mismatch has a cause the live facts show: the
+    mapped cuDNN came from an ``LD_LIBRARY_PATH`` entry, and this environment has its own cuDNN
+    of the compiled-against release further down the loader's search. Then taking that entry off
+    the path is the fix, and installing cuDNN again would change nothing (it is installed)."""
+    import os.path
+
+    a = aggs.get("cudnn-version-mismatch")
+    compiled = try_parse(a.versions.get("compiled") or a.versions.get("minimum") or "") if a else None
+    if a is None or compiled is None or compiled.minor is None:
+        return
+    for lib in mapped:
+        if not any(c.path == lib.path and c.source == "LD_LIBRARY_PATH" for c in report.cudnn_installed):
+            continue
+        own = []
+        for c in report.cudnn_installed:
+            v = try_parse(c.version or "") if c.is_main and not c.loaded and c.source != "LD_LIBRARY_PATH" else None
+            if v is not None and v.minor is not None and v.major == compiled.major and v.minor >= compiled.minor:
+                own.append(c)
+        if not own:
+            continue
+        d, c = os.path.dirname(lib.path), own[0]
+        a.facts.append(f"fact: {lib.name} {lib.version} comes from the LD_LIBRARY_PATH entry {d}, which the loader "
+                       f"searches before any library's RUNPATH; this environment's own {c.name} {c.version} "
+                       f"({c.owner}, {c.directory}) would satisfy {compiled}")
+        a.fact_fixes.append(Fix(
+            "remove-shadowing-dir", f"Take {d} off LD_LIBRARY_PATH",
+            f"Remove {shlex.quote(d)} from LD_LIBRARY_PATH where this kernel is started (the kernelspec's env, or "
+            "the shell that starts Jupyter), then restart the kernel: cuDNN then comes from the framework's own "
+            f"search (its RUNPATH, its wheel), not from {d}.",
+            restart_required=True))
+        a.suppressed.add("install-matching-cudnn")  # the matching cuDNN is installed: it is shadowed
+        if len({m.path for m in mapped}) == 1:
+            a.suppressed.add("import-order")  # one copy mapped: which framework comes first changes nothing
+        return
 
 
 # --------------------------------------------------------------------------- output

@@ -47,15 +47,21 @@ class PlanView:
 
 
 class ResultView:
-    """A :class:`~cudnn_magic.fixes.FixResult` that displays as text or HTML (``.result``)."""
+    """A :class:`~cudnn_magic.fixes.FixResult` that displays as text or HTML (``.result``);
+    ``message`` replaces both when set (a fix with nothing to do says only that)."""
 
-    def __init__(self, result: fixes.FixResult) -> None:
+    def __init__(self, result: fixes.FixResult, message: str = "") -> None:
         self.result = result
+        self.message = message
 
     def __repr__(self) -> str:
-        return self.result.text()
+        return self.message or self.result.text()
 
     def _repr_html_(self) -> str:
+        if self.message:
+            import html
+
+            return f"<div class='cudnn-fix-result'>{html.escape(self.message)}</div>"
         from .ui.fix_buttons import result_html
 
         return result_html(self.result)
@@ -134,8 +140,10 @@ def _build() -> Any:
             plan = fixes.plan(args.fix_id, report, context=_context(args))
             if args.yes and not args.dry_run:
                 if not plan.applicable:
-                    print(plan.text())
-                    return ResultView(fixes.FixResult(plan.fix_id, False, error=f"not applicable: {plan.reason}"))
+                    if plan.reason.startswith("advice only") and plan.steps:
+                        return PlanView(plan)  # the advice is the content; nothing is run
+                    return ResultView(fixes.FixResult(plan.fix_id, False, error=f"nothing to do: {plan.reason}"),
+                                      message=f"cudnn-magic: nothing to do: {plan.reason}")
                 return ResultView(fixes.apply(plan, stream=lambda s: print(s, flush=True)))
             in_notebook = getattr(self.shell, "kernel", None) is not None
             if args.dry_run or not in_notebook:
@@ -143,15 +151,18 @@ def _build() -> Any:
                     print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
                 return PlanView(plan)
             try:
-                from IPython.display import display
-
                 from .model import Fix
                 from .ui.fix_buttons import fix_box
 
                 box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
                                    plan.reason)], report, context=plan.context)
                 box.panels[0].show_preview()
-                display(box)
+                from .ui.fallback import display_widget
+
+                more = (f"\nRun `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else "")
+                display_widget(box, plan.text() + more,
+                               plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>"
+                                              if plan.applicable else ""))
                 return None
             except ImportError:
                 return PlanView(plan)
@@ -223,7 +234,12 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _emit(out, p.text() + ("\nRun with --yes to apply." if p.applicable else ""), p.to_dict(), as_json)
         return 0
     if not p.applicable:
-        _emit(out, p.text(), p.to_dict(), as_json)
+        if as_json:
+            _emit(out, "", p.to_dict(), True)
+        elif p.reason.startswith("advice only") and p.steps:
+            _emit(out, p.text(), {}, False)  # the advice is the content; nothing is run
+        else:
+            out.write(f"cudnn-magic fix {fix_id}: nothing to do: {p.reason}\n")
         return 1
 
     def stream(line: str) -> None:

@@ -249,6 +249,12 @@ class FixPlan:
         out.append("</div>")
         return "".join(out)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (no private payload)."""
         from .model import to_plain
@@ -309,6 +315,12 @@ class FixResult:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
 
 
 def _quote(arg: str) -> str:
@@ -931,6 +943,27 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
             notes.append(f"loader resolution failed: {exc}")
     hits: list[str] = []
     intended: str | None = None
+    if not resolutions and report.cudnn_in_use is None:
+        # No consumer whose search shows the shadowing (no framework installed, or none that asks)
+        # and no measured copy in use (a report built without it; else the block below decides):
+        # an LD_LIBRARY_PATH entry that supplied the cuDNN mapped here, while this environment has
+        # another release of that soname installed elsewhere, is what to take out.
+        for lib in report.cudnn_loaded:
+            if not lib.is_main:
+                continue
+            real = os.path.realpath(lib.path)
+            other = [c for c in report.cudnn_installed if c.is_main and c.soname == lib.soname and c.version
+                     and c.version != lib.version and os.path.realpath(c.path) != real
+                     and not any(os.path.realpath(os.path.join(e, c.name)) == os.path.realpath(c.path) for e in entries)]
+            if not other:
+                continue
+            for e in entries:
+                if os.path.realpath(os.path.join(e, os.path.basename(lib.path))) == real and e not in hits:
+                    hits.append(e)
+                    intended = intended or os.path.dirname(other[0].path)
+                    notes.append(f"{lib.name} {lib.version or '?'} is mapped from {lib.path}, found on LD_LIBRARY_PATH "
+                                 f"({e}); this environment also has {other[0].name} {other[0].version} at "
+                                 f"{other[0].path} ({other[0].owner})")
     for r in resolutions:
         pv, sv = versions.get(os.path.realpath(r.picked or "")), versions.get(os.path.realpath(r.shadowed[0]))
         if pv is not None and pv == sv:
@@ -1090,9 +1123,9 @@ def _restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         notes.append(RESTART_NOTE)
     step = Step("restart", "Stop this kernel process so the front end restarts it",
                 snippet="get_ipython().kernel.io_loop.stop()  # then os._exit(0) if it has not exited in 5 s")
-    if not in_kernel:
+    if not in_kernel:  # no kernel internals to show: there is no kernel here to stop
         return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
-                       "start IPython again)", (step,), True, tuple(notes))
+                       "start IPython or the program again)", (), False)
     return FixPlan(fid, "Restart the kernel", True, "", (step,), True, tuple(notes), undo_hint="nothing to undo")
 
 

@@ -368,6 +368,16 @@ class Diagnosis:
     fixes: tuple[Fix, ...] = ()
     score: float = 0.0
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .render.diagnosis import diagnoses_html, diagnoses_text
+
+        return {"text/plain": diagnoses_text([self]), "text/html": diagnoses_html([self])}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        from .render.diagnosis import diagnoses_text
+
+        p.text(diagnoses_text([self]).rstrip("\n"))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -402,6 +412,17 @@ class Report:
         order = {"error": 0, "warning": 1, "info": 2}
         sev = sorted((f.severity for f in self.findings), key=order.__getitem__)
         return sev[0] if sev else None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """HTML in notebooks, the text report elsewhere (``cudnn_magic.check()`` in a cell)."""
+        from .render.report import report_html, report_text
+
+        return {"text/plain": report_text(self), "text/html": report_html(self)}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        from .render.report import report_text
+
+        p.text(report_text(self))
 
 
 @dataclass(frozen=True)
@@ -452,3 +473,35 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): to_plain(v) for k, v in obj.items()}
     return obj
+
+
+class Diagnoses(list):  # type: ignore[type-arg]
+    """What ``cudnn_magic.explain()`` returns: a ``list`` of :class:`Diagnosis`, strongest
+    first, that displays as the annotation does (HTML in notebooks, text in terminals).
+
+    ``message`` says why the list is empty when that is worth saying ("the input is an ELF
+    binary ..., not a log"); ``""`` otherwise.
+    """
+
+    def __init__(self, items: Any = (), message: str = "") -> None:
+        super().__init__(items)
+        self.message = message
+
+    def _text(self) -> str:
+        if not self:
+            return self.message or "cudnn-magic: nothing cuDNN-related found."
+        from .render.diagnosis import diagnoses_text
+
+        return diagnoses_text(self).rstrip("\n")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if not self:
+            import html
+
+            return {"text/plain": self._text(), "text/html": f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"}
+        from .render.diagnosis import diagnoses_html
+
+        return {"text/plain": self._text(), "text/html": diagnoses_html(self)}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self._text())

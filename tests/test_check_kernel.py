@@ -46,7 +46,7 @@ def test_cudnn_check_in_a_real_kernel_shows_the_mapped_cudnn(tmp_path):
     assert json.loads(outputs_text(cells[2]).strip().splitlines()[-1]) == []  # %load_ext imported nothing heavy
     html = [o["data"]["text/html"] for o in cells[4].outputs if "text/html" in o.get("data", {})]
     assert html, outputs_text(cells[4])
-    assert str(d / "libcudnn.so.9") in html[0] and f"<b>{version}</b>" in html[0]
+    assert str(d / "libcudnn.so.9") in html[0].replace("<wbr>", "") and f"<b>{version}</b>" in html[0]  # paths break at slashes
     assert "text/plain" in cells[4].outputs[0]["data"]
     data = json.loads([ln for ln in outputs_text(cells[5]).splitlines() if ln.startswith("{")][-1])
     mains = [c for c in data["cudnn_loaded"] if c["main"]]

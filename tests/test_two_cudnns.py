@@ -133,7 +133,8 @@ def test_point1_each_mapped_copy_reports_its_own_files_version():
     n, o = rows(rep, new), rows(rep, old)
     assert n["libcudnn.so.9"]["version"] == decode(alone_version(new)) == "9.27.0"
     assert n["libcudnn.so.9"]["reached_version"] == "9.12.0"  # kept, as what calls through it reach
-    assert n["libcudnn.so.9"]["owner"] == "pip: nvidia-cudnn-jit-cu12 9.27.0.42"
+    # a pip --target folder outside any site-packages: its own RECORD, prefix "wheel:" (issue 14)
+    assert n["libcudnn.so.9"]["owner"] == "wheel: nvidia-cudnn-jit-cu12 9.27.0.42"
     assert o["libcudnn.so.9"]["version"] == o["libcudnn_graph.so.9"]["version"] == "9.12.0"
     assert n["libcudnn.so.9"]["bound_to"] == [str(old / "libcudnn_graph.so.9")]
     assert "cudnn-multiple-copies-loaded" in ids(rep)
@@ -657,8 +658,11 @@ def test_point8_target_folders_unzipped_wheels_and_copies_have_real_owners(tmp_p
     out = subprocess.run([sys.executable, "-c", code, *paths], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     got = json.loads(out.stdout)
-    for p in paths:
-        assert got[p][0] == "pip: nvidia-cudnn-jit-cu12 9.12.0.46", (p, got[p])
+    # Installed where Python looks (the site-packages link), and a copy of an installed file: "pip:";
+    # the unzipped wheel outside any site-packages: "wheel:" (issue 14's prefix).
+    want = ["pip: ", "wheel: ", "pip: "]
+    for p, prefix in zip(paths, want):
+        assert got[p][0] == prefix + "nvidia-cudnn-jit-cu12 9.12.0.46", (p, got[p])
     assert "sha256 matches" in got[paths[1]][1]
     assert "a copy of that wheel's file" in got[paths[2]][1]
 

@@ -391,7 +391,7 @@ def main(argv: list) -> int:
         pass
 
     def save_meta() -> None:
-        rec = read_cell_record(state)
+        rec = None if meta.get("forgotten") else read_cell_record(state)
         if rec is not None:
             meta["last_cell"] = rec
         meta["offset"] = offset
@@ -519,8 +519,39 @@ def main(argv: list) -> int:
     if not kernel_gone:
         on_kernel_gone(bool(meta["clean_exit"]))
     meta["ended"] = time.time()
+    if meta["clean_exit"]:
+        _forget_clean_session(args.dir, log, meta)
     save_meta()
     return 0
+
+
+#: Files of an instance directory a clean exit removes (:func:`_forget_clean_session`).
+CLEAN_EXIT_REMOVES = ("state", "faulthandler.log")
+
+
+def _forget_clean_session(directory: str, log: "_Log", meta: dict) -> None:
+    """After a clean exit, keep only what a later crash report can use: ``meta.json`` (process
+    ids, times, ``clean_exit``), without the last cell's source. The native stderr segments,
+    the shared state (which holds the cell's source) and faulthandler's file go at once, so a
+    session that ended well leaves no output or code behind. Never raises."""
+    meta["last_cell"] = None
+    meta["forgotten"] = "log, cell source and faulthandler file removed at the clean exit"
+    if log.fd >= 0:
+        try:
+            os.close(log.fd)
+        except OSError:
+            pass
+        log.fd = -1
+    names = list(CLEAN_EXIT_REMOVES)
+    try:
+        names += [n for n in os.listdir(directory) if n.startswith("fd2.") and n.endswith(".log")]
+    except OSError:
+        pass
+    for n in names:
+        try:
+            os.unlink(os.path.join(directory, n))
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

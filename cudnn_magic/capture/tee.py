@@ -49,6 +49,9 @@ KEEP_INSTANCES = 4
 SYNC_TIMEOUT_S = _helper.FLUSH_CAP_S + 1.0
 """Longest wait (seconds) for the helper's ack to a sync marker."""
 
+SETTLE_TIMEOUT_S = 0.005
+"""Longest wait (seconds) in :meth:`Tee.settled` for the helper to take the pipe's bytes."""
+
 _CELL_SEQ = struct.Struct("<Q")
 _FIONREAD = termios.FIONREAD
 _FIONREAD_BUF = array.array("i", [0])
@@ -349,6 +352,33 @@ class Tee:
         gen, offset, _ = _helper._STATE.unpack_from(st, 0)
         return bool(gen & 1) or offset != mark.offset
 
+    def settled(self, timeout: float = SETTLE_TIMEOUT_S) -> int | None:
+        """The log offset once the helper has taken every byte written to fd 2 so far out of
+        the pipe and counted it (FIONREAD 0, ``gen`` even), waiting at most ``timeout``
+        seconds; ``None`` when it did not settle (a writer still running, the helper busy).
+
+        Cheaper than :meth:`sync` (no marker, no round trip, no wait for forwarding), but it
+        does not order the forwarded bytes before what is shown next, and the helper writes a
+        counted chunk to the log file just after counting it: a reader that gets fewer bytes
+        than this offset must :meth:`sync` and read again.
+        """
+        st = self.state
+        if st is None or not self.active or self.pipe_w < 0:
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                waiting = fionread(self.pipe_w)
+            except OSError:
+                return None
+            if not waiting:
+                gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+                if not gen & 1 and not fionread(self.pipe_w):
+                    return offset
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.00005)
+
     def forwarded(self) -> int:
         """Bytes the helper has written to the previous fd 2 so far."""
         st = self.state
@@ -433,6 +463,13 @@ class Tee:
 
 def read_slice(directory: Path | str, start: int, end: int | None = None) -> LogSlice:
     """Read ``[start, end)`` from the log segments in ``directory`` (see the helper)."""
+    data, first, last, truncated = read_range(directory, start, end)
+    return _mk(data, first, last, truncated)
+
+
+def read_range(directory: Path | str, start: int, end: int | None = None) -> tuple[bytes, int, int, int]:
+    """:func:`read_slice` as a plain tuple ``(data, start, end, truncated)``, without copying
+    the bytes into a :class:`LogSlice` (a megabyte copied costs about 0.4 ms per cell)."""
     segs: list[tuple[int, str]] = []
     try:
         names = os.listdir(directory)
@@ -470,9 +507,9 @@ def read_slice(directory: Path | str, start: int, end: int | None = None) -> Log
         last = lo + len(data)
     if first is None:
         if segs and end is not None and end <= segs[0][0]:
-            return _mk(b"", end, end, end - start)
-        return _mk(b"", start, start, 0)
-    return _mk(b"".join(parts), first, last, max(0, first - start))
+            return b"", end, end, end - start
+        return b"", start, start, 0
+    return b"".join(parts), first, last, max(0, first - start)
 
 
 def _mk(data: bytes, start: int, end: int, truncated: int) -> LogSlice:

@@ -305,13 +305,16 @@ def _match_line(line: str, sig_ids: Iterable[int], sigs: tuple[Signature, ...], 
     return hits
 
 
-def scan(text: str, source: str = "log", *, warnings: bool = False) -> list[Hit]:
+def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, joined: bool = True) -> list[Hit]:
     """Match every signature against ``text``; linear in its size. Never raises.
 
     Args:
-        text: a log, an exception message or a traceback (any size; garbage is fine).
+        text: a log, an exception message or a traceback (any size; garbage is fine), as
+            ``str`` or as UTF-8 ``bytes`` (not decoded: a 50 MB log is scanned without a copy).
         source: label stored in each :class:`Hit`.
         warnings: also use ``warning_only`` signatures (for cells that succeeded).
+        joined: also look for lines split by a hard wrap (pasted logs); ``False`` for text a
+            program wrote itself (a cell's fd-2 output).
 
     Returns:
         Hits in text order. Lines split by a hard wrap are found too (see module docstring).
@@ -319,9 +322,11 @@ def scan(text: str, source: str = "log", *, warnings: bool = False) -> list[Hit]
     if not text:
         return []
     try:
-        data = text.encode("utf-8", "surrogatepass")
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        if len(data) > SCAN_CHUNK:
+            return _scan_chunked(data, source, warnings)
         hits = _scan_data(data, source, warnings)
-        if len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
+        if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
             joined, covered = _scan_joined(data, source, warnings, hits)
             if joined:
                 # a match cut short by the wrap ("compiled with: 8." / "8.1.0") is superseded by
@@ -335,6 +340,161 @@ def scan(text: str, source: str = "log", *, warnings: bool = False) -> list[Hit]
 
         logging.getLogger("cudnn_magic").debug("knowledge scan failed", exc_info=True)
         return []
+
+
+#: Lower-case literals one of which every line that can raise a "GPU silently unused" warning
+#: holds (``gpu_unused_warnings``): cuDNN's own name, TensorFlow's "Could not load dynamic
+#: library", "Cannot dlopen some GPU libraries", "Skipping registering GPU devices" and
+#: "Ignoring visible gpu device", JAX's "a CUDA-enabled jaxlib is not installed" and "CUDA
+#: backend failed to initialize", ONNX Runtime's "Failed to create CUDAExecutionProvider",
+#: cuDNN 8's "Could not locate zlibwapi.dll". Long, specific literals: each is one fast pass
+#: and matches few ordinary lines. A line that also holds the keyword of a signature reading
+#: fields from the lines after its own (``window``: JAX's "Outdated cuDNN installation found"
+#: then "Installed version: 8600") keeps those lines. ``tests/test_warning_prefilter.py`` checks
+#: that every wording of the knowledge tables and the corpus gets the same warnings through
+#: :func:`keyword_lines` as over the whole text.
+WARNING_LITERALS: tuple[bytes, ...] = (
+    b"cudnn", b"load dynamic librar", b"gpu librar", b"gpu device", b"cudaexecutionprovider", b"cuda backend",
+    b"jaxlib", b"zlibwapi",
+)
+WARNING_TAIL = 1024  #: bytes of the end of the text kept with the lines (which framework printed it)
+WARNING_MAX_LINES = 2048  #: lines kept at most per literal (the first half and the last half)
+
+
+def _windowed_keywords() -> dict[bytes, int]:
+    """Keywords of signatures with a ``window``, and that window (lines after the keyword's)."""
+    out = _CACHE.get("windowed")
+    if out is None:
+        out = {}
+        for s in signatures():
+            if s.window:
+                for k in s.keywords:
+                    kw = k.encode("utf-8")
+                    out[kw] = max(out.get(kw, 0), s.window)
+        _CACHE["windowed"] = out
+    return out  # type: ignore[return-value]
+
+
+def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, tail: int = WARNING_TAIL,
+                  find: Callable[[bytes, bytes, int], int] | None = None) -> bytes:
+    """The lines of ``data`` that hold one of ``literals`` (case-insensitive), plus the lines
+    after one that also holds a windowed signature's keyword, plus the last ``tail`` bytes, in
+    their original order, joined by newlines; ``b""`` when no line holds a literal.
+
+    Found in bytes: one lower-casing pass and one search pass per literal, plus a bounded look
+    for the line ends around each occurrence; nothing is decoded. A line longer than
+    :data:`MAX_LINE` is cut to a window around the literal; a literal on more than
+    :data:`WARNING_MAX_LINES` lines keeps its first and last ones. Used on a succeeding cell's
+    fd-2 output before :func:`cudnn_magic.diagnose.gpu_unused_warnings`, so that a cell that
+    printed a megabyte of ordinary log costs a few passes over its bytes
+    (``benchmarks/bench_cell_overhead.py``). ``find(haystack, needle, start)`` replaces
+    ``bytes.find`` for the literal passes (the capture passes the C library's ``memmem``).
+    """
+    if not data:
+        return b""
+    low = data.lower() if isinstance(data, bytes) else bytes(data).lower()
+    if find is None:
+        find = bytes.find
+    n = len(low)
+    spans: list[tuple[int, int]] = []
+    half = WARNING_MAX_LINES // 2
+    windowed = _windowed_keywords()
+
+    def line_at(p: int) -> tuple[int, int]:
+        a = low.rfind(b"\n", max(0, p - MAX_LINE), p) + 1
+        if a == 0 and p > MAX_LINE:
+            a = p - MAX_LINE // 2
+        b = low.find(b"\n", p, p + MAX_LINE)
+        if b < 0:
+            return a, (n if n - p <= MAX_LINE else p + MAX_LINE // 2)
+        window = max((w for kw, w in windowed.items() if low.find(kw, a, b) >= 0), default=0)
+        for _ in range(window):
+            nxt = low.find(b"\n", b + 1, b + 1 + MAX_LINE)
+            if nxt < 0:
+                return a, n if n - b <= MAX_LINE else b
+            b = nxt
+        return a, b
+
+    for lit in literals:
+        found: list[tuple[int, int]] = []
+        p = find(low, lit, 0)
+        while p >= 0:
+            a, b = line_at(p)
+            found.append((a, b))
+            if len(found) > half:  # very common here: keep the first and the last occurrences
+                break
+            p = find(low, lit, max(b, p + 1))
+        if len(found) > half:
+            del found[half:]
+            last: list[tuple[int, int]] = []
+            end, floor = n, found[-1][1]
+            while len(last) < half:
+                q = low.rfind(lit, floor, end)
+                if q < 0:
+                    break
+                a, b = line_at(q)
+                last.append((a, b))
+                end = a
+            found.extend(reversed(last))
+        spans.extend(found)
+    if not spans:
+        return b""
+    if tail:
+        t = max(0, n - tail)
+        nl = low.find(b"\n", t)
+        t = t if t == 0 or nl < 0 else nl + 1
+        if t < n:
+            spans.append((t, n))
+    spans.sort()
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return b"\n".join(data[a:b] for a, b in merged)
+
+
+SCAN_CHUNK = MAX_JOIN_BYTES  #: inputs above this are scanned in line-aligned chunks of this size
+
+
+def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
+    """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
+    log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
+    whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
+    with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost. As within one
+    chunk, a line repeated in several chunks counts once, at its latest place, and each
+    signature keeps at most its first :data:`HITS_PER_KEYWORD_HEAD` and last
+    :data:`HITS_PER_KEYWORD_TAIL` hits."""
+    n = len(data)
+    hits: list[Hit] = []
+    start = 0
+    while start < n:
+        stop = min(n, start + SCAN_CHUNK)
+        cut = nxt = stop
+        if stop < n:
+            nl = data.rfind(b"\n", start + SCAN_CHUNK // 2, stop)
+            if nl >= 0:
+                cut = nxt = nl + 1
+            else:
+                nxt = stop - MAX_LINE
+        for h in _scan_data(data[start:cut], source, warnings):
+            hits.append(Hit(h.signature, h.diagnosis, h.weight, h.line, h.groups, h.source, h.position + start,
+                            (h.span[0] + start, h.span[1] + start)))
+        start = nxt
+    latest: dict[tuple, Hit] = {}
+    for h in hits:  # in text order: the later place wins
+        latest[(h.signature.name, h.line.lower(), tuple(sorted(h.groups.items())))] = h
+    by_sig: dict[str, list[Hit]] = {}
+    for h in sorted(latest.values(), key=lambda h: h.position):
+        by_sig.setdefault(h.signature.name, []).append(h)
+    out: list[Hit] = []
+    for group in by_sig.values():
+        if len(group) > HITS_PER_KEYWORD_HEAD + HITS_PER_KEYWORD_TAIL:
+            group = group[:HITS_PER_KEYWORD_HEAD] + group[-HITS_PER_KEYWORD_TAIL:]
+        out.extend(group)
+    out.sort(key=lambda h: h.position)
+    return out
 
 
 def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:

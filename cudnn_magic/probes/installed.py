@@ -259,7 +259,7 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
     pv = pip_version_of(owner)
     wheel = libnames.pip_dist_version_to_cudnn(pv) if pv and "cudnn" in owner else None
     if wheel and ownership is not None and ownership.confirmed:
-        return wheel, f"wheel {owner[5:]} ({ownership.evidence})"
+        return wheel, f"wheel {owner.split(': ', 1)[-1]} ({ownership.evidence})"
     if is_main and major is not None:
         graph = os.path.join(os.path.dirname(real), f"libcudnn_graph.so.{major}")
         ev = libnames.embedded_version(graph) if os.path.exists(graph) else None
@@ -270,7 +270,7 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
         if major is None or hv[0].split(".")[0] == str(major):
             return hv[0], os.path.basename(hv[1])
     if wheel and (ownership is None or "differs" not in (ownership.evidence or "")):
-        return wheel, "wheel version" if ownership is None else f"wheel {owner[5:]} ({ownership.evidence}; content not checked)"
+        return wheel, "wheel version" if ownership is None else f"wheel {owner.split(': ', 1)[-1]} ({ownership.evidence}; content not checked)"
     return None, None
 
 

@@ -129,6 +129,18 @@ def _reason(exc: BaseException, fn_name: str | None = None) -> str:
     return " ".join(parts)
 
 
+def _library_loadable() -> bool:
+    """``libnvidia-ml.so.1`` can be loaded (the soname pynvml's ``_LoadNvmlLibrary`` opens on
+    Linux, found the same way: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default dirs)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def _import_pynvml() -> Any:
     import pynvml  # noqa: PLC0415 - imported lazily on purpose (keep %load_ext light)
 
@@ -158,6 +170,13 @@ def init_error() -> str | None:
             return _init_failure
         if not (sys.platform.startswith("linux") or sys.platform.startswith("win")):
             _init_failure = f"NVML is unavailable on this platform ({sys.platform})"
+            return _init_failure
+        if sys.platform.startswith("linux") and not _library_loadable():
+            # What pynvml's nvmlInit would say (it loads exactly this soname on Linux), without
+            # importing pynvml for nothing (11 ms of every `cudnn-magic check` on a machine
+            # without a driver; benchmarks/bench_startup.py).
+            _init_failure = (f"NVML Shared Library Not Found: {_HINTS[_LIBRARY_NOT_FOUND]} "
+                             f"(nvmlInit, NVML error {_LIBRARY_NOT_FOUND})")
             return _init_failure
         try:
             pynvml = _import_pynvml()

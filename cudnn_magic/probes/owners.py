@@ -4,8 +4,10 @@ more than one -- and which installed wheels overwrote each other's files.
 * pip: the ``RECORD`` of ``*.dist-info`` folders (PEP 376/627: one line per file,
   ``path,sha256=<urlsafe base64, no padding>,size``, paths relative to the folder holding the
   ``.dist-info``). The folder is found by walking up from the file, so ``site-packages``,
-  ``pip install --target`` folders and unzipped wheels all count. A file no ``RECORD`` lists
-  at its place, whose sha256 is in some installed ``RECORD``, is a copy of that wheel's file.
+  ``pip install --target`` folders and unzipped wheels all count (owner ``"pip: ..."`` in a
+  site-packages, ``"wheel: ..."`` outside any: :func:`owner_label`). A file no ``RECORD``
+  lists at its place, whose sha256 is in some installed ``RECORD``, is a copy of that wheel's
+  file.
 * conda: ``<prefix>/conda-meta/*.json`` ``files`` lists (conda's package metadata format).
 * Debian/Ubuntu: ``/var/lib/dpkg/info/*.list`` (dpkg's file lists), cuDNN packages only.
 
@@ -268,7 +270,8 @@ def digest_if_small(path: str, limit: int = HASH_LIMIT_BYTES) -> str | None:
 @dataclass(frozen=True)
 class Ownership:
     """Who owns a file: ``owner`` in the :class:`~cudnn_magic.model.LibraryCopy` form
-    ("pip: nvidia-cudnn-jit-cu12 9.27.0.42", "conda: cudnn 8.9.7", "deb: libcudnn9-cuda-12",
+    ("pip: nvidia-cudnn-jit-cu12 9.27.0.42", "wheel: nvidia-cudnn-jit-cu12 9.12.0.46" outside any
+    site-packages (:func:`owner_label`), "conda: cudnn 8.9.7", "deb: libcudnn9-cuda-12",
     "system"), how that was established, the distribution (pip), whether the file's content
     is confirmed to be that distribution's (hash or size matches its ``RECORD``), and every
     distribution whose ``RECORD`` lists the file."""
@@ -303,13 +306,13 @@ def _judge_claim(path: str, claims: list[tuple[DistRecord, RecordEntry]]) -> Own
     for how in ("sha256 matches", "size matches (not hashed: large file)"):
         hits = [d for d, st in status if st == how]
         if len(hits) == 1 or (hits and how == "sha256 matches"):
-            return Ownership(f"pip: {hits[0].label}", f"RECORD lists it; {how}{also(hits[0])}", hits[0], True, labels)
+            return Ownership(owner_label(hits[0]), f"RECORD lists it; {how}{also(hits[0])}", hits[0], True, labels)
     if len(claims) == 1:
         d, st = status[0]
         if st == "differs":
-            return Ownership(f"pip: {d.label}", "RECORD lists it, but the file differs from it (replaced after install)",
+            return Ownership(owner_label(d), "RECORD lists it, but the file differs from it (replaced after install)",
                              d, False, labels)
-        return Ownership(f"pip: {d.label}", "RECORD lists it", d, False, labels)
+        return Ownership(owner_label(d), "RECORD lists it", d, False, labels)
     # Several claimants and this file's content decides nothing: its small siblings in the same
     # folder (the libcudnn.so.9 shim) were written by the same install; follow their hash.
     folder = os.path.dirname(os.path.normpath(path))
@@ -322,10 +325,10 @@ def _judge_claim(path: str, claims: list[tuple[DistRecord, RecordEntry]]) -> Own
             if sd is None:
                 continue
             if sd == sib.digest:
-                return Ownership(f"pip: {d.label}", f"listed by {', '.join(labels)}; {os.path.basename(sp)} beside it "
+                return Ownership(owner_label(d), f"listed by {', '.join(labels)}; {os.path.basename(sp)} beside it "
                                  f"matches {d.label}'s RECORD sha256, so this folder holds its files", d, True, labels)
     d = claims[-1][0]
-    return Ownership(f"pip: {d.label}", f"listed by {', '.join(labels)}; the content here decides none of them",
+    return Ownership(owner_label(d), f"listed by {', '.join(labels)}; the content here decides none of them",
                      d, False, labels)
 
 
@@ -357,6 +360,24 @@ def _stamp(dirs: Iterable[str]) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _is_site_dir(folder: str) -> bool:
+    """``folder`` is a ``site-packages``/``dist-packages`` (by name, or as the real folder of one
+    on ``sys.path``): a distribution whose ``.dist-info`` lies there is installed in an
+    environment, not just unpacked somewhere."""
+    if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
+        return True
+    real = os.path.realpath(folder)
+    return any(os.path.realpath(s) == real for s in _site_dirs())
+
+
+def owner_label(dist: DistRecord) -> str:
+    """The owner string of a distribution's files: ``"pip: NAME VERSION"`` when its
+    ``.dist-info`` lies in a ``site-packages`` (installed in an environment), ``"wheel: NAME
+    VERSION"`` for a ``pip install --target`` folder or an unzipped wheel outside any
+    ``site-packages`` (its files are not installed in this environment)."""
+    return f"{'pip' if _is_site_dir(dist.root) else 'wheel'}: {dist.label}"
+
+
 def _copy_of(path: str) -> Ownership | None:
     """A small cuDNN file whose sha256 is in the RECORD of an installed distribution."""
     digest = digest_if_small(path)
@@ -367,7 +388,7 @@ def _copy_of(path: str) -> Ownership | None:
     if hit is None:
         return None
     d, e = hit
-    return Ownership(f"pip: {d.label}", f"not listed here; its sha256 matches {d.label}'s {e.path} "
+    return Ownership(owner_label(d), f"not listed here; its sha256 matches {d.label}'s {e.path} "
                                         f"(a copy of that wheel's file, installed at {d.root})", d, True, ())
 
 
@@ -404,9 +425,11 @@ def ownership(path: str) -> Ownership:
 
 def owner_of(path: str) -> str:
     """Describe the package owning ``path`` ("pip: nvidia-cudnn-cu12 9.3.0.75", "conda: cudnn
-    8.9.7", "deb: libcudnn9-cuda-12"), or "system" when none claims it. Where two pip
-    distributions list the file, the one whose ``RECORD`` hash (or size) matches the file
-    wins. Never raises."""
+    8.9.7", "deb: libcudnn9-cuda-12"; "wheel: nvidia-cudnn-jit-cu12 9.12.0.46" for the files of
+    a wheel installed with ``pip install --target`` or unzipped outside any site-packages, by
+    the wheel's own ``RECORD``), or "system" when none claims it. Where two pip distributions
+    list the file, the one whose ``RECORD`` hash (or size) matches the file wins. Never
+    raises."""
     return ownership(path).owner
 
 
@@ -452,8 +475,9 @@ def _conda_prefix_of(path: str) -> str | None:
 
 
 def pip_version_of(owner: str) -> str | None:
-    """The version part of a "pip: name version" owner string, else None."""
-    if owner.startswith("pip: "):
+    """The version part of a "pip: name version" or "wheel: name version" owner string, else
+    None."""
+    if owner.startswith(("pip: ", "wheel: ")):
         bits = owner.split()
         return bits[-1] if len(bits) >= 3 else None
     return None

@@ -125,48 +125,116 @@ def _alone_env(env: dict[str, str], path: str) -> dict[str, str]:
     return out
 
 
+_RESULTS: dict[tuple, ChildResult] = {}
+_RESULTS_MAX = 1024
+
+
+def parallel_limit() -> int:
+    """How many child queries run at once: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _file_key(path: str, env: dict[str, str], alone: bool = False) -> tuple | None:
+    """What a child's answer depends on: the file's identity and contents as ``stat`` shows them
+    (device, inode, size, mtime: the same for every hard link and symbolic link to one file),
+    the ``LD_LIBRARY_PATH`` its dependencies are found on, and whether it was loaded with its
+    folder alone (then that folder is the ``LD_LIBRARY_PATH``: links to one file from two
+    folders are asked once per folder, as the sub-libraries beside each may differ)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    ldp = (_alone_env(env, path) if alone else env).get("LD_LIBRARY_PATH", "")
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, ldp, alone)
+
+
+def _cacheable(r: ChildResult) -> bool:
+    """A timeout, a failed start or a kill from outside says nothing lasting about the file."""
+    e = r.error or ""
+    return not (e == "timed out" or e.startswith("could not start") or "SIGKILL" in e or "SIGTERM" in e)
+
+
 def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str] | None = None,
-                   alone: bool = False) -> dict[str, ChildResult]:
-    """Query each library in its own child process, all children running at once.
+                   alone: bool = False, max_parallel: int | None = None) -> dict[str, ChildResult]:
+    """Query each library in a child process of its own.
+
+    Answers are cached for the life of this process by the file's (device, inode, size, mtime),
+    ``LD_LIBRARY_PATH`` and ``alone`` (:func:`_file_key`), so a second ``%cudnn_check`` starts no
+    child for a file already asked and unchanged, and hard links to one file are asked once. At
+    most ``max_parallel`` children run at once (default :func:`parallel_limit`, the CPUs): 40
+    copies no longer start 40 Pythons together (``benchmarks/bench_version_queries.py``).
 
     Args:
         paths: absolute paths of ``libcudnn.so*`` main libraries.
-        timeout_s: per-batch wall-clock limit in seconds; a child still running is killed and
-            reported as "timed out".
+        timeout_s: wall-clock limit for the whole batch, in seconds; a child still running then
+            is killed and reported as "timed out", one not started yet likewise.
         env: environment for the children (default: this process's).
         alone: load each library with its own folder alone (``LD_LIBRARY_PATH`` set to that
             folder, no preload), so the answer is that folder's cuDNN, not what another
             copy on the search path would answer.
+        max_parallel: children at once (default: the CPUs this process may use).
 
     Returns:
         ``{path: ChildResult}``. Never raises.
     """
-    procs: dict[str, subprocess.Popen[str] | ChildResult] = {}
+    import dataclasses
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
     base = env if env is not None else os.environ.copy()
+    out: dict[str, ChildResult] = {}
+    todo: dict[tuple, list[str]] = {}
     for p in dict.fromkeys(paths):
+        key = _file_key(p, base, alone)
+        hit = _RESULTS.get(key) if key is not None else None
+        if hit is not None:
+            out[p] = dataclasses.replace(hit, path=p)
+        else:
+            todo.setdefault(key if key is not None else ("path", p), []).append(p)
+    if not todo:
+        return out
+    deadline = time.monotonic() + timeout_s  # one limit for the whole batch
+
+    def one(path: str) -> ChildResult:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return ChildResult(path, error="timed out")
         try:
-            procs[p] = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _CHILD, p],
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _CHILD, path],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, errors="replace", env=_alone_env(base, p) if alone else dict(base),
+                text=True, errors="replace", env=_alone_env(base, path) if alone else dict(base),
             )
         except OSError as exc:
-            procs[p] = ChildResult(p, error=f"could not start a child process: {exc}")
-    out: dict[str, ChildResult] = {}
-    import time
-
-    deadline = time.monotonic() + timeout_s  # one limit for the whole batch (children run at once)
-    for p, proc in procs.items():
-        if isinstance(proc, ChildResult):
-            out[p] = proc
-            continue
+            return ChildResult(path, error=f"could not start a child process: {exc}")
         try:
             so, se = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-            out[p] = _parse(p, proc.returncode, so, se)
+            return _parse(path, proc.returncode, so, se)
         except subprocess.TimeoutExpired:
             proc.kill()
             so, se = proc.communicate()
-            out[p] = _parse(p, None, so, se)
+            return _parse(path, None, so, se)
+
+    items = list(todo.items())
+    workers = max(1, min(max_parallel or parallel_limit(), len(items)))
+    try:
+        if workers == 1:
+            answers = [one(ps[0]) for _, ps in items]
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cudnn-magic-query") as pool:
+                answers = list(pool.map(lambda kv: one(kv[1][0]), items))
+    except Exception as exc:  # noqa: BLE001 - a probe never raises
+        answers = [ChildResult(ps[0], error=f"could not start a child process: {exc}") for _, ps in items]
+    for (key, ps), r in zip(items, answers):
+        if key[0] != "path" and _cacheable(r):
+            if len(_RESULTS) >= _RESULTS_MAX:
+                _RESULTS.clear()
+            _RESULTS[key] = r
+        for p in ps:
+            out[p] = dataclasses.replace(r, path=p)
     return out
 
 

@@ -38,10 +38,15 @@ def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
     return {"diagnoses": out}
 
 
-def diagnoses_text(diagnoses: Sequence[Diagnosis]) -> str:
-    """Plain text for terminals and logs; "" when there is nothing to say."""
+_RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
+
+
+def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel") -> str:
+    """Plain text for terminals and logs; "" when there is nothing to say. ``where`` names what
+    restarts after a fix: "kernel" (IPython) or "process" (the command line)."""
     if not diagnoses:
         return ""
+    restart_words = _RESTART.get(where, _RESTART["kernel"])
     lines: list[str] = []
     for n, d in enumerate(diagnoses):
         if n == 0:
@@ -58,7 +63,7 @@ def diagnoses_text(diagnoses: Sequence[Diagnosis]) -> str:
         if d.fixes:
             lines.append("  Fixes:" if n == 0 else "  Fix:")
             for f in d.fixes[: None if n == 0 else 1]:
-                restart = " (restart the kernel after)" if f.restart_required and f.id != "restart-kernel" else ""
+                restart = f" ({restart_words})" if f.restart_required and f.id != "restart-kernel" else ""
                 lines.append(f"    - [{f.id}] {f.title}{restart}")
                 for a in f.action.splitlines():
                     lines.append(f"        {a}")
@@ -72,10 +77,15 @@ _STYLE = (
 )
 
 
-def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
-    """Compact HTML (escaped) with the fix commands visible and the log slice in ``<details>``."""
+def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: str = "kernel") -> str:
+    """Compact HTML (escaped) with the fix commands visible and the log slice in ``<details>``;
+    advice written as prose is set as text (its backticked parts as code), commands and
+    snippets as code."""
     if not diagnoses:
         return ""
+    from .report import action_html
+
+    restart_words = _RESTART.get(where, _RESTART["kernel"])
     e = html.escape
     parts = [f'<div class="cudnn-magic-diagnosis" style="{_STYLE}">']
     top, rest = diagnoses[0], diagnoses[1:]
@@ -91,10 +101,10 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
     if top.fixes:
         parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
         for f in top.fixes:
-            restart = " <i>(restart the kernel after)</i>" if f.restart_required and f.id != "restart-kernel" else ""
+            restart = f" <i>({restart_words})</i>" if f.restart_required and f.id != "restart-kernel" else ""
             parts.append(f'<li data-fix="{e(f.id)}">{e(f.title)}{restart} '
                          f'<code style="font-size:11px;color:#666">{e(f.id)}</code><br>'
-                         f'<code style="white-space:pre-wrap">{e(f.action)}</code></li>')
+                         f'{action_html(f.action)}</li>')
         parts.append("</ul>")
     parts.append("</div>")
     if rest:
@@ -107,7 +117,7 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "") -> str:
             if d.summary:
                 parts.append(f"<div>{e(d.summary)}</div>")
             for f in d.fixes[:2]:
-                parts.append(f'<div data-fix="{e(f.id)}">{e(f.title)}: <code style="white-space:pre-wrap">{e(f.action)}</code></div>')
+                parts.append(f'<div data-fix="{e(f.id)}">{e(f.title)}: {action_html(f.action)}</div>')
             parts.append("</div>")
         parts.append("</details>")
     if log_slice:

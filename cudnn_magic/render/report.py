@@ -5,8 +5,8 @@ The JSON follows DESIGN.md's ``check`` contract (keys may be added, never rename
 
 from __future__ import annotations
 
-import html
 import os
+import re
 from typing import Any
 
 from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_plain
@@ -117,8 +117,23 @@ def summary_line(report: Report) -> str:
     return f"cuDNN in this process: {loaded} -- {state}"
 
 
-def report_text(report: Report) -> str:
-    """Plain text for terminals and logs."""
+_RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
+
+
+def _driver_missing(report: Report) -> bool:
+    """NVML could not be loaded and the ``no-nvidia-driver`` finding says why (once)."""
+    return isinstance(report.driver, Unavailable) and any(f.id == "no-nvidia-driver" for f in report.findings)
+
+
+def _notes(report: Report) -> list[str]:
+    """The notes, without one that only repeats the driver's reason (said in the finding)."""
+    reason = report.driver.reason if isinstance(report.driver, Unavailable) else None
+    return [n for n in report.notes if not (reason and reason in n)]
+
+
+def report_text(report: Report, where: str = "kernel") -> str:
+    """Plain text for terminals and logs. ``where`` names what restarts after a fix:
+    "kernel" (IPython) or "process" (the command line)."""
     out = [summary_line(report), in_use_line(report)]
     if report.cudnn_in_use is not None:
         out.append(f"  why: {report.cudnn_in_use.why}")
@@ -147,7 +162,9 @@ def report_text(report: Report) -> str:
                    "TensorRT, or any library that needs cuDNN)")
     out.append("")
     out.append("Driver and GPUs")
-    if isinstance(report.driver, Unavailable):
+    if _driver_missing(report):
+        out.append("  no NVIDIA driver on this machine (see Findings)")
+    elif isinstance(report.driver, Unavailable):
         out.append(f"  {report.driver.reason}")
     elif report.driver is not None:
         out.append(f"  driver {report.driver.version}, CUDA driver API {report.driver.cuda_driver_version or '?'}")
@@ -162,17 +179,24 @@ def report_text(report: Report) -> str:
             out.append(f"  [{f.severity.upper()}] {f.id}: {f.title}")
             out.append(f"      {f.detail}")
             for x in f.fixes:
-                out.append(f"      fix {x.id}: {x.action}" + ("  (restart the kernel after)" if x.restart_required else ""))
+                out.append(f"      fix {x.id}: {x.action}" + (f"  ({_RESTART.get(where, _RESTART['kernel'])})"
+                                                                   if x.restart_required else ""))
     else:
         out.append("  none")
     others = [c for c in report.cudnn_installed if not c.loaded]
     out.append("")
     out.append("Other cuDNN copies on disk")
-    if others:
-        out.append(_table([[c.name, _ver(c.version), c.source, c.owner, c.directory] for c in others if c.is_main]
-                          or [["(sub-libraries only)", "", "", "", ""]],
+    mains = [c for c in others if c.is_main]
+    subs = [c for c in others if not c.is_main]
+    if mains:
+        out.append(_table([[c.name, _ver(c.version), c.source, c.owner, c.directory] for c in mains],
                           ["library", "version", "found via", "owner", "directory"]))
-    else:
+    if subs:
+        dirs = sorted({c.directory for c in subs})
+        out.append(f"  {_count(len(subs), 'sub-library', 'sub-libraries')}"
+                   + (" beside them" if mains and all(d in {m.directory for m in mains} for d in dirs)
+                      else f" in {', '.join(dirs[:3])}" + (f" and {len(dirs) - 3} more" if len(dirs) > 3 else "")))
+    if not others:
         out.append("  none")
     out += consumers_text(report)
     if report.resolutions:
@@ -181,10 +205,11 @@ def report_text(report: Report) -> str:
         for r in report.resolutions:
             out.append(f"  {r.consumer}: {r.soname} -> {r.picked or 'NOT FOUND'} ({r.reason})"
                        + (f"; hides {', '.join(r.shadowed)}" if r.shadowed else ""))
-    if report.notes:
+    notes = _notes(report)
+    if notes:
         out.append("")
         out.append("Could not read")
-        out += [f"  {n}" for n in report.notes]
+        out += [f"  {n}" for n in notes]
     out.append("")
     out.append(f"({report.elapsed_s * 1000:.0f} ms)")
     return "\n".join(out)
@@ -201,6 +226,8 @@ def _gib(n: int | None) -> str:
 
 
 def _e(s: object) -> str:
+    import html  # here, not at import: ``cudnn-magic check --json`` never escapes (1.5 ms of start-up)
+
     return html.escape(str(s), quote=True)
 
 
@@ -210,7 +237,8 @@ _CSS = """
 div.cm-report h4{margin:10px 0 4px 0;font-size:13px;font-weight:600}
 div.cm-report table{border-collapse:collapse;margin:2px 0 6px 0;table-layout:auto}
 div.cm-report table th,div.cm-report table td,.jp-RenderedHTMLCommon .cm-report table th,.jp-RenderedHTMLCommon .cm-report table td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
-.cm-report code{font-size:12px;word-break:break-all}
+.cm-report code{font-size:12px;word-break:normal;overflow-wrap:anywhere}
+.cm-report .cm-advice code{font-size:12px}
 .cm-badge{display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-weight:600;font-size:11px}
 .cm-finding{border-left:4px solid;padding:4px 8px;margin:4px 0;background:var(--jp-layout-color2,#f6f8fa)}
 .cm-muted{color:var(--jp-ui-font-color2,#57606a)}
@@ -223,7 +251,40 @@ def _badge(text: str, color: str) -> str:
     return f'<span class="cm-badge" style="background:{color}">{_e(text)}</span>'
 
 
-def report_html(report: Report) -> str:
+def path_html(p: str) -> str:
+    """A path, escaped, that a narrow page breaks only after a ``/`` (``<wbr>``), never inside
+    a file name unless that name alone is wider than the page."""
+    return "/<wbr>".join(_e(part) for part in str(p).split("/"))
+
+
+_PLAIN_WORD = re.compile(r"^[A-Za-z][a-z]*[,.]?$")
+
+
+def is_prose(action: str) -> bool:
+    """Advice written as a sentence ("Stop other processes on the GPU ..."), not a command or a
+    snippet: a run of four plain words in a row, or words in backticks. Commands and code
+    (``python -m pip install ...``, ``torch.backends.cudnn.benchmark = False``) have none."""
+    if "`" in action:
+        return True
+    run = 0
+    for tok in action.split():
+        run = run + 1 if _PLAIN_WORD.match(tok) else 0
+        if run >= 4:
+            return True
+    return False
+
+
+def action_html(action: str) -> str:
+    """A fix's action as HTML: a command or snippet in a ``<code>`` block; advice prose as text,
+    with the parts in backticks (and nothing else) set as code."""
+    if not is_prose(action):
+        return f'<code style="white-space:pre-wrap">{_e(action)}</code>'
+    parts = action.split("`")
+    return '<span class="cm-advice">' + "".join(
+        f"<code>{_e(x)}</code>" if i % 2 else _e(x) for i, x in enumerate(parts)) + "</span>"
+
+
+def report_html(report: Report, where: str = "kernel") -> str:
     """Compact HTML (tables, verdict colours, details toggles); every value escaped."""
     h: list[str] = [_CSS, '<div class="cm-report">']
     errors = [f for f in report.findings if f.severity == "error"]
@@ -237,7 +298,7 @@ def report_html(report: Report) -> str:
     h.append(f"<div class='cm-inuse' title='{_e(u.why) if u else ''}'>{_e(in_use_line(report))}</div>")
     if u is not None:
         h.append(f"<div class='cm-muted'>why: {_e(u.why)}</div>")
-    h.append("<h4>cuDNN mapped in this kernel</h4>")
+    h.append(f"<h4>cuDNN mapped in this {'kernel' if where == 'kernel' else 'process'}</h4>")
     if report.cudnn_loaded:
         h.append("<table><tr><th>library</th><th>version</th><th>owner</th><th>path</th></tr>")
         for c in report.cudnn_loaded:
@@ -246,11 +307,12 @@ def report_html(report: Report) -> str:
                      if c.reached_version and c.reached_version != c.version else "")
             own = f" title='{_e(c.owner_evidence)}'" if c.owner_evidence else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b>{reach}</td><td{own}>{_e(c.owner)}</td>"
-                     f"<td><code>{_e(c.path)}</code></td></tr>")
+                     f"<td><code>{path_html(c.path)}</code></td></tr>")
         h.append("</table>")
     else:
-        h.append("<div class='cm-muted'>None yet: no framework has loaded cuDNN in this kernel. "
-                 "The table below shows what each would load.</div>")
+        what = "kernel" if where == "kernel" else "process"
+        h.append(f"<div class='cm-muted'>None yet: no framework has loaded cuDNN in this {what}."
+                 + (" The frameworks table below shows what each would load.</div>" if report.frameworks else "</div>"))
 
     h.append("<h4>Frameworks</h4>")
     if report.frameworks:
@@ -271,7 +333,9 @@ def report_html(report: Report) -> str:
                  "TensorRT or other cuDNN consumer installed.</div>")
 
     h.append("<h4>Driver and GPUs</h4>")
-    if isinstance(report.driver, Unavailable):
+    if _driver_missing(report):
+        h.append("<div class='cm-muted'>No NVIDIA driver on this machine (see the finding below).</div>")
+    elif isinstance(report.driver, Unavailable):
         h.append(f"<div class='cm-muted'>{_e(report.driver.reason)}</div>")
     elif report.driver is not None:
         h.append(f"<div>Driver <b>{_e(report.driver.version)}</b>, CUDA driver API "
@@ -289,35 +353,39 @@ def report_html(report: Report) -> str:
         h.append("<div class='cm-muted'>None.</div>")
     for f in report.findings:
         col = _SEV_COLOR[f.severity]
+        restart = _RESTART.get(where, _RESTART["kernel"])
         fixes = "".join(
-            f"<div>Fix <code>{_e(x.id)}</code>: {_e(x.title)} &mdash; <code>{_e(x.action)}</code>"
-            f"{' <i>(restart the kernel after)</i>' if x.restart_required else ''}</div>" for x in f.fixes)
+            f"<div>Fix <code>{_e(x.id)}</code>: {_e(x.title)} &mdash; {action_html(x.action)}"
+            f"{f' <i>({restart})</i>' if x.restart_required else ''}</div>" for x in f.fixes)
         h.append(f"<div class='cm-finding' style='border-color:{col}'>{_badge(f.severity, col)} "
                  f"<b>{_e(f.title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{_e(f.detail)}</div>{fixes}</div>")
 
     others = [c for c in report.cudnn_installed if not c.loaded]
     n_main, n_sub = sum(1 for c in others if c.is_main), sum(1 for c in others if not c.is_main)
-    h.append(f"<details><summary>Other cuDNN copies on disk ({_count(n_main, 'main library', 'main libraries')}, "
-             f"{_count(n_sub, 'sub-library', 'sub-libraries')})</summary>")
     if others:
+        counts = ", ".join(x for x in (_count(n_main, "main library", "main libraries") if n_main else "",
+                                       _count(n_sub, "sub-library", "sub-libraries") if n_sub else "") if x)
+        h.append(f"<details><summary>Other cuDNN copies on disk ({counts})</summary>")
         h.append("<table><tr><th>library</th><th>version</th><th>found via</th><th>owner</th><th>path</th></tr>")
         for c in others:
             err = f" <span style='color:#cf222e'>{_e(c.error)}</span>" if c.error else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td title='{_e(c.version_source or '')}'>{_e(_ver(c.version))}</td>"
-                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code>{_e(c.path)}</code>{err}</td></tr>")
-        h.append("</table>")
-    h.append("</details>")
+                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code>{path_html(c.path)}</code>{err}</td></tr>")
+        h.append("</table></details>")
+    else:
+        h.append("<div class='cm-muted'>No other cuDNN copy on disk.</div>")
     h.append(consumers_html(report))
     if report.resolutions:
         h.append("<details><summary>What the dynamic loader picks for each framework</summary><table>"
                  "<tr><th>framework</th><th>soname</th><th>picked</th><th>because</th><th>hides</th></tr>")
         for r in report.resolutions:
-            h.append(f"<tr><td>{_e(r.consumer)}</td><td>{_e(r.soname)}</td><td><code>{_e(r.picked or 'NOT FOUND')}</code></td>"
-                     f"<td>{_e(r.reason)}</td><td>{'<br>'.join('<code>' + _e(s) + '</code>' for s in r.shadowed)}</td></tr>")
+            h.append(f"<tr><td>{_e(r.consumer)}</td><td>{_e(r.soname)}</td><td><code>{path_html(r.picked or 'NOT FOUND')}</code></td>"
+                     f"<td>{_e(r.reason)}</td><td>{'<br>'.join('<code>' + path_html(s) + '</code>' for s in r.shadowed)}</td></tr>")
         h.append("</table></details>")
-    if report.notes:
+    notes = _notes(report)
+    if notes:
         h.append("<details><summary>Could not read</summary><ul>"
-                 + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul></details>")
+                 + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></details>")
     h.append("</div>")
     return "".join(h)
 

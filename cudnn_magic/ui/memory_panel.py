@@ -264,9 +264,17 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from ..render.memory import snapshot_html, snapshot_text
+        from .fallback import display_widget
 
-        display(self.widget)
+        note = ("The live panel needs Jupyter's widget manager; this is the first sample "
+                "(in a terminal: %gpu_memory --watch, or cudnn-magic memory --watch 1).")
+        s = self.last
+        if s is None:
+            text, page = note, ""
+        else:
+            text, page = snapshot_text(s) + "\n" + note, snapshot_html(s) + f"<div class='cm-muted'>{note}</div>"
+        display_widget(self.widget, text, page or f"<div>{note}</div>")
 
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from support import REPO, build_cudnn_standin, kernel_env, real_cudnn_lib_dir
+from support import REPO, kernel_env, real_cudnn_lib_dir
 
 try:  # the NVML stand-in helpers (tests/nvml_standin.py)
     from nvml_standin import build_nvml_standin, spec_string
@@ -212,9 +212,11 @@ def browser_ready() -> None:
 def lab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """JupyterLab on 127.0.0.1 (random port and token) with three kernelspecs:
 
-    * ``cm-plain``: this interpreter, nothing extra (tests 1, 2, 5);
-    * ``cm-shadow``: ``LD_LIBRARY_PATH`` = a cuDNN 9.1.0 stand-in dir, then the real wheel's lib
-      dir (test 3; the remove-shadowing-dir fix edits this kernel.json);
+    * ``cm-plain``: this interpreter, nothing extra (test 5);
+    * ``cm-shadow``: the demo's kernel (``scripts/run_quickstart.py``): ``LD_LIBRARY_PATH`` = the lib
+      dir of the real ``nvidia-cudnn-jit-cu12`` 9.12.0.46 wheel (``tests/real_wheels.py``), which
+      shadows this environment's 9.27 wheel (tests 1-3; the remove-shadowing-dir fix edits this
+      kernel.json);
     * ``cm-nvml``: the NVML stand-in first on ``LD_LIBRARY_PATH`` at process start, one GPU whose
       used memory grows on every query (test 4).
     """
@@ -244,13 +246,15 @@ def lab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     real = real_cudnn_lib_dir()
     if real is not None:
         lab.paths["real_cudnn"] = real
-        standin = tmp / "cudnn-standin"
         try:
-            build_cudnn_standin(standin, "9.1.0")
-            lab.paths["cudnn_standin"] = standin
+            from real_wheels import install_wheel
+
+            old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
+            lab.paths["old_cudnn"] = old
             lab.kernelspecs[KERNEL_SHADOW] = _write_kernelspec(
-                data, KERNEL_SHADOW, "Python (shadowed cuDNN)", {"LD_LIBRARY_PATH": f"{standin}:{real}"})
-        except (pytest.skip.Exception, subprocess.CalledProcessError):
+                data, KERNEL_SHADOW, "Python 3 (cudnn-magic demo: cuDNN 9.12 on LD_LIBRARY_PATH)",
+                {"LD_LIBRARY_PATH": str(old)})
+        except pytest.skip.Exception:
             pass
     if build_nvml_standin is not None:
         try:

@@ -1,0 +1,33 @@
+"""The README's first command: ``scripts/demo.sh`` runs ``notebooks/quickstart.ipynb`` through
+``scripts/run_quickstart.py`` in a real kernel. Its own checks (the report shows the cuDNN 9.12
+the kernel mapped from the real wheel on ``LD_LIBRARY_PATH``, the failing cell's diagnosis names
+9.12.0 against 9.27.0 and suggests no conda) must hold on every change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from support import REPO, kernel_env, real_cudnn_lib_dir
+
+pytestmark = pytest.mark.kernel
+
+
+def test_the_demo_runs_and_its_diagnosis_agrees_with_the_live_facts(tmp_path):
+    if real_cudnn_lib_dir() is None:
+        pytest.skip("the venv's cuDNN wheel is missing: pip install --no-deps nvidia-cudnn-jit-cu12")
+    from real_wheels import install_wheel
+
+    install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46")  # here, so that a missing index skips the test
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "run_quickstart.py"), "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, env=kernel_env(tmp_path), timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "libcudnn.so.9 9.12.0 (wheel: nvidia-cudnn-jit-cu12 9.12.0.46)" in p.stdout, p.stdout
+    assert "[cudnn-version-mismatch]" in p.stdout
+    nb = json.loads((tmp_path / "out" / "quickstart.ipynb").read_text())
+    text = json.dumps(nb)
+    assert "remove-shadowing-dir" in text and "conda install" not in text
+    assert (tmp_path / "out" / "quickstart.html").exists()
