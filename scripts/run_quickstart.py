@@ -8,8 +8,9 @@ the tests use, tests/real_wheels.py). The kernelspec ``cudnn-magic-demo`` (writt
 directories) starts the kernel with that older cuDNN first on ``LD_LIBRARY_PATH``.
 
 Usage: python scripts/run_quickstart.py [--out DIR]   (default DIR: out/)
-Exit status 0 when the notebook ran, the report shows the cuDNN 9.12 the kernel mapped and the
-failing cell's diagnosis agrees with it; 1 otherwise.
+Exit status 0 when the notebook ran, the report shows the cuDNN 9.12 the kernel mapped and names
+it as the cuDNN in use, and the failing cell's diagnosis agrees with it (9.12.0 against 9.27.0,
+with remove-shadowing-dir as its only fix); 1 otherwise.
 """
 
 from __future__ import annotations
@@ -87,10 +88,12 @@ def main() -> int:
         (out / "quickstart.html").write_text(body, encoding="utf-8")
     except Exception as exc:  # noqa: BLE001
         print(f"(HTML copy not written: {exc})", file=sys.stderr)
-    mapped, annotated = [], ""
+    mapped, annotated, check_text = [], "", ""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        if cell.source.strip() == "%cudnn_check":
+            check_text = outputs(cell)
         if cell.source.startswith("report = %cudnn_check --json"):
             import ast
 
@@ -106,7 +109,12 @@ def main() -> int:
     print(f"  kernelspec:        {kernel_json} (LD_LIBRARY_PATH={old_lib})")
     for name, version, owner, path in mapped:
         print(f"  cuDNN mapped in the kernel: {name} {version} ({owner}) at {path}")
+    in_use = next((ln.strip() for ln in check_text.splitlines() if ln.startswith("cuDNN in use:")), "")
+    if in_use:
+        print(f"  {in_use}")
     diag = next((ln.strip() for ln in annotated.splitlines() if ln.startswith("cudnn-magic:")), "")
+    # The fix buttons' text stand-in lists the fixes of the top diagnosis, one "%cudnn_fix ID" line each.
+    offered = [ln.split()[1] for ln in annotated.splitlines() if ln.strip().startswith("%cudnn_fix ")]
     if diag:
         print(f"  the failing cell's diagnosis: {diag}")
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
@@ -116,8 +124,12 @@ def main() -> int:
         problems.append(f"unexpected errors: {json.dumps([e.get('evalue') for e in unexpected])}")
     if not any(v == "9.12.0" and str(old_lib) in p for _, v, _, p in mapped):
         problems.append("the report does not show the cuDNN 9.12 the kernel mapped")
+    if not in_use.startswith(f"cuDNN in use: 9.12.0 {old_lib / 'libcudnn.so.9'} from LD_LIBRARY_PATH entry {old_lib}"):
+        problems.append(f"the report does not name the mapped cuDNN 9.12 as the one in use ({in_use or 'no such line'})")
     if "[cudnn-version-mismatch]" not in diag or "9.12.0" not in annotated or "9.27.0" not in annotated:
         problems.append("the failing cell's diagnosis does not name the mismatch of 9.12.0 and 9.27.0")
+    if offered != ["remove-shadowing-dir"]:
+        problems.append(f"the failing cell's fixes are {offered}, not only remove-shadowing-dir")
     if "conda install" in annotated:
         problems.append("the diagnosis suggests conda in a pip environment")
     for p in problems:

@@ -1,7 +1,8 @@
 """The README's first command: ``scripts/demo.sh`` runs ``notebooks/quickstart.ipynb`` through
 ``scripts/run_quickstart.py`` in a real kernel. Its own checks (the report shows the cuDNN 9.12
-the kernel mapped from the real wheel on ``LD_LIBRARY_PATH``, the failing cell's diagnosis names
-9.12.0 against 9.27.0 and suggests no conda) must hold on every change."""
+the kernel mapped from the real wheel on ``LD_LIBRARY_PATH`` and names it as the cuDNN in use, the
+failing cell's diagnosis names 9.12.0 against 9.27.0, offers only remove-shadowing-dir and
+suggests no conda) must hold on every change."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def test_the_demo_runs_and_its_diagnosis_agrees_with_the_live_facts(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert "libcudnn.so.9 9.12.0 (wheel: nvidia-cudnn-jit-cu12 9.12.0.46)" in p.stdout, p.stdout
     assert "[cudnn-version-mismatch]" in p.stdout
+    assert "cuDNN in use: 9.12.0 " in p.stdout and "FAILED" not in p.stdout, p.stdout
     nb = json.loads((tmp_path / "out" / "quickstart.ipynb").read_text())
     text = json.dumps(nb)
     assert "remove-shadowing-dir" in text and "conda install" not in text
