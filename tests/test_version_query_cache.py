@@ -1,5 +1,5 @@
 """Child-process version queries (``probes.subprocess_probe.query_versions``) are cached by
-the file's (device, inode, size, mtime), ask hard links to one file once, and never run more
+the file's (device, inode, size, mtime), LD_LIBRARY_PATH and ``alone``, ask hard links to one file once, and never run more
 children at once than there are CPUs. Real children, real ``dlopen``; the libraries are the
 ``libcudnn.so.9`` C stand-in (no headers, no wheel: only a child process can tell their
 version) and the real cuDNN 9.12 wheel."""
@@ -134,3 +134,29 @@ def test_real_wheel_answers_once(counting):
     r2 = counting.query_versions([str(lib)])[str(lib)]
     assert r1.version == r2.version == 91200, r1
     assert Counting.started == 1
+
+
+def test_a_folder_loaded_alone_is_its_own_question(tmp_path, counting):
+    """``alone=True`` (issue 12: the child loads the file's folder alone) and the plain query
+    are different questions, and so are two folders holding links to one file: the cache keeps
+    them apart. Real wheels: the 9.12 shim (RUNPATH ``$ORIGIN``) takes its ``libcudnn_graph``
+    from ``LD_LIBRARY_PATH`` first, so with the 9.27 folder there it answers 9.27's number."""
+    from real_wheels import install_wheel
+
+    old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib" / "libcudnn.so.9"
+    new_dir = install_wheel("nvidia-cudnn-jit-cu12", "9.27.0.42") / "nvidia" / "cudnn_jit" / "lib"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(new_dir))
+    Counting.reset()
+    plain = counting.query_versions([str(old)], env=env)[str(old)]
+    alone = counting.query_versions([str(old)], env=env, alone=True)[str(old)]
+    assert plain.version == 92700, plain
+    assert alone.version == 91200, alone
+    assert Counting.started == 2
+    assert counting.query_versions([str(old)], env=env, alone=True)[str(old)].version == 91200
+    assert Counting.started == 2  # asked alone before: cached
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    os.link(old, bare / "libcudnn.so.9")  # the same file, in a folder without its sub-libraries
+    lone = counting.query_versions([str(bare / "libcudnn.so.9")], env=env, alone=True)[str(bare / "libcudnn.so.9")]
+    assert lone.version is None and lone.error, lone
+    assert Counting.started == 3
