@@ -373,6 +373,20 @@ def test_long_paths_break_only_after_a_slash():
     assert "site-packages/<wbr>nvidia/<wbr>cudnn/<wbr>lib/<wbr>libcudnn.so.9" in html
 
 
+def test_consumer_paths_break_only_after_a_slash_too():
+    """The cuDNN consumers table (issue 18) set its paths like the rest of the report."""
+    from cudnn_magic.model import ConsumerLibrary, Report, SublibraryPick
+    from cudnn_magic.render.report import report_html
+
+    lib = "/home/someone/venv/lib/python3.11/site-packages/ctranslate2.libs/libcudnn-74a4c495.so.8.9.7"
+    sub = "/home/someone/venv/lib/python3.11/site-packages/ctranslate2.libs/libcudnn_ops_infer-3a2b.so.8"
+    c = ConsumerLibrary("/x/libctranslate2.so.4", "ctranslate2 4.4.0", "libcudnn-74a4c495.so.8.9.7", picked=lib,
+                        picked_version="8.9.7", sublibraries=(SublibraryPick("libcudnn_ops_infer.so.8", sub, "8.9.7", "vendored beside it"),))
+    html = report_html(Report(consumers=(c,)))
+    assert "site-packages/<wbr>ctranslate2.libs/<wbr>libcudnn-74a4c495.so.8.9.7" in html, html
+    assert "ctranslate2.libs/<wbr>libcudnn_ops_infer-3a2b.so.8" in html
+
+
 # --------------------------------------------------------------------------- owner of an unpacked wheel
 
 def test_owner_of_an_unpacked_wheel_is_the_wheel(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import os
 from typing import Any
 
@@ -60,7 +59,14 @@ def consumers_text(report: Report) -> list[str]:
 
 
 def _e(s: object) -> str:
+    import html  # here, not at import: ``cudnn-magic check --json`` never escapes
+
     return html.escape(str(s), quote=True)
+
+
+def _path(p: str) -> str:
+    """A path that breaks only after a ``/`` (as in the rest of the report)."""
+    return "/<wbr>".join(_e(part) for part in str(p).split("/"))
 
 
 def consumers_html(report: Report) -> str:
@@ -70,10 +76,10 @@ def consumers_html(report: Report) -> str:
     h = [f"<details><summary>cuDNN consumers ({len(report.consumers)})</summary><table>"
          "<tr><th>consumer</th><th>asks for</th><th>loader picks</th><th>because</th><th>sub-libraries</th></tr>"]
     for c in report.consumers:
-        pick = (f"<code>{_e(c.picked)}</code> <b>{_e(_v(c.picked_version))}</b>" + (" (vendored)" if c.vendored else "")
+        pick = (f"<code>{_path(c.picked)}</code> <b>{_e(_v(c.picked_version))}</b>" + (" (vendored)" if c.vendored else "")
                 if c.picked else "<b style='color:#cf222e'>NOT FOUND</b>")
         subs = "<br>".join(
-            f"{_e(s.soname)}: " + (f"<code>{_e(s.path)}</code> {_e(_v(s.version))}" if s.path
+            f"{_e(s.soname)}: " + (f"<code>{_path(s.path)}</code> {_e(_v(s.version))}" if s.path
                                    else f"<span style='color:{'#cf222e' if s.required else '#6e7781'}'>not found</span>")
             for s in c.sublibraries)
         h.append(f"<tr><td>{_e(c.framework or c.distribution)}<br><code>{_e(os.path.basename(c.path))}</code></td>"
