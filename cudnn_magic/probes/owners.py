@@ -360,21 +360,28 @@ def _stamp(dirs: Iterable[str]) -> tuple[float, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=16)
+def _import_dirs(path: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(os.path.realpath(p) for p in path if p and isinstance(p, str))
+
+
 def _is_site_dir(folder: str) -> bool:
-    """``folder`` is a ``site-packages``/``dist-packages`` (by name, or as the real folder of one
-    on ``sys.path``): a distribution whose ``.dist-info`` lies there is installed in an
-    environment, not just unpacked somewhere."""
+    """``folder`` is a ``site-packages``/``dist-packages`` (by name), or the real folder of a
+    ``sys.path`` entry (a ``pip install --target`` folder on ``PYTHONPATH``: Python imports
+    from it and ``pip list`` shows its distributions, as the consumer scan does): a
+    distribution whose ``.dist-info`` lies there is installed, not just unpacked somewhere."""
+    import sys
+
     if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
         return True
-    real = os.path.realpath(folder)
-    return any(os.path.realpath(s) == real for s in _site_dirs())
+    return os.path.realpath(folder) in _import_dirs(tuple(sys.path))
 
 
 def owner_label(dist: DistRecord) -> str:
     """The owner string of a distribution's files: ``"pip: NAME VERSION"`` when its
-    ``.dist-info`` lies in a ``site-packages`` (installed in an environment), ``"wheel: NAME
-    VERSION"`` for a ``pip install --target`` folder or an unzipped wheel outside any
-    ``site-packages`` (its files are not installed in this environment)."""
+    ``.dist-info`` lies in a ``site-packages`` or a folder on ``sys.path`` (installed in an
+    environment), ``"wheel: NAME VERSION"`` for a ``pip install --target`` folder or an unzipped
+    wheel outside any of them (its files are not installed in this environment)."""
     return f"{'pip' if _is_site_dir(dist.root) else 'wheel'}: {dist.label}"
 
 
