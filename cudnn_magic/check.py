@@ -15,9 +15,6 @@ import threading
 import time
 from typing import Any, Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from .model import (
     CudnnInUse,
     Driver,
@@ -305,7 +302,7 @@ def _dist_of(owner: str) -> tuple[str, str] | None:
     if owner.startswith("pip: "):
         bits = owner.split()
         if len(bits) == 3:
-            return canonicalize_name(bits[1]), bits[2]
+            return _canonical_name(bits[1]), bits[2]
     return None
 
 
@@ -326,14 +323,31 @@ def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
     return None
 
 
+def _canonical_name(name: str) -> str:
+    """The PEP 503 form of a distribution name (``packaging.utils``, imported on first use:
+    ``packaging.requirements`` costs about 20 ms of ``cudnn-magic check --json``'s start-up)."""
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
+
+
+def _requirement(spec: str) -> Any:
+    """``packaging.requirements.Requirement(spec)``, or None when ``spec`` is not one."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(spec)
+    except InvalidRequirement:
+        return None
+
+
 def _pinned_names(fw: FrameworkBuild) -> set[str]:
     """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
     out: set[str] = set()
     for pin in fw.pins:
-        try:
-            out.add(canonicalize_name(Requirement(pin).name))
-        except InvalidRequirement:
-            continue
+        r = _requirement(pin)
+        if r is not None:
+            out.add(_canonical_name(r.name))
     return out
 
 
@@ -518,13 +532,12 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
         return None
     fix = Fix("install-matching-cudnn", f"Install {req}", f"{sys.executable} -m pip install '{req}'",
               restart_required=True, applicable=True)
-    try:
-        r = Requirement(req)
-    except InvalidRequirement:
+    r = _requirement(req)
+    if r is None:
         return fix
     for c in (ctx.installed if ctx else ()):
         d = _dist_of(c.owner)
-        if d and d[0] == canonicalize_name(r.name) and r.specifier.contains(d[1], prereleases=True):
+        if d and d[0] == _canonical_name(r.name) and r.specifier.contains(d[1], prereleases=True):
             return dataclasses.replace(fix, applicable=False, reason=(
                 f"{d[0]} {d[1]} is installed (its files are in {c.directory}) and satisfies {req}: pip would change "
                 "nothing"))
@@ -646,12 +659,12 @@ def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterab
             own_dir = ctx.own_dirs.get(fw.name)
             uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
             pinned = _pinned_names(fw)
-            names_claimed = {canonicalize_name(n) for n, _ in ow.distributions}
+            names_claimed = {_canonical_name(n) for n, _ in ow.distributions}
             if not uses_dir and not (pinned & names_claimed):
                 continue
             users.append(fw)
             want_cuda = _cuda_major(fw)
-            want = next(((n, v) for n, v in ow.distributions if canonicalize_name(n) in pinned), None) or next(
+            want = next(((n, v) for n, v in ow.distributions if _canonical_name(n) in pinned), None) or next(
                 ((n, v) for n, v in ow.distributions if want_cuda is not None and _family(n) == want_cuda), None)
             if ow.present is None or want is None:
                 meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) may run either's files.")
@@ -686,7 +699,7 @@ def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterab
             for_fw = [f.name for f in users if (next(((a, b) for a, b in ow.distributions
                                                       if _family(a) == _cuda_major(f)), None) == (n, v))]
             want_present = [f.name for f in users if ow.present and (
-                canonicalize_name(ow.present[0]) in _pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
+                _canonical_name(ow.present[0]) in _pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
             loser = (" and ".join(want_present) if want_present else
                      (f"{present}'s users" if present else "the other distribution's users"))
             fixes.append(Fix(
