@@ -1,6 +1,6 @@
 """Child-process version queries (``probes.subprocess_probe.query_versions``) are cached by
-the file's (device, inode, size, mtime), LD_LIBRARY_PATH and ``alone``, ask hard links to one file once, and never run more
-children at once than there are CPUs. Real children, real ``dlopen``; the libraries are the
+the file's (device, inode, size, mtime), ``LD_LIBRARY_PATH`` and ``alone``, ask hard links to
+one file once, and never run more children at once than there are CPUs. Real children, real ``dlopen``; the libraries are the
 ``libcudnn.so.9`` C stand-in (no headers, no wheel: only a child process can tell their
 version) and the real cuDNN 9.12 wheel."""
 
