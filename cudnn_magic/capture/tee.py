@@ -27,6 +27,7 @@ import logging
 import mmap
 import os
 import select
+import stat
 import struct
 import subprocess
 import sys
@@ -551,7 +552,11 @@ def read_slice(directory: Path | str, start: int, end: int | None = None) -> Log
             break
         lo = max(start, seg_start)
         try:
-            with open(path, "rb") as f:
+            # never through a link, never a device or a FIFO (a record is on disk, not trusted)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    continue
                 f.seek(lo - seg_start)
                 want = -1 if end is None else max(0, (end if seg_end_limit is None else min(end, seg_end_limit)) - lo)
                 data = f.read(want) if want != -1 else f.read()
