@@ -18,8 +18,8 @@ Bounds (issue 13). Bytes waiting for the previous fd 2 are kept in memory up to
 (``spool`` in the instance directory, created ``O_EXCL | O_NOFOLLOW`` and unlinked at once, so
 it never outlives the helper) up to ``--spool-bytes`` (:data:`SPOOL_BYTES`, 512 MiB); beyond
 that they are dropped and counted, and one line ``[cudnn-magic: dropped N MiB of native stderr
-here ...]`` is forwarded where they were cut. The helper's memory stays near its memory bound
-(``MALLOC_MMAP_THRESHOLD_`` is set for it, so freed buffers go back to the system).
+here ...]`` is forwarded where they were cut. The helper's memory stays near its memory bound,
+and freed memory goes back to the system when the writer runs dry (glibc's ``malloc_trim``).
 
 Guardian. At start (before any thread) the helper forks a guardian process that holds the read
 end of the pipe too and waits. When the helper dies, even by SIGKILL, the guardian takes over:
@@ -304,6 +304,30 @@ class _Log:
         return out[-n:]
 
 
+TRIM_AFTER = 8 << 20
+"""After this many bytes forwarded (8 MiB), the writer gives freed memory back when it runs dry."""
+
+_malloc_trim = None
+
+
+def _trim_malloc() -> None:
+    """Give freed heap memory back to the system (glibc ``malloc_trim(0)``, all arenas; a no-op
+    elsewhere). Without it the helper's RSS stays at its high-water mark after a burst."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (ImportError, OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        try:
+            _malloc_trim(0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def _create(path: str, extra: int = os.O_WRONLY) -> int:
     """Create ``path`` exclusively (0o600), never through a link; a leftover file or link of
     that name (names are unique per helper, so not another process's) is removed first, never
@@ -353,6 +377,7 @@ class _Forwarder(threading.Thread):
         self.ack_fd = ack_fd
         self.last_progress = time.monotonic()
         self.publish = publish
+        self.since_trim = 0
 
     # -- the main thread's side ------------------------------------------------------------------
 
@@ -564,6 +589,15 @@ class _Forwarder(threading.Thread):
                     self.cond.wait()
                 if self.queue:
                     data = self.queue.popleft()
+                    if self.queue and len(data) < READ_SIZE:
+                        # small chunks (log lines) go out together, up to 1 MiB per write
+                        parts = [data]
+                        size = len(data)
+                        while self.queue and size + len(self.queue[0]) <= READ_SIZE:
+                            nxt = self.queue.popleft()
+                            parts.append(nxt)
+                            size += len(nxt)
+                        data = b"".join(parts)
                     self.in_memory -= len(data)
                 elif self.spool_r < self.spool_w:
                     data = self._spool_read()
@@ -579,7 +613,12 @@ class _Forwarder(threading.Thread):
                 self.last_progress = time.monotonic()
                 self._acks_due(False)
                 self.cond.notify_all()
+                idle = not self.queue and self.spool_r == self.spool_w
+                self.since_trim += len(data)
             self.publish()
+            if idle and self.since_trim >= TRIM_AFTER:
+                self.since_trim = 0
+                _trim_malloc()
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

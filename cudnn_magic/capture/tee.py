@@ -254,8 +254,7 @@ class Tee:
                "--kernel-pid", str(os.getpid()), "--max-bytes", str(int(max_bytes)),
                "--memory-bytes", str(int(memory_bytes)), "--spool-bytes", str(int(spool_bytes)),
                "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True)]
-        # freed read buffers go back to the system at once (glibc keeps them otherwise)
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="1048576")
+        env = dict(os.environ)
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=r, stdout=subprocess.DEVNULL, stderr=downstream, pass_fds=pass_fds,
