@@ -402,12 +402,11 @@ class Annotator:
         """The custom exception handler body (see :func:`_handler`).
 
         An exception raised while IPython shows the user's exception comes from that exception
-        itself (a ``__str__`` that raises or returns a non-string; text that cannot be encoded
-        for the front end) and is handled exactly as IPython's ``run_ast_nodes`` handles it
-        without the extension: recorded as the cell's ``error_before_exec`` and shown with its
-        chain (the original raise site, then that error). One that is not an ``Exception``
-        (``SystemExit`` from ``__str__``) is re-raised after our part, so it takes IPython's own
-        path. Either way the cell gets its reply and nothing is annotated."""
+        itself (a ``__str__`` that raises, even ``SystemExit``, or returns a non-string; text
+        that cannot be encoded for the front end) and is handled as IPython's ``run_ast_nodes``
+        handles it without the extension (:func:`_show_as_ipython_would`): the user sees the
+        original raise site, then that error, exactly as without the extension, the cell gets
+        its reply, and nothing is annotated."""
         __tracebackhide__ = True  # noqa: F841 - IPython hides this frame in tracebacks
         self.handled = True
         shown = False
@@ -425,13 +424,10 @@ class Annotator:
                 shown = True  # set first: never show it twice, even if showtraceback raises
                 try:
                     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-                except Exception as exc:  # noqa: BLE001 - raised by showing the user's exception
-                    raised = exc
-                    _show_as_ipython_would(shell, exc)
-                    raised = None
-                    return
-                except BaseException as exc:  # noqa: BLE001 - SystemExit from __str__
-                    raised = exc
+                except BaseException as exc:  # noqa: BLE001 - raised by showing the user's exception
+                    raised = _show_as_ipython_would(shell, exc)
+                    if raised is None:
+                        return
             if raised is None:
                 self._annotate_error(etype, value, tb, end)
         except BaseException:  # noqa: BLE001 - including KeyboardInterrupt during our part
@@ -440,7 +436,7 @@ class Annotator:
                 try:
                     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
                 except BaseException as exc:  # noqa: BLE001
-                    raised = exc
+                    raised = _show_as_ipython_would(shell, exc)
         if raised is not None:
             try:
                 raise raised
@@ -536,27 +532,56 @@ def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: A
     return None
 
 
-def _show_as_ipython_would(shell: Any, exc: BaseException) -> None:
-    """Called inside the ``except`` block that caught ``exc``, raised while showing the user's
-    exception: do what IPython's ``run_ast_nodes`` does when that happens without the
-    extension (``result.error_before_exec = exc``, then ``showtraceback()`` of the exception
-    being handled, whose chain holds the user's exception and its raise site). The cell's
-    reply then names ``exc`` as IPython's would, instead of an exception whose text cannot be
-    sent (which left the cell without a reply)."""
+def _show_as_ipython_would(shell: Any, exc: BaseException) -> BaseException | None:
+    """``exc`` was raised while showing the user's exception. Do what IPython's
+    ``run_ast_nodes`` does when that happens without the extension: record it as the cell's
+    ``error_before_exec`` (so the reply names it, instead of an exception whose text cannot be
+    sent, which left the cell without a reply) and show its traceback, whose chain holds the
+    user's exception and its raise site. The traceback is the one IPython would have: its frames
+    from ``run_ast_nodes`` down, ours left out. Returns what showing it raised in turn (IPython
+    would let that escape ``run_ast_nodes``: the caller re-raises it), else ``None``."""
     result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
     if result is not None:
         try:
             result.error_before_exec = exc
         except Exception:  # noqa: BLE001
             pass
-    tb = exc.__traceback__
-    here = __file__.rsplit(".", 1)[0]
-    while tb is not None and tb.tb_frame.f_code.co_filename.rsplit(".", 1)[0] == here:
-        tb = tb.tb_next  # our own frame(s): IPython's traceback starts where it called showtraceback
     try:
-        shell.showtraceback((type(exc), exc, tb))
-    except BaseException:  # noqa: BLE001 - showing it fails too (as it would without us)
-        log.debug("cudnn_magic: the error raised while showing an exception cannot be shown either", exc_info=True)
+        shell.showtraceback((type(exc), exc, _baseline_traceback(exc)))
+    except BaseException as again:  # noqa: BLE001 - showing it fails too, as it would without us
+        return again
+    return None
+
+
+def _baseline_traceback(exc: BaseException) -> Any:
+    """``exc``'s traceback as IPython's ``run_ast_nodes`` would have caught it had our handler
+    not been between: the two frames above the caller of ``CustomTB`` (``run_ast_nodes``,
+    ``run_code``), then ``exc``'s own frames without ours."""
+    import types
+
+    here = __file__.rsplit(".", 1)[0]
+
+    def ours(frame: Any) -> bool:
+        return frame.f_code.co_filename.rsplit(".", 1)[0] == here
+
+    tb = exc.__traceback__
+    while tb is not None and ours(tb.tb_frame):
+        tb = tb.tb_next
+    callers = []
+    f = sys._getframe(1)
+    while f is not None and ours(f):
+        f = f.f_back
+    for _ in range(2):  # run_code (which called CustomTB), then run_ast_nodes (which catches)
+        if f is None:
+            break
+        callers.append(f)
+        f = f.f_back
+    for frame in callers:  # innermost first: each becomes the new head of the chain
+        try:
+            tb = types.TracebackType(tb, frame, frame.f_lasti, frame.f_lineno)
+        except (TypeError, ValueError):  # an interpreter without writable tracebacks
+            break
+    return tb
 
 
 def _set_handler(shell: Any, exc_tuple: tuple) -> Any:

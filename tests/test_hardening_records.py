@@ -119,6 +119,7 @@ def test_no_file_is_written_through_a_link_planted_in_the_records_directory(tmp_
             os.symlink(victim, keydir / name)
         created_by_link = tmp_path / "created-by-link"
         os.symlink(created_by_link, root / ".cleanup-stamp")
+        os.utime(root / ".cleanup-stamp", (0, 0), follow_symlinks=False)  # due: the cleanup runs now
         c = ks.run("%load_ext cudnn_magic\nimport os, glob\n"
                    "from cudnn_magic.annotate import annotator\n"
                    "print('RECORD', annotator().tee.directory)")
@@ -133,9 +134,10 @@ def test_no_file_is_written_through_a_link_planted_in_the_records_directory(tmp_
         record = Path(c.stream("stdout").split("RECORD", 1)[1].strip())
         fh = record / "faulthandler.log"
         assert fh.is_file() and not fh.is_symlink()
+        stamp = root / ".cleanup-stamp"
+        assert stamp.is_file() and not stamp.is_symlink()  # the planted link was replaced
         for p in [record, *record.iterdir(), keydir, *keydir.iterdir()]:
-            if p.is_symlink():
-                assert p.name in victims or p.name == ".cleanup-stamp", p
+            assert not p.is_symlink() or p.name in victims, p
     finally:
         ks.close()
 
