@@ -153,6 +153,7 @@ class Annotator:
         self._want_capture = capture
         self._death_reported = False
         self.noted: tuple = (0, 0)
+        self.synced: Any = None  # the capture's mark after this cell's last sync
 
     # -- install / uninstall -----------------------------------------------------------------------
 
@@ -227,6 +228,7 @@ class Annotator:
         record. Hot path (every cell): two reads of the shared counters and one write of the
         source into the shared mapping, no syscall."""
         self.handled = False
+        self.synced = None
         tee = self.tee
         if tee is None:
             return
@@ -277,8 +279,8 @@ class Annotator:
                     self.handled = True
                     end = self._sync()
                     self._annotate_error(type(err), err, err.__traceback__, end)
-                elif tee is not None and self.mark is not None and tee.changed_since(self.mark):
-                    self._sync()  # bytes written after the traceback (a finally block, a thread)
+                elif tee is not None and self.mark is not None and tee.changed_since(self.synced or self.mark):
+                    self._sync()  # bytes written after the traceback (a thread, a child process)
                 return
             if tee is None or self.mark is None or not tee.changed_since(self.mark):
                 return
@@ -322,6 +324,8 @@ class Annotator:
                 sys.stderr.flush()
             except Exception:  # noqa: BLE001
                 pass
+        if end is not None:
+            self.synced = tee.mark()
         self._say_spill()
         return end
 
