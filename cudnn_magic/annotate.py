@@ -38,6 +38,8 @@ from typing import Any, Optional
 
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
+from .safetext import safe_text
+
 log = logging.getLogger("cudnn_magic")
 
 MAX_LOG_FOR_DIAGNOSIS = 4 << 20
@@ -109,22 +111,22 @@ class Explanation:
         return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": self._text(), "text/html": self._html()}
+        return {"text/plain": safe_text(self._text()), "text/html": safe_text(self._html())}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self._text())
+        p.text(safe_text(self._text()))
 
     def __repr__(self) -> str:
-        return self._text()
+        return safe_text(self._text())
 
 
 def _display_safe_log(text: str, limit: int = MAX_LOG_FOR_DISPLAY) -> str:
-    """The newest ``limit`` characters of ``text`` with control bytes other than tab/newline
-    replaced (binary garbage stays printable)."""
+    """The newest ``limit`` characters of ``text`` with control characters other than
+    tab/newline, bidirectional controls and lone surrogates replaced
+    (:func:`cudnn_magic.safetext.safe_text`: binary garbage stays printable)."""
     if len(text) > limit:
         text = f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
-    return "".join(c if c >= " " or c in "\n\t" else "\ufffd" for c in text) if any(
-        c < " " and c not in "\n\t" for c in text) else text
+    return safe_text(text)
 
 
 class Annotator:
@@ -151,6 +153,8 @@ class Annotator:
         self.capture_error: str | None = None
         self._want_capture = capture
         self._death_reported = False
+        self.noted: tuple = (0, 0)
+        self.synced: Any = None  # the capture's mark after this cell's last sync
 
     # -- install / uninstall -----------------------------------------------------------------------
 
@@ -162,8 +166,7 @@ class Annotator:
         self.prev_exc = tuple(getattr(ip, "custom_exceptions", ()) or ())
         extra = tuple(t for t in self.prev_exc if isinstance(t, type) and not issubclass(t, Exception))
         self.exc_tuple = (Exception,) + extra
-        ip.set_custom_exc(self.exc_tuple, _handler)
-        self.installed_ctb = ip.CustomTB
+        self.installed_ctb = _set_handler(ip, self.exc_tuple)
         ip.events.register("pre_run_cell", self.pre_run_cell)
         ip.events.register("post_run_cell", self.post_run_cell)
         ip.register_magics(AnnotateMagics)
@@ -226,6 +229,7 @@ class Annotator:
         record. Hot path (every cell): two reads of the shared counters and one write of the
         source into the shared mapping, no syscall."""
         self.handled = False
+        self.synced = None
         tee = self.tee
         if tee is None:
             return
@@ -235,6 +239,7 @@ class Annotator:
                 return
             self.mark = m = tee.mark()
             self.mark_forwarded = m.forwarded
+            self.noted = (m.spilled, m.dropped)
             ip = self.ip
             # IPython has already advanced execution_count when pre_run_cell fires: this cell is
             # In [execution_count - 1] (only cells stored in history get a number).
@@ -244,33 +249,47 @@ class Annotator:
             log.debug("cudnn_magic: pre_run_cell failed", exc_info=True)
 
     def post_run_cell(self, result: Any = None) -> None:
-        """Errors our handler did not see get annotated here; a succeeding cell that wrote to
-        fd 2 gets its bytes checked for GPU-unused warnings. Hot path (a quiet succeeding
-        cell): one FIONREAD and one read of the shared counters."""
+        """Every cell's native stderr reaches the notebook before the cell ends (also when it
+        failed or was interrupted: then what still waits is skipped, except its newest
+        64 KiB, instead of flowing on into the next cell). Errors our handler did not see get
+        annotated here; a succeeding cell that wrote to fd 2 gets its bytes checked for
+        GPU-unused warnings. Hot path (a quiet cell): one FIONREAD and one read of the shared
+        counters."""
         try:
             err = result.error_in_exec or result.error_before_exec
         except AttributeError:
             err = None
         try:
             tee = self.tee
+            if tee is not None and not tee.active:
+                self._report_death()
+                tee = None
+            if err is not None and not isinstance(err, Exception):
+                # KeyboardInterrupt (Kernel > Interrupt), SystemExit...: IPython showed it
+                if tee is not None and self.mark is not None and tee.changed_since(self.mark):
+                    if isinstance(err, KeyboardInterrupt):
+                        self._skip_backlog()
+                        self._drain()
+                    else:
+                        self._sync()
+                return
             if err is not None:
-                if tee is not None and not tee.active:
-                    self._report_death()
-                if not self.handled and isinstance(err, Exception):
+                if not self.handled:
                     # our handler did not run: another extension replaced it (or IPython
                     # showed the error itself); the traceback is already out, so just annotate.
                     self.handled = True
                     end = self._sync()
                     self._annotate_error(type(err), err, err.__traceback__, end)
+                elif tee is not None and self.mark is not None and tee.changed_since(self.synced or self.mark):
+                    self._sync()  # bytes written after the traceback (a thread, a child process)
                 return
-            if tee is None:
+            if tee is None or self.mark is None or not tee.changed_since(self.mark):
                 return
-            if not tee.active:
-                self._report_death()
-                return
-            if self.enabled and self.mark is not None and tee.changed_since(self.mark):
+            if self.enabled:
                 self._check_warnings(tee)
-        except Exception:  # noqa: BLE001
+            else:
+                self._sync()
+        except BaseException:  # noqa: BLE001 - including a second interrupt during our part
             log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
 
     def _report_death(self) -> None:
@@ -285,7 +304,9 @@ class Annotator:
 
     def _sync(self) -> int | None:
         """Make every fd-2 byte written so far reach the notebook (before what we show next);
-        returns the log offset at that point, or ``None`` without capture."""
+        returns the log offset at that point, or ``None`` without capture. The wait lasts as
+        long as the helper makes progress; an interrupt during it skips what still waits
+        (:meth:`Tee.skip`)."""
         tee = self.tee
         if tee is None or not tee.active:
             try:
@@ -293,17 +314,68 @@ class Annotator:
             except Exception:  # noqa: BLE001
                 pass
             return None
-        from .capture.tee import drain_ipykernel
-
-        end = tee.sync()
+        try:
+            end = tee.sync()
+        except KeyboardInterrupt:
+            end = self._skip_backlog()
         if end is None or tee.last_forwarded != self.mark_forwarded:
-            drain_ipykernel()
+            self._drain()
         else:
             try:
                 sys.stderr.flush()
             except Exception:  # noqa: BLE001
                 pass
+        if end is not None:
+            self.synced = tee.mark()
+        self._say_spill()
         return end
+
+    def _skip_backlog(self) -> int | None:
+        """The cell was interrupted: drop what still waits to be shown (the helper forwards its
+        newest 64 KiB after a notice saying how much was skipped)."""
+        tee = self.tee
+        if tee is None:
+            return None
+        try:
+            return tee.skip()
+        except KeyboardInterrupt:  # interrupted again: leave it
+            return None
+
+    def _drain(self) -> None:
+        from .capture.tee import drain_ipykernel
+
+        try:
+            drain_ipykernel()
+        except KeyboardInterrupt:
+            pass
+
+    def _say_spill(self) -> None:
+        """Tell the user (once per change, on stderr) when this cell's native stderr waited in
+        the spool file or was dropped beyond the bounds."""
+        tee = self.tee
+        if tee is None:
+            return
+        spilled, dropped, _ = tee.counts()
+        s0, d0 = self.noted
+        if spilled <= s0 and dropped <= d0:
+            return
+        self.noted = (spilled, dropped)
+        from .capture.helper import mib
+
+        parts = []
+        if spilled > s0:
+            parts.append(f"{mib(spilled - s0).decode()} of it waited in a spool file on disk (more than the "
+                         f"{mib(tee.memory_bytes).decode()} memory bound was waiting) and was shown late")
+        if dropped > d0:
+            parts.append(f"{mib(dropped - d0).decode()} of it was dropped (more than the memory and "
+                         f"{mib(tee.spool_bytes).decode()} spool bounds was waiting; a '[cudnn-magic: dropped ...]' "
+                         f"line marks the cut)")
+        where = f"; the capture record keeps the newest 2-4 MiB: {tee.directory}" if dropped > d0 else ""
+        try:
+            print(f"cudnn-magic: this cell wrote native stderr (fd 2) faster than it could be shown: "
+                  f"{'; '.join(parts)}{where}.", file=sys.stderr)
+        except Exception:  # noqa: BLE001
+            pass
 
     def cell_log(self, end: int | None) -> tuple[str, int]:
         """This cell's fd-2 text (newest :data:`MAX_LOG_FOR_DIAGNOSIS` bytes) and how many
@@ -335,7 +407,9 @@ class Annotator:
         no marker round trip unless something is shown (:meth:`Tee.settled` instead of
         :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
         (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
-        knowledge base."""
+        knowledge base. Ordering: when nothing is shown, the cell's bytes are forwarded as
+        without the extension (no round trip); an interrupted cell never gets here
+        (:meth:`post_run_cell` skips its backlog)."""
         synced = False
         end = tee.settled()
         data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
@@ -352,7 +426,9 @@ class Annotator:
                 if reached >= end:
                     break
         if end is None or reached < end:
-            end, synced = tee.sync(), True  # unsettled, or the log write still lags: the exact way
+            end, synced = self._sync(), True  # unsettled, or the log write still lags: the exact way
+            if end is None:
+                return
             data, _ = self._cell_bytes(end)
         if not data:
             return
@@ -370,19 +446,24 @@ class Annotator:
             return
         found = gpu_unused_warnings(text, report=_report(), joined=False) or found
         if not synced:
-            tee.sync()  # what the cell printed reaches the notebook before the warning
-        if tee.last_forwarded != self.mark_forwarded:
-            from .capture.tee import drain_ipykernel
-
-            drain_ipykernel()
+            self._sync()  # what the cell printed reaches the notebook before the warning
         self._display(found, _decode(data), warning=True)
 
     # -- errors --------------------------------------------------------------------------------------
 
     def handle(self, shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
-        """The custom exception handler body (see :func:`_handler`)."""
+        """The custom exception handler body (see :func:`_handler`).
+
+        An exception raised while IPython shows the user's exception comes from that exception
+        itself (a ``__str__`` that raises, even ``SystemExit``, or returns a non-string; text
+        that cannot be encoded for the front end) and is handled as IPython's ``run_ast_nodes``
+        handles it without the extension (:func:`_show_as_ipython_would`): the user sees the
+        original raise site, then that error, exactly as without the extension, the cell gets
+        its reply, and nothing is annotated."""
+        __tracebackhide__ = True  # noqa: F841 - IPython hides this frame in tracebacks
         self.handled = True
         shown = False
+        raised: BaseException | None = None
         try:
             prev = self._previous_for(etype)
             end = self._sync()
@@ -394,15 +475,26 @@ class Annotator:
                     self._reassert(shell)
             else:
                 shown = True  # set first: never show it twice, even if showtraceback raises
-                shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-            self._annotate_error(etype, value, tb, end)
+                try:
+                    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+                except BaseException as exc:  # noqa: BLE001 - raised by showing the user's exception
+                    raised = _show_as_ipython_would(shell, exc)
+                    if raised is None:
+                        return
+            if raised is None:
+                self._annotate_error(etype, value, tb, end)
         except BaseException:  # noqa: BLE001 - including KeyboardInterrupt during our part
             log.debug("cudnn_magic: exception handler failed", exc_info=True)
             if not shown:
                 try:
                     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-                except BaseException:  # noqa: BLE001
-                    traceback.print_exception(etype, value, tb)
+                except BaseException as exc:  # noqa: BLE001
+                    raised = _show_as_ipython_would(shell, exc)
+        if raised is not None:
+            try:
+                raise raised
+            finally:
+                raised = None  # no reference cycle through this frame
 
     def _previous_for(self, etype: type) -> Any:
         if self.prev_ctb is None or not self.prev_exc:
@@ -417,21 +509,21 @@ class Annotator:
         ``set_custom_exc((), None)``): put ours back, without the previous one."""
         if not getattr(shell, "custom_exceptions", ()):
             self.prev_ctb, self.prev_exc = None, ()
-            shell.set_custom_exc((Exception,), _handler)
-            self.installed_ctb = shell.CustomTB
+            self.installed_ctb = _set_handler(shell, (Exception,))
 
     def _annotate_error(self, etype: type, value: BaseException, tb: Any, end: int | None) -> None:
         if _own_usage_error(etype, tb):
             return  # a mistyped %cudnn_* line: IPython showed the usage; the error to explain stays
         text, truncated = self.cell_log(end)
         try:
-            msg = str(value)
-        except Exception:  # noqa: BLE001
+            msg = safe_text(str(value), keep_newlines=True)
+        except BaseException:  # noqa: BLE001 - a __str__ that raises, even SystemExit
             msg = "<exception str() failed>"
         exception = f"{etype.__name__}: {msg}" if msg else etype.__name__
         try:
-            tb_text = "".join(traceback.format_exception(etype, value, tb))[-MAX_TRACEBACK_CHARS:]
-        except Exception:  # noqa: BLE001
+            tb_text = safe_text("".join(traceback.format_exception(etype, value, tb))[-MAX_TRACEBACK_CHARS:],
+                                keep_newlines=True)
+        except BaseException:  # noqa: BLE001
             tb_text = ""
         rec = ErrorRecord(exception, etype.__name__, tb_text, text, truncated)
         self.last = rec
@@ -456,8 +548,10 @@ class Annotator:
         from .render.diagnosis import diagnoses_html, diagnoses_text
 
         shown_log = _display_safe_log(log_text)
-        display({"text/plain": diagnoses_text(diagnoses), "text/html": diagnoses_html(diagnoses, log_slice=shown_log)},
-                raw=True)
+        # nothing we display may hold text that cannot be sent (a lone surrogate would make
+        # the message unsendable) or that reorders or escapes the display
+        display({"text/plain": safe_text(diagnoses_text(diagnoses)),
+                 "text/html": safe_text(diagnoses_html(diagnoses, log_slice=shown_log))}, raw=True)
         if _is_kernel_shell(self.ip):
             try:
                 _show_widgets(diagnoses, shown_log)
@@ -498,17 +592,81 @@ def _own_usage_error(etype: type, tb: Any) -> bool:
 
 
 def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
-    """Registered with ``set_custom_exc``; must never raise (IPython would unregister it and
-    lose the cell's traceback)."""
+    """Our ``CustomTB``. Installed by :func:`_set_handler` without IPython's protective wrapper
+    (which unregisters a handler that raises and then prints the original exception a second
+    time): it raises only what showing the user's exception raised, as IPython's own
+    ``showtraceback`` would from ``run_code``; anything of ours is caught inside."""
+    __tracebackhide__ = True  # noqa: F841
     a = _ANNOTATOR
     if a is None or a.ip is not self:
-        try:
-            self.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        except BaseException:  # noqa: BLE001
-            traceback.print_exception(etype, value, tb)
+        self.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
     a.handle(self, etype, value, tb, tb_offset)
     return None
+
+
+def _show_as_ipython_would(shell: Any, exc: BaseException) -> BaseException | None:
+    """``exc`` was raised while showing the user's exception. Do what IPython's
+    ``run_ast_nodes`` does when that happens without the extension: record it as the cell's
+    ``error_before_exec`` (so the reply names it, instead of an exception whose text cannot be
+    sent, which left the cell without a reply) and show its traceback, whose chain holds the
+    user's exception and its raise site. The traceback is the one IPython would have: its frames
+    from ``run_ast_nodes`` down, ours left out. Returns what showing it raised in turn (IPython
+    would let that escape ``run_ast_nodes``: the caller re-raises it), else ``None``."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    if result is not None:
+        try:
+            result.error_before_exec = exc
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        shell.showtraceback((type(exc), exc, _baseline_traceback(exc)))
+    except BaseException as again:  # noqa: BLE001 - showing it fails too, as it would without us
+        return again
+    return None
+
+
+def _baseline_traceback(exc: BaseException) -> Any:
+    """``exc``'s traceback as IPython's ``run_ast_nodes`` would have caught it had our handler
+    not been between: the two frames above the caller of ``CustomTB`` (``run_ast_nodes``,
+    ``run_code``), then ``exc``'s own frames without ours."""
+    import types
+
+    here = __file__.rsplit(".", 1)[0]
+
+    def ours(frame: Any) -> bool:
+        return frame.f_code.co_filename.rsplit(".", 1)[0] == here
+
+    tb = exc.__traceback__
+    while tb is not None and ours(tb.tb_frame):
+        tb = tb.tb_next
+    callers = []
+    f = sys._getframe(1)
+    while f is not None and ours(f):
+        f = f.f_back
+    for _ in range(2):  # run_code (which called CustomTB), then run_ast_nodes (which catches)
+        if f is None:
+            break
+        callers.append(f)
+        f = f.f_back
+    for frame in callers:  # innermost first: each becomes the new head of the chain
+        try:
+            tb = types.TracebackType(tb, frame, frame.f_lasti, frame.f_lineno)
+        except (TypeError, ValueError):  # an interpreter without writable tracebacks
+            break
+    return tb
+
+
+def _set_handler(shell: Any, exc_tuple: tuple) -> Any:
+    """Install :func:`_handler` as ``shell.CustomTB`` for ``exc_tuple``; returns the bound
+    handler (to tell later whether it is still ours). Same effect as
+    ``set_custom_exc(exc_tuple, _handler)`` minus IPython's wrapper (see :func:`_handler`)."""
+    import types
+
+    ctb = types.MethodType(_handler, shell)
+    shell.CustomTB = ctb
+    shell.custom_exceptions = exc_tuple
+    return ctb
 
 
 def _show_widgets(diagnoses: list, log_text: str) -> None:

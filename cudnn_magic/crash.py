@@ -226,7 +226,9 @@ class CrashRecord:
             out.append("No cuDNN-related cause found in the record.")
         if self.problems:
             out.append("Problems with the record: " + "; ".join(self.problems))
-        return "\n".join(out)
+        from .safetext import safe_text
+
+        return safe_text("\n".join(out))  # a file name may hold undecodable bytes
 
     def html(self) -> str:
         """Compact escaped HTML (no JavaScript)."""
@@ -265,7 +267,9 @@ class CrashRecord:
         if self.problems:
             parts.append("<div><i>Problems with the record: " + e("; ".join(self.problems)) + "</i></div>")
         parts.append("</div>")
-        return "".join(parts)
+        from .safetext import safe_text
+
+        return safe_text("".join(parts))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         return {"text/plain": self.text(), "text/html": self.html()}
@@ -438,12 +442,12 @@ def _strip_prompts(text: str) -> str:
 
 
 def _safe_text(data: bytes) -> str:
-    """Decode with replacement and replace control characters other than tab/newline (binary
-    garbage stays printable, terminal escapes are neutralised)."""
-    text = data.decode("utf-8", "replace")
-    if any(c < " " and c not in "\n\t" or c == "\x7f" for c in text):
-        text = "".join("\ufffd" if (c < " " and c not in "\n\t") or c == "\x7f" else c for c in text)
-    return text
+    """Decode with replacement and replace control characters other than tab/newline,
+    bidirectional controls and lone surrogates (:func:`cudnn_magic.safetext.safe_text`: binary
+    garbage stays printable, terminal escapes are neutralised, nothing reorders the text)."""
+    from .safetext import safe_text
+
+    return safe_text(data.decode("utf-8", "replace"))
 
 
 def _read_bytes(path: Path, limit: int, tail: bool = True) -> bytes:
@@ -469,6 +473,21 @@ def _read_bytes(path: Path, limit: int, tail: bool = True) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _create_exclusive(path: Path) -> int:
+    """Create ``path`` (0o600, write-only) with ``O_CREAT | O_EXCL | O_NOFOLLOW``: never through
+    a link. A leftover of that name (a file of a dead process with the same pid, or a planted
+    link) is removed first, never followed. Returns the fd; raises OSError."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+    try:
+        return os.open(path, flags, 0o600)
+    except FileExistsError:
+        os.unlink(path)
+        return os.open(path, flags, 0o600)
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -563,8 +582,16 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         if seq & 1:
             problems.append("the kernel died while recording the cell's start (the cell source may be cut)")
         cell = H.read_cell_record(buf)
+        if H.read_clean_flag(buf):
+            # written by the kernel itself into pages allocated at install: it lands even when
+            # the disk is full and meta.json could not be rewritten (issue 13)
+            rec.clean_exit = True
     except FileNotFoundError:
         problems.append("state is missing")
+        if "meta.json is missing" in problems:
+            # nothing of this record was ever written (the capture could not start, e.g. on a
+            # full disk): that is not a kernel that died
+            rec._nothing_written = True  # type: ignore[attr-defined]
     except OSError as exc:
         problems.append(f"state cannot be read ({exc.strerror or exc})")
     except Exception as exc:  # noqa: BLE001 - garbage in the state file
@@ -591,10 +618,17 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         names = []
         problems.append(f"the record directory cannot be listed ({exc.strerror or exc})")
     ends = []
-    for n in names:
+    import stat as _stat
+
+    for n in list(names):
         try:
             start = int(n[4:-4])
-            ends.append(start + os.lstat(d / n).st_size)
+            st = os.lstat(d / n)
+            if not _stat.S_ISREG(st.st_mode):
+                names.remove(n)
+                problems.append(f"log segment {n!r} is not a regular file (a link?): not read")
+                continue
+            ends.append(start + st.st_size)
         except (ValueError, OSError):
             problems.append(f"unexpected log file {n!r}")
     end = max(ends) if ends else 0
@@ -614,6 +648,8 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         rec.log_missing = cut + sl.truncated
     if meta.get("log_error"):
         problems.append(f"the capture could not write the whole log ({str(meta.get('log_error'))[:200]})")
+    if meta.get("meta_error"):
+        problems.append(f"{str(meta.get('meta_error'))[:200]} (meta.json may be older than the kernel's end)")
 
     # faulthandler: in the record, or still in the key directory if the kernel died before the
     # capture made its record directory known
@@ -643,7 +679,10 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
 
 
 def _instances(keydir: Path) -> list[Path]:
-    """Instance directories of a key, newest first (names are ``<time_ns>-<pid>``)."""
+    """Instance directories of a key, newest first (names are ``<time_ns>-<pid>``); links and
+    anything but a directory are left out (never followed)."""
+    import stat as _stat
+
     try:
         names = os.listdir(keydir)
     except OSError:
@@ -652,9 +691,40 @@ def _instances(keydir: Path) -> list[Path]:
     for n in names:
         head = n.split("-", 1)[0]
         if head.isdigit() and _instance_pid(n) is not None:
+            try:
+                if not _stat.S_ISDIR(os.lstat(keydir / n).st_mode):
+                    continue
+            except OSError:
+                continue
             out.append((int(head), n))
     out.sort(reverse=True)
     return [keydir / n for _, n in out]
+
+
+def valid_key(key: object) -> bool:
+    """Is ``key`` a record key: one path component as :func:`cudnn_magic.capture.tee.record_key`
+    makes them (letters, digits, ``-``, ``_``, ``.``; not starting with a dot; at most 120
+    characters)? ``..``, ``/etc``, ``a/b`` and the empty string are not."""
+    if not isinstance(key, str) or not key or len(key) > 120 or key.startswith("."):
+        return False
+    return all(c.isalnum() or c in "-_." for c in key)
+
+
+def _key_dir(key: str, root: Path) -> Path | None:
+    """``root/key`` when ``key`` is valid and that is a real directory of this user (never a
+    link), else ``None``."""
+    import stat as _stat
+
+    if not valid_key(key):
+        return None
+    kd = root / key
+    try:
+        st = os.lstat(kd)
+    except OSError:
+        return None
+    if not _stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        return None
+    return kd
 
 
 def _claim(directory: Path) -> bool:
@@ -677,10 +747,18 @@ def _claim(directory: Path) -> bool:
 
 def previous_crashes(key: str, root: Path | None = None, include_shown: bool = False,
                      settle_s: float = 0.0) -> list[CrashRecord]:
-    """Records under ``key`` of OTHER processes that died without a clean exit, newest first."""
+    """Records under ``key`` of OTHER processes that died without a clean exit, newest first.
+
+    Raises:
+        ValueError: ``key`` is not one path component (see :func:`valid_key`).
+    """
     from .capture.tee import records_root
 
-    keydir = (root or records_root()) / key
+    if not valid_key(key):
+        raise ValueError(f"not a record key (one path component such as kernel-1234abcd or terminal-pts-3): {key!r}")
+    keydir = _key_dir(key, root or records_root())
+    if keydir is None:
+        return []
     out = []
     me = os.getpid()
     for inst in _instances(keydir):
@@ -689,7 +767,7 @@ def previous_crashes(key: str, root: Path | None = None, include_shown: bool = F
         if not include_shown and (inst / SHOWN_NAME).exists():
             continue
         rec = read_record(inst, key, settle_s=settle_s)
-        if rec.crashed and (include_shown or not rec.shown):
+        if rec.crashed and not getattr(rec, "_nothing_written", False) and (include_shown or not rec.shown):
             out.append(rec)
     return out
 
@@ -745,9 +823,8 @@ def all_crashes(root: Path | None = None) -> list[CrashRecord]:
     except OSError:
         return []
     for key in keys:
-        if key.startswith("."):
-            continue
-        out += previous_crashes(key, root, include_shown=True)
+        if valid_key(key):
+            out += previous_crashes(key, root, include_shown=True)
     out.sort(key=lambda r: r.died or 0, reverse=True)
     return out
 
@@ -792,9 +869,16 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
         except OSError:
             pass
     try:
-        fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.close(fd)
-        os.utime(stamp, (now, now))
+        try:
+            fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            fd = _create_exclusive(stamp)  # a link planted there: replaced, never followed
+        try:
+            os.utime(fd, (now, now))
+        finally:
+            os.close(fd)
     except OSError:
         pass
     removed = []
@@ -975,7 +1059,7 @@ def _enable_faulthandler(st: _Loaded) -> None:
         return
     st.fh_was_enabled = faulthandler.is_enabled()
     path = st.keydir / f"faulthandler-{os.getpid()}.pending"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = _create_exclusive(path)
     f = os.fdopen(fd, "w")
     # the explicit file matters: ipykernel's patched enable() defaults to sys.__stderr__
     faulthandler.enable(file=f, all_threads=True)
@@ -1047,11 +1131,11 @@ def load(ip: Any) -> None:
             except OSError:
                 same = False
             if not same:
-                tmp = st.keydir / f".{CONNECTION_NAME}.{os.getpid()}"
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(conn)
-                os.replace(tmp, p)
+                from .files import atomic_write
+
+                # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
+                # never written through a link planted in the key directory (issue 13)
+                atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: connection file not recorded", exc_info=True)
     try:
@@ -1104,14 +1188,21 @@ def shown_record() -> CrashRecord | None:
     return _STATE.shown if _STATE is not None else None
 
 
-def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None) -> int:
+def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, err: Any = None) -> int:
     """``cudnn-magic crashes [--json] [--key KEY]``: list crash records (every key, newest
-    first) with their diagnosis; exit 0."""
+    first) with their diagnosis; exit 0, or 2 (usage error, on ``err``) when ``KEY`` is not one
+    record key (:func:`valid_key`: ``../../x``, an absolute path, ``a/b``)."""
     import sys
 
     out = out or sys.stdout
+    err = err or sys.stderr
     from .capture.tee import records_root
 
+    if key is not None and not valid_key(key):
+        err.write(f"cudnn-magic crashes: --key takes one record key (a single path component such as "
+                  f"kernel-1234abcd, tmpab12cd34 or terminal-pts-3, as listed by `cudnn-magic crashes`), "
+                  f"not {key!r}\n")
+        return 2
     recs = previous_crashes(key, records_root(), include_shown=True) if key else all_crashes()
     for r in recs:
         r.diagnose(with_facts=False)
@@ -1129,4 +1220,5 @@ def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None) 
 
 
 __all__ = ["CrashRecord", "all_crashes", "claim_previous", "cleanup", "cli_crashes", "key_description",
-           "faulthandler_summary", "last_crash", "load", "previous_crashes", "read_record", "shown_record", "unload"]
+           "faulthandler_summary", "last_crash", "load", "previous_crashes", "read_record", "shown_record", "unload",
+           "valid_key"]

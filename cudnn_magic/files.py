@@ -26,3 +26,69 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = N
         except OSError:
             pass
         raise
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class LockBusy(OSError):
+    """Another process held the lock for longer than the wait allowed (a conflict: the caller
+    says so and changes nothing)."""
+
+
+def open_lock_file(path: str | os.PathLike[str]) -> int:
+    """Open (creating it 0o600 with ``O_EXCL`` when missing) the lock file ``path``, never
+    through a link; returns the fd. Raises OSError (``ELOOP`` for a link, ``EINVAL`` for
+    something that is not a regular file)."""
+    import stat
+
+    path = os.fspath(path)
+    flags = os.O_RDWR | os.O_CLOEXEC | _NOFOLLOW
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(22, f"not a regular file: {path}")
+    return fd
+
+
+class file_lock:  # noqa: N801 - used as a context manager, like open()
+    """Hold an exclusive ``fcntl.flock`` on the lock file ``path`` for a read-modify-write of
+    ``what`` (a file name, for the message). ``flock`` locks belong to the open file, so two
+    threads of one process exclude each other as two processes do.
+
+    Waits up to ``timeout`` seconds (polling every 20 ms), then raises :class:`LockBusy` naming
+    ``what``: a conflict is reported, never resolved by guessing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], what: str, timeout: float = 10.0) -> None:
+        self.path = os.fspath(path)
+        self.what = what
+        self.timeout = timeout
+        self.fd = -1
+
+    def __enter__(self) -> "file_lock":
+        import fcntl
+        import time
+
+        fd = open_lock_file(self.path)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockBusy(11, f"{self.what} is being changed by another process right now (it has held "
+                                       f"{self.path} for more than {self.timeout:g} s); nothing was changed, try again")
+                time.sleep(0.02)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing the last fd of the open file releases the lock
+            self.fd = -1

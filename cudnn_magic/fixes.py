@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import hashlib
 import importlib.util
 import json
@@ -58,7 +59,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .files import atomic_write
+from .files import atomic_write, file_lock
 from .model import FrameworkBuild, Report
 from .versions import CudnnVersion, driver_floor, try_parse
 
@@ -1341,8 +1342,49 @@ _PLANNERS.update({fid: _finding_advice(fid) for fid in _CONSUMER_FIX_IDS})
 
 
 # --------------------------------------------------------------------------- apply / undo
+#
+# The undo journal (``<state dir>/undo.json``) is a file on disk that anything running as the
+# user can write, so undo trusts nothing in it. It re-derives what it may do and refuses the
+# rest, each with a message that says why (issue 13):
+#
+# * kernelspec records: only the ``kernel.json`` of a kernelspec jupyter_client knows now
+#   (``KernelSpecManager().find_kernel_specs()``), only if the file is byte-for-byte what the
+#   fix wrote, only from a backup named exactly ``kernel.json.cudnn-magic-backup-<stamp>`` in the
+#   same folder (opened with ``O_NOFOLLOW`` relative to that folder), and only when the backup
+#   differs from the file in nothing but the ``env`` variables that fix sets
+#   (:data:`FIX_ENV_VARIABLES`); a copy the fix created is removed only from the user's own
+#   kernels folder, with the files it names there;
+# * environ records: only a variable that fix sets, only in the process that set it, from that
+#   process's memory (never a value read from the journal);
+# * pip records: only ``nvidia-cudnn-cuNN`` with a valid version, only with this interpreter or
+#   one a kernelspec jupyter_client knows runs (``argv[0]``, resolved as jupyter_client does).
+#
+# Read-modify-write of a ``kernel.json`` and of the journal happens under an ``fcntl.flock`` on a
+# lock file beside it (``.kernel.json.cudnn-magic-lock``, ``.undo.json.cudnn-magic-lock``); an
+# apply that finds the file changed since its preview (another kernel applied a fix meanwhile)
+# fails and changes nothing. Everything here is one unit: the journal, apply and undo.
 
-_journal_lock = threading.Lock()
+FIX_ENV_VARIABLES: dict[str, frozenset[str]] = {
+    "remove-shadowing-dir": frozenset({"LD_LIBRARY_PATH"}),
+    "allow-memory-growth": frozenset({"TF_FORCE_GPU_ALLOW_GROWTH", "XLA_PYTHON_CLIENT_PREALLOCATE"}),
+}
+"""The environment variables each fix sets (in this kernel, or in a kernelspec's ``env``): the
+only ones its undo may restore."""
+
+_PIP_FIXES = frozenset({"install-matching-cudnn"})
+_BACKUP_NAME = re.compile(r"^kernel\.json\.cudnn-magic-backup-\d{8}-\d{6}(-\d{1,4})?$")
+_CREATED_NAME = re.compile(r"^(kernel\.json|logo-[A-Za-z0-9_.-]{1,64})$")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_LIMIT = 16 << 20
+
+_ENV_APPLIED: dict[str, list[tuple[str, str | None, str | None]]] = {}
+"""This process's own record of the variables each fix set here: ``fix id -> [(name,
+previous, new)]``. An environment belongs to one process, so this, not the journal, is what an
+undo of an environ record restores."""
+
+
+class JournalRefused(ValueError):
+    """A journal record asks for something the fix never does; nothing was touched."""
 
 
 def _state_dir() -> str:
@@ -1361,68 +1403,186 @@ def _journal_path() -> str:
     return os.path.join(_state_dir(), "undo.json")
 
 
-def _journal_load() -> dict[str, list[dict[str, Any]]]:
+def _lock_path(path: str) -> str:
+    """The lock file beside ``path``: ``<dir>/.<name>.cudnn-magic-lock``."""
+    return os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".cudnn-magic-lock")
+
+
+def _read_regular(path: str, dir_fd: int | None = None) -> tuple[bytes, int]:
+    """Bytes and permission bits of the regular file ``path``, never through a link (and
+    never a FIFO or device). Raises FileNotFoundError, or OSError naming the problem."""
+    import stat as _stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
     try:
-        with open(_journal_path(), encoding="utf-8") as fh:
-            data = json.load(fh)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if st.st_size > _READ_LIMIT:
+            raise OSError(f"{path} is larger than {_READ_LIMIT >> 20} MiB")
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks), st.st_mode & 0o7777
+    finally:
+        os.close(fd)
+
+
+def _read_or_none(path: str) -> bytes | None:
+    try:
+        return _read_regular(path)[0]
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if getattr(exc, "errno", None) == errno.ELOOP:  # a symbolic link
+            raise RuntimeError(f"{path} is a symbolic link; not following it") from None
+        raise
+
+
+def _sha(path: str) -> str | None:
+    try:
+        data = _read_or_none(path)
+    except (OSError, RuntimeError):
+        return None
+    return hashlib.sha256(data).hexdigest() if data is not None else None
+
+
+def _journal_load() -> dict[str, list[dict[str, Any]]]:
+    """The journal (``{}`` when there is none). Raises RuntimeError when it exists but is not a
+    regular file or not a JSON object: it is then left alone, and so is every fix."""
+    path = _journal_path()
+    try:
+        raw = _read_regular(path)[0]
+    except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise RuntimeError(f"the undo journal {path} cannot be read ({exc}); move it aside") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise RuntimeError(f"the undo journal {path} is not valid JSON; move it aside (nothing was changed)") from None
+    if not isinstance(data, dict):
+        raise RuntimeError(f"the undo journal {path} is not a JSON object; move it aside (nothing was changed)")
+    return data
 
 
 def _journal_save(data: dict[str, list[dict[str, Any]]]) -> None:
     path = _journal_path()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    _atomic_write(path, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    _atomic_write(path, (json.dumps(data, indent=1) + "\n").encode("utf-8"), 0o600)
+
+
+def _journal_locked() -> file_lock:
+    path = _journal_path()
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    return file_lock(_lock_path(path), f"the undo journal {path}")
 
 
 def _journal_push(fix_id: str, records: list[dict[str, Any]]) -> None:
-    with _journal_lock:
+    """Append an entry (read-modify-write under the journal's lock). Raises on failure."""
+    with _journal_locked():
         data = _journal_load()
-        data.setdefault(fix_id, []).append({"time": time.time(), "records": records})
+        stack = data.get(fix_id)
+        if not isinstance(stack, list):
+            stack = data[fix_id] = []
+        stack.append({"time": time.time(), "pid": os.getpid(), "records": records})
         _journal_save(data)
+
+
+def _journal_pop(fix_id: str) -> dict[str, Any] | None:
+    """Take the newest entry of ``fix_id`` out of the journal (so two undos never both run it)."""
+    with _journal_locked():
+        data = _journal_load()
+        stack = data.get(fix_id)
+        if not isinstance(stack, list) or not stack:
+            return None
+        entry = stack.pop()
+        if not stack:
+            del data[fix_id]
+        _journal_save(data)
+    return entry if isinstance(entry, dict) else {"records": [entry]}
 
 
 _atomic_write = atomic_write
 
 
-def _sha(path: str) -> str | None:
+def _write_new(path: str, data: bytes, mode: int) -> None:
+    """Create ``path`` with ``data``: ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a link,
+    never over an existing file). Raises FileExistsError."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, mode)
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
+    os.close(fd)
 
 
-def _apply_kernelspec(kp: dict[str, Any]) -> dict[str, Any]:
-    path = kp["path"]
-    expect = kp["expect_sha256"]
-    if _sha(path) != expect:
-        raise RuntimeError(f"{path} changed since the preview; preview the fix again")
-    if expect is None:  # a new user-level copy
-        d = os.path.dirname(path)
-        created_dir = not os.path.isdir(d)
-        os.makedirs(d, exist_ok=True)
+def _kernelspec_target(kp: dict[str, Any]) -> tuple[str, bool]:
+    """The kernel.json a plan writes (absolute) and whether its folder had to be created (a
+    new user-level copy); the folder exists afterwards, for the lock file."""
+    path = os.path.normpath(os.path.abspath(kp["path"]))
+    d = os.path.dirname(path)
+    if kp["expect_sha256"] is None and not os.path.isdir(d):
+        os.makedirs(d)
+        return path, True
+    return path, False
+
+
+def _check_unchanged(path: str, expect: str | None) -> None:
+    """Raise unless ``path`` is still what the preview read (call with its lock held)."""
+    current = _read_or_none(path)
+    if (hashlib.sha256(current).hexdigest() if current is not None else None) != expect:
+        raise RuntimeError(f"{path} changed since the preview (another kernel or program edited it, perhaps "
+                           "applying a fix at the same time); nothing was changed: preview the fix again")
+
+
+def _apply_kernelspec(kp: dict[str, Any], created_dir: bool = False) -> dict[str, Any]:
+    """Write the kernelspec edit of a plan (call with the file's lock held, see :func:`apply`):
+    only if the file is still what the preview read (else nothing changes and the error says
+    so), with a byte-for-byte backup created exclusively beside it."""
+    path = os.path.normpath(os.path.abspath(kp["path"]))
+    d = os.path.dirname(path)
+    _check_unchanged(path, kp["expect_sha256"])
+    after = hashlib.sha256(kp["new"]).hexdigest()
+    if kp["expect_sha256"] is None:  # a new user-level copy
         src = kp.get("copy_from")
         copied: list[str] = []
         if src and os.path.isdir(src):
-            for n in os.listdir(src):
-                if n.startswith("logo-") and os.path.isfile(os.path.join(src, n)):
-                    shutil.copy2(os.path.join(src, n), os.path.join(d, n))
-                    copied.append(os.path.join(d, n))
+            for n in sorted(os.listdir(src)):
+                if n.startswith("logo-") and _CREATED_NAME.match(n):
+                    try:
+                        data, _mode = _read_regular(os.path.join(src, n))
+                        _write_new(os.path.join(d, n), data, 0o644)
+                        copied.append(os.path.join(d, n))
+                    except OSError:
+                        continue  # a logo is a bonus
         _atomic_write(path, kp["new"], 0o644)
         return {"kind": "kernelspec", "path": path, "backup": None, "created": [path, *copied],
-                "created_dir": d if created_dir else None, "after_sha256": hashlib.sha256(kp["new"]).hexdigest()}
+                "created_dir": d if created_dir else None, "after_sha256": after}
+    current, mode = _read_regular(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = path + BACKUP_TAG + stamp
-    i = 1
-    while os.path.exists(backup):
-        backup = f"{path}{BACKUP_TAG}{stamp}-{i}"
-        i += 1
-    shutil.copy2(path, backup)
-    _atomic_write(path, kp["new"], os.stat(path).st_mode & 0o7777)
-    return {"kind": "kernelspec", "path": path, "backup": backup,
-            "after_sha256": hashlib.sha256(kp["new"]).hexdigest()}
+    for i in range(1, 10000):
+        try:
+            _write_new(backup, current, mode)
+            break
+        except FileExistsError:
+            backup = f"{path}{BACKUP_TAG}{stamp}-{i}"
+    else:
+        raise RuntimeError(f"no free backup name beside {path}")
+    _atomic_write(path, kp["new"], mode)
+    return {"kind": "kernelspec", "path": path, "backup": backup, "after_sha256": after}
 
 
 def _run(argv: tuple[str, ...], stream: Callable[[str], None] | None, output: list[str]) -> int:
@@ -1450,55 +1610,95 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
 
     Returns:
         :class:`FixResult`; ``ok`` False with ``error`` when a step failed (steps already done
-        stay recorded, so ``undo`` still reverts them).
+        stay recorded, so ``undo`` still reverts them), when the kernelspec changed since the
+        preview (another kernel applied a fix meanwhile: nothing is changed), or when the undo
+        journal cannot be written (the kernelspec edit is then rolled back).
     """
     if not p.applicable:
         return FixResult(p.fix_id, False, error=f"not applicable: {p.reason}")
+    import contextlib
+
     done: list[str] = []
     output: list[str] = []
     records: list[dict[str, Any]] = []
-    try:
-        for s in p.steps:
-            if s.kind == "run":
-                if not s.argv or s.argv[0] != _python(p.context):
-                    raise RuntimeError("refusing to run a command that is not the kernel's own interpreter")
-                rc = _run(s.argv, stream, output)
-                if rc != 0:
-                    raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
-                done.append("ran " + " ".join(_quote(a) for a in s.argv))
-                if p.fix_id == "install-matching-cudnn":
-                    records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
-                                    "previous": p.payload["previous"]})
-            elif s.kind == "set-env":
-                for k, v in s.env:
-                    records.append({"kind": "environ", "name": k, "previous": os.environ.get(k)})
-                    if v is None:
-                        os.environ.pop(k, None)
+    error: str | None = None
+    kp = p.payload.get("kernelspec") if any(s.kind == "kernelspec" for s in p.steps) else None
+    with contextlib.ExitStack() as held:
+        if kp is not None:
+            # the kernel.json stays locked for the whole apply, and is checked before any step:
+            # a conflict (another kernel applied a fix meanwhile) changes nothing at all
+            try:
+                path, created_dir = _kernelspec_target(kp)
+                held.enter_context(file_lock(_lock_path(path), path))
+                _check_unchanged(path, kp["expect_sha256"])
+            except Exception as exc:  # noqa: BLE001
+                return FixResult(p.fix_id, False, error=f"{type(exc).__name__}: {exc}")
+        try:
+            for s in p.steps:
+                if s.kind == "run":
+                    if not s.argv or s.argv[0] != _python(p.context):
+                        raise RuntimeError("refusing to run a command that is not the kernel's own interpreter")
+                    rc = _run(s.argv, stream, output)
+                    if rc != 0:
+                        raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
+                    done.append("ran " + " ".join(_quote(a) for a in s.argv))
+                    if p.fix_id == "install-matching-cudnn":
+                        records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
+                                        "previous": p.payload["previous"]})
+                elif s.kind == "set-env":
+                    for k, v in s.env:
+                        if k not in FIX_ENV_VARIABLES.get(p.fix_id, ()):
+                            raise RuntimeError(f"{p.fix_id} does not set {k}; refusing")
+                        prev = os.environ.get(k)
+                        records.append({"kind": "environ", "name": k, "pid": os.getpid()})
+                        _ENV_APPLIED.setdefault(p.fix_id, []).append((k, prev, v))
+                        if v is None:
+                            os.environ.pop(k, None)
+                        else:
+                            os.environ[k] = v
+                        done.append(f"set {k}={v} in this kernel")
+                elif s.kind == "kernelspec":
+                    rec = _apply_kernelspec(p.payload["kernelspec"], created_dir)
+                    records.append(rec)
+                    done.append(f"wrote {rec['path']}" + (f" (backup {rec['backup']})" if rec.get("backup") else " (new)"))
+                elif s.kind == "call" and p.payload.get("tf_call"):
+                    msg = _tf_memory_growth()
+                    if msg is None:
+                        done.append("tf.config.experimental.set_memory_growth(gpu, True) for every GPU")
                     else:
-                        os.environ[k] = v
-                    done.append(f"set {k}={v} in this kernel")
-            elif s.kind == "kernelspec":
-                rec = _apply_kernelspec(p.payload["kernelspec"])
-                records.append(rec)
-                done.append(f"wrote {rec['path']}" + (f" (backup {rec['backup']})" if rec.get("backup") else " (new)"))
-            elif s.kind == "call" and p.payload.get("tf_call"):
-                msg = _tf_memory_growth()
-                if msg is None:
-                    done.append("tf.config.experimental.set_memory_growth(gpu, True) for every GPU")
-                else:
-                    done.append(f"TensorFlow: {msg}; the kernelspec env applies at the next start")
-            elif s.kind == "restart" and p.fix_id == "restart-kernel":
-                _schedule_exit()
-                done.append("the kernel stops in a moment; the front end restarts it")
-    except Exception as exc:  # noqa: BLE001
+                        done.append(f"TensorFlow: {msg}; the kernelspec env applies at the next start")
+                elif s.kind == "restart" and p.fix_id == "restart-kernel":
+                    _schedule_exit()
+                    done.append("the kernel stops in a moment; the front end restarts it")
+        except Exception as exc:  # noqa: BLE001
+            error = f"{type(exc).__name__}: {exc}"
         if records:
-            _journal_push(p.fix_id, records)
-        return FixResult(p.fix_id, False, tuple(done), tuple(output), f"{type(exc).__name__}: {exc}",
-                         f"%cudnn_fix --undo {p.fix_id}" if records else "", p.restart_required)
-    if records:
-        _journal_push(p.fix_id, records)
-    return FixResult(p.fix_id, True, tuple(done), tuple(output), None,
-                     (f"%cudnn_fix --undo {p.fix_id}" if records else ""), p.restart_required)
+            try:
+                _journal_push(p.fix_id, records)
+            except Exception as exc:  # noqa: BLE001 - the change must not stay unrecorded
+                held.close()  # (undoing a kernelspec edit takes its lock again)
+                undone = _roll_back(p.fix_id, records)
+                error = (f"the undo journal could not be written ({exc}); {undone}"
+                         + (f". Also: {error}" if error else ""))
+                return FixResult(p.fix_id, False, tuple(done), tuple(output), error, "", p.restart_required)
+    hint = f"%cudnn_fix --undo {p.fix_id}" if records else ""
+    return FixResult(p.fix_id, error is None, tuple(done), tuple(output), error, hint, p.restart_required)
+
+
+def _roll_back(fix_id: str, records: list[dict[str, Any]]) -> str:
+    """Undo what an apply did when its journal entry could not be written (best effort)."""
+    said = []
+    for rec in reversed(records):
+        try:
+            if rec.get("kind") == "pip":
+                said.append(f"{rec['package']} stays installed (undo it with {rec['python']} -m pip "
+                            + (f"install {rec['package']}=={rec['previous']})" if rec.get("previous")
+                               else f"uninstall {rec['package']})"))
+            else:
+                said.append(_undo_record(fix_id, rec, []))
+        except Exception as exc:  # noqa: BLE001
+            said.append(f"could not roll back {rec.get('kind')}: {exc}")
+    return "rolled back: " + "; ".join(said) if said else "nothing to roll back"
 
 
 def _tf_memory_growth() -> str | None:
@@ -1546,95 +1746,249 @@ def undo(fix_id: str) -> FixResult:
     """Revert the last applied plan of ``fix_id`` from the journal (newest record first).
     Never raises.
 
-    Kernelspec edits are restored byte-for-byte from the backup (or the created copy is
-    removed), unless the file changed since the fix: then nothing is touched and the error
-    names the backup. pip installs are reverted by reinstalling the previous version (or
-    uninstalling when there was none), with the same interpreter.
+    Nothing in the journal is trusted (see the comment above :data:`FIX_ENV_VARIABLES`): a
+    record that asks for anything the fix never does is refused with the reason, and nothing
+    is touched. Kernelspec edits are restored byte-for-byte from the backup (or the created
+    copy is removed), unless the file changed since the fix: then nothing is touched and the
+    error names the backup. pip installs are reverted by reinstalling the previous version (or
+    uninstalling when there was none), with the same interpreter. A record that could not be
+    undone goes back into the journal.
     """
-    with _journal_lock:
-        data = _journal_load()
-        stack = data.get(fix_id) or []
-        if not stack:
-            return FixResult(fix_id, False, error=f"nothing to undo for {fix_id}")
-        entry = stack[-1]
+    try:
+        entry = _journal_pop(fix_id)
+    except Exception as exc:  # noqa: BLE001 - a broken journal, or another process holding it
+        return FixResult(fix_id, False, error=str(exc))
+    if entry is None:
+        return FixResult(fix_id, False, error=f"nothing to undo for {fix_id}")
+    records = entry.get("records")
+    records = list(records) if isinstance(records, list) else []
     done: list[str] = []
     output: list[str] = []
-    try:
-        for rec in reversed(entry.get("records", [])):
-            done.append(_undo_record(rec, output))
-    except Exception as exc:  # noqa: BLE001
-        return FixResult(fix_id, False, tuple(done), tuple(output), f"{type(exc).__name__}: {exc}")
-    with _journal_lock:
-        data = _journal_load()
-        if data.get(fix_id):
-            data[fix_id].pop()
-            if not data[fix_id]:
-                del data[fix_id]
-            _journal_save(data)
+    while records:
+        rec = records[-1]
+        try:
+            done.append(_undo_record(fix_id, rec, output))
+        except Exception as exc:  # noqa: BLE001
+            entry["records"] = records
+            try:
+                with _journal_locked():
+                    data = _journal_load()
+                    stack = data.get(fix_id)
+                    if not isinstance(stack, list):
+                        stack = data[fix_id] = []
+                    stack.append(entry)
+                    _journal_save(data)
+            except Exception:  # noqa: BLE001
+                pass
+            msg = str(exc) if isinstance(exc, JournalRefused) else f"{type(exc).__name__}: {exc}"
+            return FixResult(fix_id, False, tuple(done), tuple(output), msg)
+        records.pop()
     return FixResult(fix_id, True, tuple(done), tuple(output), restart_required=True)
 
 
-def _is_interpreter(python: object) -> bool:
-    """Only a Python interpreter may be run from the undo journal: this one, or a ``python*``
-    executable of a virtual environment (a ``pyvenv.cfg`` one level above its ``bin``)."""
-    if not isinstance(python, str):
-        return False
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
-        return True
-    return (re.fullmatch(r"python(\d+(\.\d+)?)?", os.path.basename(python)) is not None
-            and os.path.isfile(python) and os.access(python, os.X_OK)
-            and os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(python))), "pyvenv.cfg")))
+def _refuse(why: str) -> JournalRefused:
+    return JournalRefused(f"refused a record of the undo journal {_journal_path()}: {why}; nothing was touched")
 
 
-def _undo_record(rec: dict[str, Any], output: list[str]) -> str:
+def _undo_record(fix_id: str, rec: Any, output: list[str]) -> str:
+    if not isinstance(rec, dict):
+        raise _refuse("a record that is not a JSON object")
     kind = rec.get("kind")
     if kind == "kernelspec":
-        path = rec["path"]
-        # The journal is a file on disk: only ever touch a kernel.json, its own backups and
-        # the files the fix created next to it.
-        if os.path.basename(str(path)) != "kernel.json":
-            raise ValueError(f"bad journal record (not a kernel.json): {path!r}")
-        kdir = os.path.dirname(os.path.abspath(path))
-        if rec.get("backup") is not None and not str(rec["backup"]).startswith(str(path) + BACKUP_TAG):
-            raise ValueError(f"bad journal record (backup is not next to {path}): {rec['backup']!r}")
-        for f in rec.get("created", []) or []:
-            if os.path.dirname(os.path.abspath(f)) != kdir:
-                raise ValueError(f"bad journal record (created file outside {kdir}): {f!r}")
-        if _sha(path) != rec.get("after_sha256"):
-            where = rec.get("backup") or "(no backup: the file was created by the fix)"
-            raise RuntimeError(f"{path} changed since the fix; not touching it. Backup: {where}")
-        if rec.get("backup") is None:
-            for f in rec.get("created", []):
-                if os.path.isfile(f):
-                    os.unlink(f)
-            if rec.get("created_dir") and os.path.isdir(rec["created_dir"]) and not os.listdir(rec["created_dir"]):
-                os.rmdir(rec["created_dir"])
-            return f"removed {path}"
-        backup = rec["backup"]
-        with open(backup, "rb") as fh:
-            data = fh.read()
-        _atomic_write(path, data, os.stat(backup).st_mode & 0o7777)
-        os.unlink(backup)
-        return f"restored {path} from {backup}"
+        return _undo_kernelspec(fix_id, rec)
     if kind == "environ":
-        name = rec["name"]
-        if not _ENV_NAME.match(name):
-            raise ValueError(f"bad variable name in the journal: {name!r}")
-        if rec.get("previous") is None:
-            os.environ.pop(name, None)
-            return f"unset {name} in this kernel"
-        os.environ[name] = rec["previous"]
-        return f"restored {name}={rec['previous']} in this kernel"
+        return _undo_environ(fix_id, rec)
     if kind == "pip":
-        python, pkg, prev = rec["python"], rec["package"], rec.get("previous")
-        if not _CUDNN_DIST.match(pkg) or not _is_interpreter(python):
-            raise ValueError(f"bad journal record: {rec!r}")
-        if prev:
-            argv: tuple[str, ...] = (python, "-m", "pip", "install", f"{pkg}=={Version(prev)}")
-        else:
-            argv = (python, "-m", "pip", "uninstall", "-y", pkg)
-        rc = _run(argv, None, output)
-        if rc != 0:
-            raise RuntimeError(f"{' '.join(argv[1:5])} exited with status {rc}")
-        return "ran " + " ".join(_quote(a) for a in argv)
-    raise ValueError(f"unknown journal record kind {kind!r}")
+        return _undo_pip(fix_id, rec, output)
+    raise _refuse(f"unknown record kind {kind!r}")
+
+
+def _known_kernel_jsons() -> dict[str, str]:
+    """``{kernel.json path: kernelspec name}`` of every kernelspec jupyter_client finds now."""
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        specs = KernelSpecManager().find_kernel_specs()
+    except Exception as exc:  # noqa: BLE001
+        raise _refuse(f"the kernelspecs cannot be listed ({exc})") from None
+    return {os.path.normpath(os.path.abspath(os.path.join(d, "kernel.json"))): n for n, d in specs.items()}
+
+
+def _undo_kernelspec(fix_id: str, rec: dict[str, Any]) -> str:
+    allowed = FIX_ENV_VARIABLES.get(fix_id)
+    if not allowed:
+        raise _refuse(f"{fix_id} never edits a kernelspec")
+    path = rec.get("path")
+    if not isinstance(path, str) or "\0" in path:
+        raise _refuse("a kernelspec record without a path")
+    norm = os.path.normpath(os.path.abspath(path))
+    known = _known_kernel_jsons()
+    if norm not in known:
+        raise _refuse(f"{path!r} is not the kernel.json of a kernelspec jupyter_client knows "
+                      f"({', '.join(sorted(set(known.values()))) or 'none'}; see `jupyter kernelspec list`)")
+    kdir = os.path.dirname(norm)
+    backup = rec.get("backup")
+    if backup is not None:
+        name = os.path.basename(backup) if isinstance(backup, str) else ""
+        if (not _BACKUP_NAME.match(name) or "\0" in backup
+                or os.path.normpath(os.path.abspath(backup)) != os.path.join(kdir, name)):
+            raise _refuse(f"the backup {backup!r} is not a kernel.json.cudnn-magic-backup-<stamp> file beside {norm}")
+    with file_lock(_lock_path(norm), norm):
+        try:
+            current, mode = _read_regular(norm)
+        except FileNotFoundError:
+            raise RuntimeError(f"{norm} no longer exists; not touching anything") from None
+        if hashlib.sha256(current).hexdigest() != rec.get("after_sha256"):
+            raise RuntimeError(f"{norm} changed since the fix; not touching it. Backup: "
+                               f"{backup or '(none: the file was created by the fix)'}")
+        if backup is None:
+            return _remove_created_copy(fix_id, rec, norm, kdir)
+        dfd = os.open(kdir, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+        try:
+            try:
+                old, old_mode = _read_regular(name, dir_fd=dfd)
+            except OSError as exc:
+                raise _refuse(f"the backup {name} beside {norm} cannot be read as a regular file ({exc})") from None
+            changed = _env_difference(old, current)
+            if changed is None:
+                raise _refuse(f"the backup {name} differs from {norm} outside its env (or is not a kernelspec)")
+            if not changed <= allowed:
+                raise _refuse(f"the backup {name} differs from {norm} in {', '.join(sorted(changed - allowed))}, "
+                              f"which {fix_id} never sets (it sets {', '.join(sorted(allowed))})")
+            _atomic_write(norm, old, old_mode)
+            os.unlink(name, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+    return f"restored {norm} from {os.path.join(kdir, name)}"
+
+
+def _env_difference(before: bytes, after: bytes) -> set[str] | None:
+    """The ``env`` variables that differ between two kernelspecs, or ``None`` when anything
+    else differs (or either is not a JSON object)."""
+    try:
+        a, b = json.loads(before.decode("utf-8")), json.loads(after.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return None
+    if {k: v for k, v in a.items() if k != "env"} != {k: v for k, v in b.items() if k != "env"}:
+        return None
+    ea = a.get("env") if isinstance(a.get("env"), dict) else {}
+    eb = b.get("env") if isinstance(b.get("env"), dict) else {}
+    return {k for k in set(ea) | set(eb) if ea.get(k) != eb.get(k)}
+
+
+def _remove_created_copy(fix_id: str, rec: dict[str, Any], norm: str, kdir: str) -> str:
+    """Undo a user-level kernelspec copy the fix created: only in the user's own kernels
+    folder, only the files the record names there (``kernel.json``, ``logo-*``)."""
+    try:
+        from jupyter_core.paths import jupyter_data_dir
+
+        user_kernels = os.path.normpath(os.path.abspath(os.path.join(jupyter_data_dir(), "kernels")))
+    except Exception as exc:  # noqa: BLE001
+        raise _refuse(f"the user's kernels folder is unknown ({exc})") from None
+    if os.path.dirname(kdir) != user_kernels:
+        raise _refuse(f"{norm} has no backup, but it is not a copy in {user_kernels} (the only place the fix creates one)")
+    created = rec.get("created")
+    names = []
+    for f in created if isinstance(created, list) else []:
+        n = os.path.basename(f) if isinstance(f, str) else ""
+        if not _CREATED_NAME.match(n) or os.path.normpath(os.path.abspath(f)) != os.path.join(kdir, n):
+            raise _refuse(f"the created file {f!r} is not a kernel.json or logo file in {kdir}")
+        names.append(n)
+    if "kernel.json" not in names:
+        names.append("kernel.json")
+    dfd = os.open(kdir, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for n in names:
+            try:
+                os.unlink(n, dir_fd=dfd)  # a link is removed, never followed
+            except FileNotFoundError:
+                pass
+    finally:
+        os.close(dfd)
+    cd = rec.get("created_dir")
+    if isinstance(cd, str) and os.path.normpath(os.path.abspath(cd)) == kdir:
+        try:
+            os.unlink(_lock_path(norm))
+            os.rmdir(kdir)  # only if nothing else is in it
+        except OSError:
+            pass
+    return f"removed {norm}"
+
+
+def _undo_environ(fix_id: str, rec: dict[str, Any]) -> str:
+    name = rec.get("name")
+    allowed = FIX_ENV_VARIABLES.get(fix_id, frozenset())
+    if name not in allowed:
+        raise _refuse(f"{fix_id} sets {', '.join(sorted(allowed)) or 'no environment variable'}, not {name!r}")
+    changes = _ENV_APPLIED.get(fix_id) or []
+    for i in range(len(changes) - 1, -1, -1):
+        n, prev, new = changes[i]
+        if n != name:
+            continue
+        if os.environ.get(n) != new:
+            raise RuntimeError(f"{n} changed since the fix (it is {os.environ.get(n)!r} now); not touching it")
+        del changes[i]
+        if prev is None:
+            os.environ.pop(n, None)
+            return f"unset {n} in this kernel"
+        os.environ[n] = prev
+        return f"restored {n}={prev} in this kernel"
+    pid = rec.get("pid")
+    return (f"{name}: nothing to restore in this process: the fix set it in process "
+            f"{pid if isinstance(pid, int) else 'unknown'}, and an environment ends with its process")
+
+
+def _known_interpreters() -> dict[str, str]:
+    """``{path: how it is known}``: this interpreter, and the ``argv[0]`` of every kernelspec
+    jupyter_client finds (a bare ``python``/``python3``/``python3.X`` means the interpreter
+    jupyter_client runs in, as its ``format_kernel_cmd`` does; a relative name is looked up on
+    ``PATH``). Paths are absolute and normalised but links are NOT resolved: a virtual
+    environment's ``bin/python`` is a link to the base interpreter, and resolving it would run
+    pip outside that environment."""
+    def norm(p: str) -> str:
+        return os.path.normpath(os.path.abspath(p))
+
+    out = {norm(sys.executable): "this kernel's interpreter"}
+    try:
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        specs = KernelSpecManager().find_kernel_specs()
+    except Exception:  # noqa: BLE001
+        return out
+    bare = {"python", f"python{sys.version_info[0]}", "python%d.%d" % sys.version_info[:2]}
+    for name, d in specs.items():
+        spec = _load_spec(name, d)
+        argv = spec.get("argv") if isinstance(spec, dict) else None
+        if not isinstance(argv, list) or not argv or not isinstance(argv[0], str):
+            continue
+        exe = argv[0]
+        found = sys.executable if exe in bare else exe if os.path.isabs(exe) else shutil.which(exe)
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            out.setdefault(norm(found), f"kernelspec {name!r}")
+    return out
+
+
+def _undo_pip(fix_id: str, rec: dict[str, Any], output: list[str]) -> str:
+    if fix_id not in _PIP_FIXES:
+        raise _refuse(f"{fix_id} never runs pip")
+    python, pkg, prev = rec.get("python"), rec.get("package"), rec.get("previous")
+    if not isinstance(pkg, str) or not _CUDNN_DIST.match(pkg):
+        raise _refuse(f"{pkg!r} is not a cuDNN distribution (nvidia-cudnn-cuNN)")
+    if prev is not None:
+        try:
+            prev = str(Version(str(prev)))
+        except InvalidVersion:
+            raise _refuse(f"{prev!r} is not a version") from None
+    known = _known_interpreters()
+    real = os.path.normpath(os.path.abspath(python)) if isinstance(python, str) and "\0" not in python else None
+    if real not in known:
+        raise _refuse(f"{python!r} is neither this kernel's interpreter nor the interpreter of a kernelspec "
+                      "jupyter_client knows; refusing to run it")
+    argv: tuple[str, ...] = ((real, "-m", "pip", "install", f"{pkg}=={prev}") if prev
+                             else (real, "-m", "pip", "uninstall", "-y", pkg))
+    rc = _run(argv, None, output)
+    if rc != 0:
+        raise RuntimeError(f"{' '.join(argv[1:5])} exited with status {rc}")
+    return "ran " + " ".join(_quote(a) for a in argv)

@@ -34,7 +34,8 @@ class _Device:
     gi: int | None = None
     ci: int | None = None
     parent_uuid: str | None = None
-    error: str | None = None
+    error: str | None = None  # the device cannot be queried at all (no handle)
+    notes: tuple[str, ...] = ()  # fields it could not read (name, UUID): said, the rest is read
 
 
 def _enumerate() -> tuple[list[tuple[_Device, list[_Device]]], str | None]:
@@ -50,7 +51,10 @@ def _enumerate() -> tuple[list[tuple[_Device, list[_Device]]], str | None]:
             continue
         name, e1 = nvml.nvml_try("nvmlDeviceGetName", handle)
         uuid, e2 = nvml.nvml_try("nvmlDeviceGetUUID", handle)
-        gpu = _Device(handle, i, str(name) if name else f"GPU {i}", str(uuid) if uuid else None, error=e1 or e2)
+        # per field: a missing name or UUID (an old driver answers Function Not Found) does not
+        # stop the memory and process queries (issue 13)
+        gpu = _Device(handle, i, str(name) if name else f"GPU {i}", str(uuid) if uuid else None,
+                      notes=tuple(e for e in (e1, e2) if e))
         migs: list[_Device] = []
         if gpu.error is None:
             handles, _merr = nvml.mig_devices(handle)
@@ -206,7 +210,13 @@ def _read(dev: _Device, visible_index: int, pid: int) -> GpuMemory:
         known = [p.used_bytes for p in mine if p.used_bytes is not None]
         this_bytes = sum(known) if known else None
         source = "NVML process list (pid match)" if known else "NVML process list (pid match; memory N/A)"
-    errors = [e for e in (mem.error, perr) if e]
+    errors: list[str] = []
+    seen: set[object] = set()
+    for e in (*dev.notes, mem.error, perr):
+        key = nvml._code_of(e) or e
+        if e and key not in seen:  # a lost GPU fails every query with one code: say it once
+            seen.add(key)
+            errors.append(e)
     return GpuMemory(
         index=dev.index,
         name=dev.name,

@@ -24,10 +24,12 @@ from support import NATIVE_SRC, REPO, have_gcc
 STANDIN_SRC = NATIVE_SRC / "fake_nvml.c"
 
 
-def build_nvml_standin(directory: Path, old_driver: bool = False) -> Path:
+def build_nvml_standin(directory: Path, old_driver: bool = False, without_uuid: bool = False) -> Path:
     """Build the stand-in ``libnvidia-ml.so.1`` into ``directory``; return the directory.
 
-    ``old_driver`` leaves out the v2/v3 entry points (``-DSTANDIN_OLD_DRIVER``).
+    ``old_driver`` leaves out the v2/v3 entry points (``-DSTANDIN_OLD_DRIVER``);
+    ``without_uuid`` leaves out ``nvmlDeviceGetUUID`` (``-DSTANDIN_WITHOUT_UUID``), so pynvml
+    answers Function Not Found for it as it does for a driver that lacks it.
     """
     if not have_gcc():
         pytest.skip("gcc is needed to build the NVML stand-in")
@@ -36,6 +38,8 @@ def build_nvml_standin(directory: Path, old_driver: bool = False) -> Path:
     cmd = ["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wl,-soname,libnvidia-ml.so.1", "-o", str(out), str(STANDIN_SRC)]
     if old_driver:
         cmd.insert(1, "-DSTANDIN_OLD_DRIVER")
+    if without_uuid:
+        cmd.insert(1, "-DSTANDIN_WITHOUT_UUID")
     subprocess.run(cmd, check=True, capture_output=True)
     return directory
 

@@ -273,3 +273,96 @@ def test_changed_since_has_no_false_negatives(tmp_path):
     """)
     assert proc.returncode == 0, err[-500:]
     assert lines == [{"missed": 0, "quiet_true": 0}]
+
+
+# -- issue 13: bounds, spool, skip, guardian (child processes, a downstream we control) -----------
+
+BLOCKED_DOWNSTREAM = """
+import threading
+r, w = os.pipe()            # the "previous fd 2": nobody reads it until we say so
+os.dup2(w, 2)
+got = []
+def drain():
+    while True:
+        b = os.read(r, 1 << 20)
+        if not b:
+            return
+        got.append(b)
+"""
+
+
+def test_a_blocked_downstream_never_blocks_the_writer_and_drops_are_counted_and_marked(tmp_path):
+    lines, err, proc = run_child(tmp_path, BLOCKED_DOWNSTREAM + textwrap.dedent("""
+        tee = Tee.install('t', root=ROOT, memory_bytes=1 << 20, spool_bytes=8 << 20)
+        blk = b"A" * 65535 + b"\\n"
+        t0 = time.monotonic()
+        for i in range(480):        # 30 MiB, while nothing is read downstream
+            os.write(2, blk)
+        wrote_s = time.monotonic() - t0
+        for _ in range(2000):       # the helper has read everything (it never stops reading)
+            if tee.mark().offset == 480 * 65536:
+                break
+            time.sleep(0.005)
+        spilled, dropped, skipped = tee.counts()
+        rss = int([l for l in open(f'/proc/{tee.proc.pid}/status') if l.startswith('VmHWM')][0].split()[1])
+        th = threading.Thread(target=drain); th.start()
+        end = tee.sync()
+        tee.uninstall(); os.close(w); os.dup2(os.open(os.devnull, os.O_WRONLY), 2); th.join(30)
+        data = b"".join(got)
+        out(wrote_s=wrote_s, offset=end, spilled=spilled, dropped=dropped, skipped=skipped, rss_kib=rss,
+            n=len(data), notice=data.count(b"[cudnn-magic: dropped "))
+    """))
+    assert proc.returncode == 0, err[-2000:]
+    (r,) = lines
+    assert r["wrote_s"] < 20  # a hang guard: before issue 13 the writer stopped at the queue bound
+    assert r["offset"] == 30 << 20
+    assert 6 << 20 <= r["spilled"] <= 8 << 20 and r["dropped"] >= 18 << 20 and r["skipped"] == 0
+    assert r["notice"] == 1
+    assert r["n"] >= (30 << 20) - r["dropped"]  # everything not dropped was forwarded, plus the notice
+    assert r["rss_kib"] < 40 * 1024
+
+
+def test_skip_drops_what_waits_but_its_newest_lines(tmp_path):
+    lines, err, proc = run_child(tmp_path, BLOCKED_DOWNSTREAM + textwrap.dedent("""
+        tee = Tee.install('t', root=ROOT)
+        blk = b"B" * 4095 + b"\\n"
+        for i in range(2560):       # 10 MiB
+            os.write(2, blk)
+        os.write(2, b"the last line\\n")
+        th = threading.Thread(target=drain); th.start()
+        tee.skip(timeout=10)
+        tee.sync()
+        spilled, dropped, skipped = tee.counts()
+        tee.uninstall(); os.close(w); os.dup2(os.open(os.devnull, os.O_WRONLY), 2); th.join(30)
+        data = b"".join(got)
+        out(n=len(data), skipped=skipped, dropped=dropped, tail=data[-200:].decode(errors="replace"),
+            notice=data.count(b"[cudnn-magic: skipped "))
+    """))
+    assert proc.returncode == 0, err[-2000:]
+    (r,) = lines
+    assert r["notice"] == 1 and r["dropped"] == 0
+    assert r["skipped"] > 7 << 20 and r["n"] < 3 << 20
+    assert r["tail"].endswith("the last line\n")
+
+
+def test_helper_killed_the_pipe_keeps_a_reader_for_children(tmp_path):
+    """SIGKILL the helper while a child process writes to the inherited fd 2: the guardian
+    takes over the pipe, the child never gets EPIPE, and its bytes reach the previous fd 2."""
+    lines, err, proc = run_child(tmp_path, """
+        import subprocess
+        tee = Tee.install('t', root=ROOT)
+        child = subprocess.Popen([sys.executable, '-c', 'import sys, time\\nfor i in range(400):\\n'
+                                  '    print("child-line", i, file=sys.stderr, flush=True)\\n    time.sleep(0.002)'])
+        time.sleep(0.2)
+        os.kill(tee.proc.pid, signal.SIGKILL)
+        rc = child.wait(60)
+        for _ in range(500):
+            if not tee.active: break
+            time.sleep(0.01)
+        tee.uninstall()
+        out(rc=rc, death=bool(tee.pop_death()))
+    """)
+    assert proc.returncode == 0, err[-2000:]
+    (r,) = lines
+    assert r == {"rc": 0, "death": True}, err[-1000:]
+    assert b"child-line 399\n" in err and b"BrokenPipe" not in err

@@ -396,6 +396,13 @@ def test_install_matching_cudnn_runs_pip_of_the_target_interpreter_offline(tmp_p
     _wheel(wheels, "nvidia-cudnn-cu12", "9.2.1.18")   # too old for TF 2.21
     _wheel(wheels, "nvidia-cudnn-cu12", "9.3.0.75")
     py = _venv(tmp_path / "venv", with_pip=True)
+    # the venv is a kernel's environment: a kernelspec names its interpreter (undo runs pip
+    # only with an interpreter jupyter_client knows; issue 13)
+    kd = tmp_path / "jp" / "kernels" / "venvk"
+    kd.mkdir(parents=True)
+    (kd / "kernel.json").write_text(json.dumps({"argv": [py, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                                "display_name": "venv", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jp"))
     ctx = {"python": py, "find_links": str(wheels), "no_index": True}
     p = fixes.plan("install-matching-cudnn", Report(frameworks=(TF221,)), context=ctx)
     assert p.applicable, p.reason

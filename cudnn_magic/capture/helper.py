@@ -5,39 +5,64 @@ this process:
 
 1. appends it to a bounded on-disk log (the crash record; written as bytes arrive, so it
    survives ``abort()`` of the kernel);
-2. queues it for a writer thread that forwards it, with ordinary blocking writes, to the fd
-   that was fd 2 before (ipykernel's own pipe in a kernel, the terminal in terminal IPython).
-   The reading side never waits for the writer, so a native writer that holds the GIL while
-   ipykernel's reader thread needs it cannot deadlock (FACTS.md, "IPython and Jupyter
-   behaviour"). No fd is ever switched to ``O_NONBLOCK``: that flag lives on the shared open
-   file description and would leak into the terminal or into ipykernel after we are gone.
+2. hands it to a writer thread that forwards it, with ordinary blocking writes, to the fd that
+   was fd 2 before (ipykernel's own pipe in a kernel, the terminal in terminal IPython). The
+   reading side never waits for the writer and never stops reading, so a native writer that
+   holds the GIL while ipykernel's reader thread needs it cannot deadlock, at any volume
+   (FACTS.md, "IPython and Jupyter behaviour"). No shared fd is ever switched to
+   ``O_NONBLOCK``: that flag lives on the shared open file description and would leak into the
+   terminal or into ipykernel after we are gone.
 
-Sync markers ``MAGIC + b"S" + token + b"\\0"`` in the data stream are stripped; when one is seen,
-everything before it is flushed downstream (cap :data:`FLUSH_CAP_S`) and
-``b"<token> <offset> <forwarded> <ok>\\n"`` is written to the ack fd. ``offset`` is the log
-offset (data bytes, markers excluded) at the marker.
+Bounds (issue 13). Bytes waiting for the previous fd 2 are kept in memory up to
+``--memory-bytes`` (:data:`MEMORY_BYTES`, 16 MiB); beyond that they wait in a spool file on disk
+(``spool`` in the instance directory, created ``O_EXCL | O_NOFOLLOW`` and unlinked at once, so
+it never outlives the helper) up to ``--spool-bytes`` (:data:`SPOOL_BYTES`, 512 MiB); beyond
+that they are dropped and counted, and one line ``[cudnn-magic: dropped N MiB of native stderr
+here ...]`` is forwarded where they were cut. The helper's memory stays near its memory bound,
+and freed memory goes back to the system when the writer runs dry (glibc's ``malloc_trim``).
+
+Guardian. At start (before any thread) the helper forks a guardian process that holds the read
+end of the pipe too and waits. When the helper dies, even by SIGKILL, the guardian takes over:
+it reads the pipe, strips markers and forwards to the previous fd 2 (then to the fallback fd,
+then nowhere) until every writer is gone. fd 2 therefore always has a reader: no writer (the
+kernel, a shell, a subprocess, a fork child) ever gets SIGPIPE or EPIPE from the capture.
+
+Markers in the data stream (stripped): ``MAGIC + b"S" + token + b"\\0"`` (sync) and ``MAGIC +
+b"D" + token + b"\\0"`` (skip: drop what is still waiting to be forwarded except its newest
+:data:`SKIP_KEEP` bytes, which follow a one-line notice; sent when a cell is interrupted). The
+ack, ``b"<token> <offset> <forwarded> <ok> <spilled> <dropped> <skipped>\\n"`` on the ack fd, is
+sent once everything before the marker has been written downstream (``ok`` 1), or when the
+writer made no progress for :data:`FLUSH_CAP_S` seconds (``ok`` 0). ``offset`` is the log offset
+(data bytes, markers excluded) at the marker. Reading goes on while an ack is pending.
 
 A second pipe (``--ctl``) carries length-prefixed records from the kernel: ``X`` (clean exit
 of the kernel), ``B`` (uninstall); its EOF means the kernel is gone. The helper is the only
-writer of ``meta.json``.
+writer of ``meta.json`` (a uniquely named temporary file created ``O_EXCL | O_NOFOLLOW``, then
+renamed; removed when it cannot be written).
 
 Shared state (``--state``, a :data:`STATE_SIZE`-byte file mapped by both sides, little-endian):
 
 * written by the helper: ``[0] gen`` (uint64, odd while a chunk is being read and counted),
-  ``[8] offset`` (data bytes read), ``[16] forwarded`` (bytes written downstream). The kernel
-  reads these to tell, in about a microsecond, whether a cell wrote anything to fd 2.
-* written by the kernel at every ``pre_run_cell`` (no syscall, no wake-up of the helper):
-  ``[64] seq`` (uint64, odd while being written), ``[72] n`` (int64 execution count, -1 if
-  unknown), ``[80] offset`` (uint64, log offset at the cell's start), ``[88] t`` (float64 epoch
-  s), ``[96] length`` (uint32), ``[100:]`` the cell's source, UTF-8, cut to fit. The helper
-  copies it into ``meta.json``'s ``last_cell`` at most every :data:`META_EVERY_S` seconds and
-  when the kernel goes; the file itself also holds it (it is a shared file mapping), so a
-  reader can take it from ``state`` with :func:`read_cell_record` even if the helper was killed.
+  ``[8] offset`` (data bytes read), ``[16] forwarded`` (stream bytes done with: written
+  downstream, dropped or skipped), ``[24] spilled`` (data bytes that waited in the spool file),
+  ``[32] dropped`` (data bytes never forwarded: beyond the bounds, or the spool could not be
+  written), ``[40] skipped`` (data bytes skipped on request). The kernel reads these to tell,
+  in about a microsecond, whether a cell wrote anything to fd 2 and what happened to it.
+* written by the kernel: ``[48] clean`` (uint64: 1 clean exit, 2 uninstall; written into the
+  mapping, so it lands even when the disk is full and ``meta.json`` cannot be rewritten), and
+  at every ``pre_run_cell`` (no syscall, no wake-up of the helper): ``[64] seq`` (uint64, odd
+  while being written), ``[72] n`` (int64 execution count, -1 if unknown), ``[80] offset``
+  (uint64, log offset at the cell's start), ``[88] t`` (float64 epoch s), ``[96] length``
+  (uint32), ``[100:]`` the cell's source, UTF-8, cut to fit. The helper copies the cell record
+  into ``meta.json``'s ``last_cell`` at most every :data:`META_EVERY_S` seconds and when the
+  kernel goes; the file itself also holds it (it is a shared file mapping), so a reader can
+  take it from ``state`` with :func:`read_cell_record` even if the helper was killed.
 
 Log layout (in the instance directory): ``fd2.<start>.log`` segments, ``<start>`` being the
 log offset (12 decimal digits) of the segment's first byte. A new segment starts when the
 current one reaches ``max_bytes / 2``; only the newest two are kept, so the log holds at
-least the last ``max_bytes / 2`` and at most ``max_bytes`` bytes.
+least the last ``max_bytes / 2`` and at most ``max_bytes`` bytes. Every file is created
+``O_EXCL | O_NOFOLLOW``: never through a planted link.
 
 Standard library only; started with ``python -I -S helper.py ...`` (about 10 ms).
 """
@@ -54,13 +79,19 @@ import threading
 import time
 
 MAGIC = b"\0\x1bcudnn-magic-sync:"
-"""Prefix of a sync marker in the fd-2 stream (never valid text, so never produced by a log)."""
+"""Prefix of a marker in the fd-2 stream (never valid text, so never produced by a log)."""
 
 FLUSH_CAP_S = 5.0
-"""Longest wait (seconds) for the downstream fd to take the queued bytes before acking."""
+"""An ack is sent with ``ok`` 0 when the writer made no progress for this long (seconds)."""
 
-QUEUE_CAP = 256 << 20
-"""Bytes queued for downstream (256 MiB) beyond which reading stops (ordinary backpressure)."""
+MEMORY_BYTES = 16 << 20
+"""Default bound (16 MiB) of the bytes waiting for the previous fd 2 in memory."""
+
+SPOOL_BYTES = 512 << 20
+"""Default bound (512 MiB) of the bytes waiting in the spool file on disk."""
+
+SKIP_KEEP = 64 << 10
+"""Bytes (64 KiB, the newest) still forwarded when what waits is skipped (interrupted cell)."""
 
 READ_SIZE = 1 << 20
 """Bytes per read (1 MiB): at least the pipe size, so a read never splits a small write."""
@@ -76,6 +107,11 @@ CRASH_ECHO = 8192
 """Bytes of the log tail echoed to the fallback fd when the kernel dies without a clean exit."""
 
 _STATE = struct.Struct("<QQQ")
+COUNTS = struct.Struct("<QQQ")
+"""spilled, dropped, skipped at byte 24 of the state file."""
+COUNTS_AT = 24
+CLEAN_AT = 48
+"""Byte of the kernel's clean-exit flag (uint64: 1 exit, 2 uninstall) in the state file."""
 
 STATE_SIZE = 8192
 """Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
@@ -88,6 +124,25 @@ SOURCE_AT = CELL_AT + CELL_HEAD.size  # 100
 
 META_EVERY_S = 2.0
 """Longest delay (seconds) before a new cell record reaches ``meta.json`` while the kernel lives."""
+
+_NEW_FILE = os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def mib(n: int) -> bytes:
+    """``n`` bytes as ``b"12.3 MiB"`` (for the notices)."""
+    return b"%.1f MiB" % (n / 1048576)
+
+
+def _size(n: int) -> bytes:
+    return mib(n) if n >= 1048576 else b"%d KiB" % max(1, (n + 1023) >> 10) if n else b"0 bytes"
+
+
+def read_clean_flag(buf) -> int:
+    """The kernel's clean-exit flag from a state buffer: 0 (none), 1 (exit), 2 (uninstall)."""
+    if len(buf) < CLEAN_AT + 8:
+        return 0
+    v = struct.unpack_from("<Q", buf, CLEAN_AT)[0]
+    return v if v in (1, 2) else 0
 
 
 def read_cell_record(buf) -> dict | None:
@@ -110,7 +165,8 @@ class _Parser:
         self.pending = b""
 
     def feed(self, chunk: bytes) -> list:
-        """Returns a list of ``bytes`` (data) and ``str`` (a sync token), in stream order."""
+        """Returns a list of ``bytes`` (data) and ``str`` (a sync token ``"17"``, or a skip
+        token ``"D17"``), in stream order."""
         buf = self.pending + chunk if self.pending else chunk
         self.pending = b""
         out: list = []
@@ -137,10 +193,10 @@ class _Parser:
                 i = end_data
                 continue
             rec = buf[j + len(MAGIC):end]
-            if rec[:1] == b"S" and rec[1:].isdigit():
+            if rec[:1] in (b"S", b"D") and rec[1:].isdigit():
                 if j > i:
                     out.append(buf[i:j])
-                out.append(rec[1:].decode("ascii"))
+                out.append(rec[1:].decode("ascii") if rec[:1] == b"S" else rec.decode("ascii"))
                 i = end + 1
             else:
                 out.append(buf[i:j + len(MAGIC)])
@@ -180,7 +236,7 @@ class _Log:
             if self.fd >= 0:
                 os.close(self.fd)
             path = os.path.join(self.dir, "fd2.%012d.log" % start)
-            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            self.fd = _create(path, os.O_WRONLY | os.O_APPEND)
             self.segments.append(path)
             self.seg_size = 0
             self.seg_start = start
@@ -248,29 +304,145 @@ class _Log:
         return out[-n:]
 
 
-class _Forwarder(threading.Thread):
-    """Writes queued bytes to the downstream fd with blocking writes; on EPIPE/EBADF switches
-    to the fallback fd once (ipykernel's copy of the real stderr), then drops."""
+TRIM_AFTER = 8 << 20
+"""After this many bytes forwarded (8 MiB), the writer gives freed memory back when it runs dry."""
 
-    def __init__(self, downstream: int, fallback: int, publish) -> None:
+_malloc_trim = None
+
+
+def _trim_malloc() -> None:
+    """Give freed heap memory back to the system (glibc ``malloc_trim(0)``, all arenas; a no-op
+    elsewhere). Without it the helper's RSS stays at its high-water mark after a burst."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+        except (ImportError, OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        try:
+            _malloc_trim(0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _create(path: str, extra: int = os.O_WRONLY) -> int:
+    """Create ``path`` exclusively (0o600), never through a link; a leftover file or link of
+    that name (names are unique per helper, so not another process's) is removed first, never
+    followed. ``extra``: the access mode and other flags. Raises OSError."""
+    try:
+        return os.open(path, _NEW_FILE | extra, 0o600)
+    except FileExistsError:
+        os.unlink(path)
+        return os.open(path, _NEW_FILE | extra, 0o600)
+
+
+class _Forwarder(threading.Thread):
+    """Forwards the stream to the previous fd 2 with blocking writes; on EPIPE/EBADF/EIO
+    switches to the fallback fd once (ipykernel's copy of the real stderr), then drops.
+
+    What waits is kept in memory up to ``memory_bytes``, then in the spool file up to
+    ``spool_bytes``, then dropped (counted; a notice marks the cut). Counters (bytes):
+    ``queued`` stream bytes accepted (data and notices), ``forwarded`` stream bytes done with
+    (written, dropped or skipped), ``spilled``/``dropped``/``skipped`` data bytes.
+    """
+
+    def __init__(self, downstream: int, fallback: int, publish, memory_bytes: int = MEMORY_BYTES,
+                 spool_bytes: int = SPOOL_BYTES, directory: str = "", ack_fd: int = -1) -> None:
         super().__init__(daemon=True, name="forward")
+        import collections
+
         self.fds = [fd for fd in (downstream, fallback) if fd >= 0]
         self.cond = threading.Condition()
-        self.queue: list = []
-        self.queued = 0  # bytes ever queued
-        self.forwarded = 0  # bytes ever written (or dropped)
+        self.queue: "collections.deque[bytes]" = collections.deque()
+        self.in_memory = 0
+        self.memory_bytes = max(READ_SIZE, memory_bytes)
+        self.spool_bytes = max(0, spool_bytes)
+        self.directory = directory
+        self.spool_fd = -1
+        self.spool_r = 0
+        self.spool_w = 0
+        self.spool_error = ""
+        self.queued = 0
+        self.forwarded = 0
+        self.inflight = 0
+        self.spilled = 0
         self.dropped = 0
+        self.skipped = 0
+        self.drop_run = 0
         self.closing = False
+        self.acks: list = []
+        self.ack_fd = ack_fd
+        self.last_progress = time.monotonic()
         self.publish = publish
+        self.since_trim = 0
+
+    # -- the main thread's side ------------------------------------------------------------------
 
     def put(self, data: bytes) -> None:
+        """Accept ``data`` (never blocks on the downstream fd)."""
         with self.cond:
-            self.queue.append(data)
             self.queued += len(data)
+            if self.drop_run:
+                if not self._fits(len(data)):
+                    self._drop(len(data))
+                    return
+                self._notice_drop()
+            if not self._store(data):
+                self._drop(len(data))
+                return
             self.cond.notify_all()
 
     def backlog(self) -> int:
         return self.queued - self.forwarded
+
+    def waiting(self) -> int:
+        """Bytes stored and not yet written (memory + spool)."""
+        return self.in_memory + self.spool_w - self.spool_r
+
+    def skip(self) -> int:
+        """Drop what waits except its newest :data:`SKIP_KEEP` bytes, which follow a notice.
+        Returns the data bytes skipped."""
+        with self.cond:
+            waiting = self.waiting()
+            if waiting <= SKIP_KEEP:
+                return 0
+            tail = self._newest(SKIP_KEEP)
+            nl = tail.find(b"\n")
+            if 0 <= nl < len(tail) - 1:
+                tail = tail[nl + 1:]  # start at a line
+            self.queue.clear()
+            self.in_memory = 0
+            self._spool_reset()
+            self.forwarded += waiting
+            n = waiting - len(tail)
+            self.skipped += n
+            dropped, self.drop_run = self.drop_run, 0
+            extra = b" (and had dropped %s before that, beyond the bounds)" % mib(dropped) if dropped else b""
+            note = (b"\n[cudnn-magic: skipped %s of native stderr that was still waiting to be shown when the cell "
+                    b"was interrupted%s; the newest %s follow]\n" % (mib(n), extra, _size(len(tail))))
+            chunk = note + tail
+            self.queued += len(chunk)  # the tail was done with above; it is new again
+            self.queue.append(chunk)
+            self.in_memory += len(chunk)
+            self.cond.notify_all()
+            return n
+
+    def add_ack(self, token: str, offset: int) -> None:
+        """Ack ``token`` once everything accepted so far is written (or the writer stalls)."""
+        with self.cond:
+            if self.drop_run:
+                self._notice_drop()
+                self.cond.notify_all()
+            self.acks.append((token, self.queued, offset))
+            self._acks_due(False)
+
+    def check_stall(self, now: float) -> None:
+        with self.cond:
+            if self.acks and now - self.last_progress > FLUSH_CAP_S:
+                self._acks_due(True)
 
     def wait_flushed(self, target: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -282,26 +454,176 @@ class _Forwarder(threading.Thread):
                 self.cond.wait(left)
         return True
 
+    # -- under the lock --------------------------------------------------------------------------
+
+    def _fits(self, n: int) -> bool:
+        if self.spool_w == self.spool_r and self.in_memory + n <= self.memory_bytes:
+            return True
+        return self.spool_w - self.spool_r + n <= self.spool_bytes
+
+    def _store(self, chunk: bytes, force: bool = False) -> bool:
+        n = len(chunk)
+        if self.spool_w == self.spool_r and (force or self.in_memory + n <= self.memory_bytes):
+            self.queue.append(chunk)
+            self.in_memory += n
+            return True
+        if self.spool_w - self.spool_r + n <= self.spool_bytes and self._spool_write(chunk):
+            self.spilled += n
+            return True
+        if force:  # a notice: small, always kept (in memory, after whatever waits)
+            if self.spool_w == self.spool_r:
+                self.queue.append(chunk)
+                self.in_memory += n
+                return True
+            return self._spool_write(chunk)
+        return False
+
+    def _drop(self, n: int) -> None:
+        self.forwarded += n
+        self.dropped += n
+        self.drop_run += n
+
+    def _notice_drop(self) -> None:
+        n, self.drop_run = self.drop_run, 0
+        note = (b"\n[cudnn-magic: dropped %s of native stderr here: more than %s was waiting to be shown "
+                b"(memory bound %s + spool bound %s); the capture record keeps the newest bytes]\n"
+                % (mib(n), mib(self.memory_bytes + self.spool_bytes), mib(self.memory_bytes), mib(self.spool_bytes)))
+        self.queued += len(note)
+        if not self._store(note, force=True):
+            self.forwarded += len(note)
+
+    def _spool_open(self) -> bool:
+        if self.spool_fd >= 0:
+            return True
+        if self.spool_error or not self.directory:
+            return False
+        path = os.path.join(self.directory, "spool")
+        try:
+            self.spool_fd = _create(path, os.O_RDWR)
+            os.unlink(path)  # the space goes back with the last close, even after SIGKILL
+        except OSError as exc:
+            self.spool_error = "spool: %s" % exc
+            return False
+        return True
+
+    def _spool_write(self, chunk: bytes) -> bool:
+        if not self._spool_open():
+            return False
+        try:
+            view = memoryview(chunk)
+            at = self.spool_w
+            while view:
+                k = os.pwrite(self.spool_fd, view, at)
+                view = view[k:]
+                at += k
+        except OSError as exc:  # disk full: what does not fit is dropped (counted)
+            self.spool_error = "spool: %s" % exc
+            return False
+        self.spool_w += len(chunk)
+        return True
+
+    def _spool_reset(self) -> None:
+        if self.spool_fd >= 0 and self.spool_w:
+            try:
+                os.ftruncate(self.spool_fd, 0)
+            except OSError:
+                pass
+        self.spool_r = self.spool_w = 0
+
+    def _spool_read(self) -> bytes:
+        n = min(READ_SIZE, self.spool_w - self.spool_r)
+        try:
+            data = os.pread(self.spool_fd, n, self.spool_r)
+        except OSError:
+            data = b""
+        if not data:  # unreadable spool: what it held is lost (counted as dropped)
+            lost = self.spool_w - self.spool_r
+            self.dropped += lost
+            self.forwarded += lost
+            self._spool_reset()
+            return b""
+        self.spool_r += len(data)
+        if self.spool_r == self.spool_w:
+            self._spool_reset()
+        return data
+
+    def _newest(self, n: int) -> bytes:
+        """The newest ``n`` bytes of what waits (memory first, then the spool)."""
+        parts: list = []
+        if self.spool_w > self.spool_r:
+            k = min(n, self.spool_w - self.spool_r)
+            try:
+                parts.append(os.pread(self.spool_fd, k, self.spool_w - k))
+            except OSError:
+                pass
+            n -= k
+        for chunk in reversed(self.queue):
+            if n <= 0:
+                break
+            parts.insert(0, chunk[-n:])
+            n -= len(parts[0])
+        return b"".join(parts)
+
+    def _acks_due(self, stalled: bool) -> None:
+        keep = []
+        for token, target, offset in self.acks:
+            done = self.forwarded >= target
+            if done or stalled:
+                line = b"%s %d %d %d %d %d %d\n" % (token.encode(), offset, self.forwarded, int(done),
+                                                     self.spilled, self.dropped, self.skipped)
+                if self.ack_fd >= 0:
+                    try:
+                        os.write(self.ack_fd, line)
+                    except OSError:
+                        pass
+            else:
+                keep.append((token, target, offset))
+        self.acks = keep
+
+    # -- the writer thread -----------------------------------------------------------------------
+
     def run(self) -> None:
         while True:
             with self.cond:
-                while not self.queue and not self.closing:
+                while not self.queue and self.spool_r == self.spool_w and not self.closing:
                     self.cond.wait()
-                if not self.queue and self.closing:
+                if self.queue:
+                    data = self.queue.popleft()
+                    if self.queue and len(data) < READ_SIZE:
+                        # small chunks (log lines) go out together, up to 1 MiB per write
+                        parts = [data]
+                        size = len(data)
+                        while self.queue and size + len(self.queue[0]) <= READ_SIZE:
+                            nxt = self.queue.popleft()
+                            parts.append(nxt)
+                            size += len(nxt)
+                        data = b"".join(parts)
+                    self.in_memory -= len(data)
+                elif self.spool_r < self.spool_w:
+                    data = self._spool_read()
+                else:
                     return
-                batch, self.queue = self.queue, []
-            data = batch[0] if len(batch) == 1 else b"".join(batch)
-            self._write(data)
+                self.inflight = len(data)
+                self.last_progress = time.monotonic()
+            if data:
+                self._write(data)
             with self.cond:
+                self.inflight = 0
                 self.forwarded += len(data)
+                self.last_progress = time.monotonic()
+                self._acks_due(False)
                 self.cond.notify_all()
+                idle = not self.queue and self.spool_r == self.spool_w
+                self.since_trim += len(data)
             self.publish()
+            if idle and self.since_trim >= TRIM_AFTER:
+                self.since_trim = 0
+                _trim_malloc()
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             if not self.fds:
-                self.dropped += len(view)
                 return
             try:
                 k = os.write(self.fds[0], view)
@@ -312,15 +634,72 @@ class _Forwarder(threading.Thread):
                 self.fds.pop(0)  # EPIPE (reader gone), EBADF, EIO: try the fallback
 
 
-def _write_json(path: str, obj: dict) -> None:
-    tmp = path + ".tmp"
+def _write_json(path: str, obj: dict) -> bool:
+    """Replace ``path`` with ``obj`` as JSON: a uniquely named temporary file created
+    ``O_EXCL | O_NOFOLLOW``, renamed over it; the temporary file is removed on failure (disk
+    full). Returns whether it was written."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f)
-        os.replace(tmp, path)
+        fd = _create(tmp)
     except OSError:
-        pass
+        return False
+    try:
+        data = json.dumps(obj).encode("utf-8", "backslashreplace")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+        return True
+    except (OSError, ValueError):
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def _guardian(life_r: int, downstream: int, fallback: int) -> None:
+    """The guardian's whole life (in a forked child, no threads): wait until the helper is gone
+    (EOF on ``life_r``), then read the pipe (fd 0) and forward it, markers stripped, until every
+    writer has closed it. So fd 2 keeps a reader: no writer ever sees EPIPE."""
+    while True:
+        try:
+            if not os.read(life_r, 1):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    parser = _Parser()
+    fds = [fd for fd in (downstream, fallback) if fd >= 0]
+    while True:
+        try:
+            chunk = os.read(0, READ_SIZE)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        items = parser.feed(chunk) if chunk else [parser.flush()]
+        for item in items:
+            if not isinstance(item, bytes) or not item:
+                continue
+            view = memoryview(item)
+            while view and fds:
+                try:
+                    view = view[os.write(fds[0], view):]
+                except InterruptedError:
+                    continue
+                except OSError:
+                    fds.pop(0)
+        if not chunk:
+            break
 
 
 def _pid_alive(pid: int) -> bool:
@@ -349,6 +728,8 @@ def main(argv: list) -> int:
     p.add_argument("--ctl", type=int, required=True)
     p.add_argument("--kernel-pid", type=int, required=True)
     p.add_argument("--max-bytes", type=int, default=4 << 20)
+    p.add_argument("--memory-bytes", type=int, default=MEMORY_BYTES)
+    p.add_argument("--spool-bytes", type=int, default=SPOOL_BYTES)
     p.add_argument("--meta", default="{}", help="JSON object merged into meta.json")
     args = p.parse_args(argv)
 
@@ -356,11 +737,38 @@ def main(argv: list) -> int:
         if hasattr(signal, sig):
             signal.signal(getattr(signal, sig), signal.SIG_IGN)
 
+    # The guardian: forked now, while this process has no thread. It keeps a reader on the pipe
+    # if this process dies (see the module docstring).
+    life_r, life_w = os.pipe()
+    guardian = -1
+    try:
+        guardian = os.fork()
+    except OSError:
+        os.close(life_r)
+    if guardian == 0:
+        try:
+            os.close(life_w)
+            for fd in (args.ack, args.ctl):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            _guardian(life_r, args.downstream, args.fallback)
+        finally:
+            os._exit(0)
+    if guardian > 0:
+        os.close(life_r)
+    os.set_inheritable(life_w, False)
+
     import mmap
 
-    sfd = os.open(args.state, os.O_RDWR | os.O_CLOEXEC)
+    sfd = os.open(args.state, os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     state = mmap.mmap(sfd, STATE_SIZE)
     os.close(sfd)
+    try:
+        os.set_blocking(args.ack, False)  # our own pipe: an ack never blocks the reader
+    except OSError:
+        pass
     gen = 0
     offset = 0
 
@@ -369,7 +777,11 @@ def main(argv: list) -> int:
     def publish() -> None:
         struct.pack_into("<Q", state, 16, fwd.forwarded)
 
-    fwd = _Forwarder(args.downstream, args.fallback, publish)
+    def publish_counts() -> None:
+        COUNTS.pack_into(state, COUNTS_AT, fwd.spilled, fwd.dropped, fwd.skipped)
+
+    fwd = _Forwarder(args.downstream, args.fallback, publish, args.memory_bytes, args.spool_bytes,
+                     args.dir, args.ack)
     fwd.start()
     log = _Log(args.dir, args.max_bytes)
     meta_path = os.path.join(args.dir, "meta.json")
@@ -377,6 +789,7 @@ def main(argv: list) -> int:
         "version": 1,
         "kernel_pid": args.kernel_pid,
         "helper_pid": os.getpid(),
+        "guardian_pid": guardian if guardian > 0 else None,
         "started": time.time(),
         "clean_exit": False,
         "kernel_exited": None,
@@ -384,6 +797,8 @@ def main(argv: list) -> int:
         "last_cell": None,
         "max_bytes": args.max_bytes,
         "segment_bytes": log.seg_bytes,
+        "memory_bytes": fwd.memory_bytes,
+        "spool_bytes": fwd.spool_bytes,
     }
     try:
         meta.update(json.loads(args.meta))
@@ -394,11 +809,18 @@ def main(argv: list) -> int:
         rec = None if meta.get("forgotten") else read_cell_record(state)
         if rec is not None:
             meta["last_cell"] = rec
+        flag = read_clean_flag(state)
+        if flag and not meta["clean_exit"]:
+            meta["clean_exit"] = True
+            meta["exit_kind"] = "uninstall" if flag == 2 else "exit"
         meta["offset"] = offset
         meta["forwarded"] = fwd.forwarded
         meta["dropped"] = fwd.dropped
+        meta["spilled"] = fwd.spilled
+        meta["skipped"] = fwd.skipped
         meta["log_error"] = log.error or None
-        _write_json(meta_path, meta)
+        meta["spool_error"] = fwd.spool_error or None
+        meta["meta_error"] = None if _write_json(meta_path, meta) else "meta.json could not be written"
 
     save_meta()
     meta_seq, meta_time = 0, 0.0
@@ -407,24 +829,21 @@ def main(argv: list) -> int:
     ctl_buf = b""
     kernel_gone = False
     last_alive_check = time.monotonic()
-    poller = select.poll()
-
-    def ack(token: str) -> None:
-        ok = fwd.wait_flushed(fwd.queued, FLUSH_CAP_S)
-        try:
-            os.write(args.ack, b"%s %d %d %d\n" % (token.encode(), offset, fwd.forwarded, int(ok)))
-        except OSError:
-            pass
 
     def handle(items: list) -> None:
         nonlocal offset
         for item in items:
             if isinstance(item, bytes):
-                offset += len(item)
-                log.write(item, offset)
-                fwd.put(item)
+                if item:
+                    offset += len(item)
+                    log.write(item, offset)
+                    fwd.put(item)
+            elif item.startswith("D"):
+                fwd.skip()
+                fwd.add_ack(item, offset)
             else:
-                ack(item)
+                fwd.add_ack(item, offset)
+        publish_counts()
 
     def on_kernel_gone(clean: bool) -> None:
         nonlocal kernel_gone
@@ -433,6 +852,7 @@ def main(argv: list) -> int:
         kernel_gone = True
         meta["kernel_exited"] = time.time()
         save_meta()
+        clean = clean or bool(meta["clean_exit"])
         if not clean and args.fallback >= 0 and offset:
             # ipykernel's pipe dies with the kernel and may have swallowed the last bytes:
             # repeat the tail in the server log, marked as a repeat.
@@ -447,25 +867,26 @@ def main(argv: list) -> int:
 
     while data_fd >= 0:
         poller = select.poll()
-        if fwd.backlog() < QUEUE_CAP:
-            poller.register(data_fd, select.POLLIN)
+        poller.register(data_fd, select.POLLIN)
         if ctl_fd >= 0:
             poller.register(ctl_fd, select.POLLIN)
-        timeout_ms = 50 if parser.pending else 1000
+        timeout_ms = 50 if parser.pending else 200 if fwd.acks else 1000
         events = poller.poll(timeout_ms)
+        now = time.monotonic()
+        if fwd.acks:
+            fwd.check_stall(now)
         if not kernel_gone:
             seq = struct.unpack_from("<Q", state, CELL_AT)[0]
-            if seq != meta_seq and not seq & 1 and time.monotonic() - meta_time >= META_EVERY_S:
-                meta_seq, meta_time = seq, time.monotonic()
+            if seq != meta_seq and not seq & 1 and now - meta_time >= META_EVERY_S:
+                meta_seq, meta_time = seq, now
                 save_meta()
         if not events:
             if parser.pending:
                 handle([parser.flush()])
-            now = time.monotonic()
             if not kernel_gone and now - last_alive_check > 1.0:
                 last_alive_check = now
                 if not _pid_alive(args.kernel_pid):
-                    on_kernel_gone(bool(meta["clean_exit"]))
+                    on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
             continue
         for fd, ev in events:
             if fd == data_fd:
@@ -487,10 +908,12 @@ def main(argv: list) -> int:
                 gen += 1
                 struct.pack_into("<Q", state, 0, gen)
                 handle(items)
-                if chunk and len(chunk) < BATCH_BELOW and not any(isinstance(x, str) for x in items):
+                del items
+                if chunk and len(chunk) < BATCH_BELOW and MAGIC not in chunk:
                     # small writes: let more accumulate instead of waking for every one (each
-                    # wake-up costs the writer a context switch); a sync marker skips the wait
+                    # wake-up costs the writer a context switch); a marker skips the wait
                     time.sleep(BATCH_WAIT_S)
+                chunk = None
             elif fd == ctl_fd:
                 try:
                     more = os.read(ctl_fd, 65536)
@@ -498,7 +921,7 @@ def main(argv: list) -> int:
                     continue
                 if not more:
                     ctl_fd = -1
-                    on_kernel_gone(bool(meta["clean_exit"]))
+                    on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
                     continue
                 ctl_buf += more
                 while len(ctl_buf) >= 5:
@@ -517,11 +940,17 @@ def main(argv: list) -> int:
         fwd.cond.notify_all()
     fwd.join(10.0)
     if not kernel_gone:
-        on_kernel_gone(bool(meta["clean_exit"]))
+        on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
     meta["ended"] = time.time()
     if meta["clean_exit"]:
         _forget_clean_session(args.dir, log, meta)
     save_meta()
+    if guardian > 0:
+        os.close(life_w)  # the guardian finds the pipe at EOF and exits; reap it
+        try:
+            os.waitpid(guardian, 0)
+        except OSError:
+            pass
     return 0
 
 

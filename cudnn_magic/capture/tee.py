@@ -27,6 +27,7 @@ import logging
 import mmap
 import os
 import select
+import stat
 import struct
 import subprocess
 import sys
@@ -47,7 +48,14 @@ KEEP_INSTANCES = 4
 """Instance directories kept per key (older ones are removed at install)."""
 
 SYNC_TIMEOUT_S = _helper.FLUSH_CAP_S + 1.0
-"""Longest wait (seconds) for the helper's ack to a sync marker."""
+"""Longest wait (seconds) for the helper's ack to a sync marker while nothing moves: the wait
+goes on as long as the helper keeps forwarding (a large backlog is shown in full)."""
+
+MEMORY_ENV = "CUDNN_MAGIC_CAPTURE_MEMORY_MB"
+"""Environment variable: the helper's memory bound in MiB (default 16, at least 1)."""
+
+SPOOL_ENV = "CUDNN_MAGIC_CAPTURE_SPOOL_MB"
+"""Environment variable: the helper's spool-file bound in MiB (default 512; 0: no spool)."""
 
 SETTLE_TIMEOUT_S = 0.005
 """Longest wait (seconds) in :meth:`Tee.settled` for the helper to take the pipe's bytes."""
@@ -56,6 +64,7 @@ _CELL_SEQ = struct.Struct("<Q")
 _FIONREAD = termios.FIONREAD
 _FIONREAD_BUF = array.array("i", [0])
 _MAIN_THREAD = threading.main_thread().ident
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _F_SETPIPE_SZ = 1031
 _PIPE_SIZE = 1 << 20  # 1 MiB: Linux's default pipe-max-size for unprivileged users
 
@@ -83,11 +92,17 @@ class LogSlice(bytes):
 class Mark(NamedTuple):
     """Where the capture stood at a point in time: ``offset`` is the log offset (bytes),
     ``pending`` bytes known to be in the pipe then (they belong after ``offset``; 0 when not
-    measured), ``forwarded`` the bytes the helper had written to the previous fd 2."""
+    measured), ``forwarded`` the bytes the helper had done with (written to the previous fd 2,
+    dropped or skipped); ``spilled``/``dropped``/``skipped`` the helper's counters (bytes that
+    waited in the spool file, that were beyond its bounds, that were skipped after an
+    interrupt)."""
 
     offset: int
     pending: int = 0
     forwarded: int = 0
+    spilled: int = 0
+    dropped: int = 0
+    skipped: int = 0
 
 
 def records_root() -> Path:
@@ -164,13 +179,16 @@ class Tee:
         self._ack_buf = b""
         self._uninstalling = False
         self.last_forwarded = 0
+        self.memory_bytes = _helper.MEMORY_BYTES
+        self.spool_bytes = _helper.SPOOL_BYTES
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     @classmethod
     def install(cls, key: str, root: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                 fallback_fd: int | None = None, meta: dict | None = None,
-                on_death: Callable[[str], None] | None = None) -> "Tee":
+                on_death: Callable[[str], None] | None = None, memory_bytes: int | None = None,
+                spool_bytes: int | None = None) -> "Tee":
         """Start the helper and point fd 2 at it.
 
         Args:
@@ -182,9 +200,14 @@ class Tee:
             meta: extra fields for ``meta.json``.
             on_death: called (from a watcher thread) with a reason if the helper exits while
                 installed; fd 2 is restored before the call.
+            memory_bytes: bytes waiting for the previous fd 2 kept in memory (default
+                ``$CUDNN_MAGIC_CAPTURE_MEMORY_MB`` MiB, else 16 MiB; at least 1 MiB).
+            spool_bytes: bytes waiting in the spool file beyond that (default
+                ``$CUDNN_MAGIC_CAPTURE_SPOOL_MB`` MiB, else 512 MiB); more is dropped and said.
 
         Raises:
-            OSError: the helper could not be started (fd 2 is then left as it was).
+            OSError: the helper could not be started (fd 2 is then left as it was, and no
+                record directory is left behind).
         """
         self = cls()
         self.key = key
@@ -194,11 +217,26 @@ class Tee:
         _prune(keydir, KEEP_INSTANCES - 1)
         inst = keydir / f"{time.time_ns()}-{os.getpid()}"
         _private_dir(inst)
-        self.directory = inst
-        state_path = inst / "state"
-        fd = os.open(state_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
-            os.write(fd, b"\0" * _helper.STATE_SIZE)
+            return self._start(inst, key, max_bytes, fallback_fd, meta, on_death,
+                               _bound(memory_bytes, MEMORY_ENV, _helper.MEMORY_BYTES),
+                               _bound(spool_bytes, SPOOL_ENV, _helper.SPOOL_BYTES))
+        except BaseException:
+            # a record that was never started must not read as a kernel that died
+            _remove_instance(inst)
+            raise
+
+    def _start(self, inst: Path, key: str, max_bytes: int, fallback_fd: int | None, meta: dict | None,
+               on_death: Callable[[str], None] | None, memory_bytes: int, spool_bytes: int) -> "Tee":
+        self.directory = inst
+        self.memory_bytes = max(_helper.READ_SIZE, memory_bytes)
+        self.spool_bytes = max(0, spool_bytes)
+        state_path = inst / "state"
+        fd = os.open(state_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+        try:
+            data = memoryview(b"\0" * _helper.STATE_SIZE)
+            while data:  # the pages are allocated now: later writes need no disk space
+                data = data[os.write(fd, data):]
             self.state = mmap.mmap(fd, _helper.STATE_SIZE)
         finally:
             os.close(fd)
@@ -217,11 +255,13 @@ class Tee:
                "--dir", str(inst), "--state", str(state_path), "--downstream", str(downstream),
                "--fallback", str(fb), "--ack", str(ack_w), "--ctl", str(ctl_r),
                "--kernel-pid", str(os.getpid()), "--max-bytes", str(int(max_bytes)),
-               "--meta", json.dumps(dict(meta or {}, key=key))]
+               "--memory-bytes", str(int(memory_bytes)), "--spool-bytes", str(int(spool_bytes)),
+               "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True)]
+        env = dict(os.environ)
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=r, stdout=subprocess.DEVNULL, stderr=downstream, pass_fds=pass_fds,
-                close_fds=True, start_new_session=True,
+                close_fds=True, start_new_session=True, env=env,
             )
         except BaseException:
             for x in (r, w, ack_r, ack_w, ctl_r, ctl_w, downstream):
@@ -286,10 +326,11 @@ class Tee:
             self.active = False
             if was_active:
                 try:
-                    self.sync(timeout=min(timeout, SYNC_TIMEOUT_S), _force=True)
+                    self.sync(timeout=min(timeout, SYNC_TIMEOUT_S), _force=True, limit=timeout)
                 except Exception:  # noqa: BLE001
                     log.debug("cudnn_magic: final sync failed", exc_info=True)
                 self._restore_fd2()
+            self._set_clean(2)
             self._send_ctl(b"B", b"")
             for name in ("pipe_w", "ctl_w", "ack_r", "saved_fd"):
                 fd = getattr(self, name)
@@ -316,7 +357,20 @@ class Tee:
         """Record a clean exit of this process (atexit); the helper marks ``meta.json``. A
         forked child (which inherits the atexit handler) does not count."""
         if os.getpid() == self.pid:
+            self._set_clean(1)
             self._send_ctl(b"X", b"")
+
+    def _set_clean(self, kind: int) -> None:
+        """The clean-exit flag in the shared state: a write into pages allocated at install,
+        so it lands even when the disk is full and ``meta.json`` cannot be rewritten."""
+        st = self.state
+        if st is None:
+            return
+        try:
+            if not _helper.read_clean_flag(st):
+                struct.pack_into("<Q", st, _helper.CLEAN_AT, kind)
+        except (ValueError, TypeError):  # closed mapping
+            pass
 
     # -- cheap per-cell state --------------------------------------------------------------------
 
@@ -334,7 +388,18 @@ class Tee:
                 gen, offset, fwd = _helper._STATE.unpack_from(st, 0)
                 if not gen & 1:
                     break
-        return Mark(offset, 0, fwd)
+        return Mark(offset, 0, fwd, *_helper.COUNTS.unpack_from(st, _helper.COUNTS_AT))
+
+    def counts(self) -> tuple[int, int, int]:
+        """The helper's ``(spilled, dropped, skipped)`` byte counters so far (zeros when not
+        running)."""
+        st = self.state
+        if st is None:
+            return (0, 0, 0)
+        try:
+            return _helper.COUNTS.unpack_from(st, _helper.COUNTS_AT)
+        except (ValueError, TypeError):
+            return (0, 0, 0)
 
     def changed_since(self, mark: Mark) -> bool:
         """True when fd 2 may have received bytes after ``mark`` (never a false ``False``).
@@ -411,23 +476,46 @@ class Tee:
 
     # -- sync and slices ---------------------------------------------------------------------------
 
-    def sync(self, timeout: float = SYNC_TIMEOUT_S, _force: bool = False) -> int | None:
+    def sync(self, timeout: float = SYNC_TIMEOUT_S, _force: bool = False, limit: float | None = None) -> int | None:
         """Send a marker through fd 2 and wait until the helper has logged and forwarded
         everything written before it.
 
+        The wait lasts as long as the helper keeps forwarding (a backlog of many MB is shown in
+        full before this returns); it ends after ``timeout`` seconds without progress, or after
+        ``limit`` seconds in all when given. ``KeyboardInterrupt`` (the user interrupting the
+        wait) propagates; :meth:`skip` then cuts what still waits.
+
         Returns:
-            The log offset (bytes) at the marker, or ``None`` if the helper did not answer in
-            ``timeout`` seconds (or is not running).
+            The log offset (bytes) at the marker, or ``None`` if the helper did not answer (or
+            is not running).
         """
-        if not (self.active or _force) or self.ack_r < 0 or self.pipe_w < 0 or os.getpid() != self.pid:
+        return self._marker(b"S", timeout, _force, limit)
+
+    def skip(self, timeout: float = 2.0) -> int | None:
+        """Drop what still waits to be forwarded, except its newest 64 KiB, which the helper
+        forwards after a one-line notice (``[cudnn-magic: skipped N MiB of native stderr ...]``).
+        Used when a cell is interrupted: its backlog must not flow on into the next cell.
+
+        Returns:
+            The log offset at the marker, or ``None`` (helper not answering). The bytes skipped
+            so far are in :meth:`counts`.
+        """
+        return self._marker(b"D", timeout, False, None)
+
+    def _marker(self, kind: bytes, timeout: float, force: bool, limit: float | None) -> int | None:
+        if not (self.active or force) or self.ack_r < 0 or self.pipe_w < 0 or os.getpid() != self.pid:
             return None  # (a forked child would steal the parent's acknowledgements)
         self._token += 1
         token = b"%d" % self._token
         try:
-            os.write(self.pipe_w, _helper.MAGIC + b"S" + token + b"\0")
+            os.write(self.pipe_w, _helper.MAGIC + kind + token + b"\0")
         except OSError:
             return None
-        deadline = time.monotonic() + timeout
+        if kind != b"S":
+            token = kind + token
+        start = time.monotonic()
+        deadline = start + timeout
+        seen = self.forwarded()
         while True:
             while b"\n" in self._ack_buf:
                 line, self._ack_buf = self._ack_buf.split(b"\n", 1)
@@ -437,12 +525,19 @@ class Tee:
                     if parts[3] != b"1":
                         log.debug("cudnn_magic: previous fd 2 did not take all bytes in time")
                     return int(parts[1])
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            fwd = self.forwarded()
+            if fwd != seen:  # the helper is forwarding: keep waiting
+                seen = fwd
+                deadline = now + timeout
+            left = deadline - now
+            if limit is not None:
+                left = min(left, start + limit - now)
             if left <= 0:
                 log.debug("cudnn_magic: capture sync timed out")
                 return None
             try:
-                ready, _, _ = select.select([self.ack_r], [], [], left)
+                ready, _, _ = select.select([self.ack_r], [], [], min(left, 0.25))
             except InterruptedError:
                 continue
             if not ready:
@@ -493,7 +588,11 @@ def read_range(directory: Path | str, start: int, end: int | None = None) -> tup
             break
         lo = max(start, seg_start)
         try:
-            with open(path, "rb") as f:
+            # never through a link, never a device or a FIFO (a record is on disk, not trusted)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    continue
                 f.seek(lo - seg_start)
                 want = -1 if end is None else max(0, (end if seg_end_limit is None else min(end, seg_end_limit)) - lo)
                 data = f.read(want) if want != -1 else f.read()
@@ -516,6 +615,34 @@ def _mk(data: bytes, start: int, end: int, truncated: int) -> LogSlice:
     s = LogSlice(data)
     s.start, s.end, s.truncated = start, end, truncated
     return s
+
+
+def _bound(value: int | None, env: str, default: int) -> int:
+    """A byte bound: ``value``, else ``$env`` in MiB (a bad value is ignored), else ``default``."""
+    if value is not None:
+        return int(value)
+    raw = os.environ.get(env, "").strip()
+    if raw:
+        try:
+            mb = float(raw)
+            if mb >= 0 and mb == mb and mb < 1 << 30:
+                return int(mb * (1 << 20))
+        except ValueError:
+            pass
+        log.debug("cudnn_magic: ignoring %s=%r (MiB expected)", env, raw)
+    return default
+
+
+def _remove_instance(inst: Path) -> None:
+    try:
+        for f in os.listdir(inst):
+            try:
+                os.unlink(inst / f)
+            except OSError:
+                pass
+        os.rmdir(inst)
+    except OSError:
+        pass
 
 
 def _prune(keydir: Path, keep: int) -> None:

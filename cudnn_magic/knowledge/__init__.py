@@ -244,7 +244,9 @@ def _decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) and lone
+# surrogates: see cudnn_magic.safetext
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _evidence(line: str) -> str:

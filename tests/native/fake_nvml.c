@@ -11,7 +11,8 @@
  *         add -DSTANDIN_OLD_DRIVER to leave out the newer entry points
  *         (nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetComputeRunningProcesses_v3,
  *         nvmlSystemGetCudaDriverVersion_v2) like an old driver: pynvml then raises
- *         NVMLError_FunctionNotFound for them.
+ *         NVMLError_FunctionNotFound for them; -DSTANDIN_WITHOUT_UUID leaves out
+ *         nvmlDeviceGetUUID the same way.
  *
  * Configuration: "key=value" pairs, from the environment variable FAKE_NVML_SPEC
  * (separated by ';' or newlines), then from the file named by FAKE_NVML_CONFIG (one pair
@@ -298,6 +299,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int length) 
   dev_name(d, b, sizeof b);
   return copy_str(name, length, b);
 }
+#ifndef STANDIN_WITHOUT_UUID
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length) {
   nvmlReturn_t rc = check(d);
   if (rc) return rc;
@@ -305,6 +307,7 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int length) 
   dev_uuid(d, b, sizeof b);
   return copy_str(uuid, length, b);
 }
+#endif
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *index) {
   nvmlReturn_t rc = check(d);
   if (rc) return rc;
