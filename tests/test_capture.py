@@ -331,17 +331,23 @@ def test_skip_drops_what_waits_but_its_newest_lines(tmp_path):
         os.write(2, b"the last line\\n")
         th = threading.Thread(target=drain); th.start()
         tee.skip(timeout=10)
+        n_at_skip = sum(len(g) for g in list(got))
         tee.sync()
         spilled, dropped, skipped = tee.counts()
         tee.uninstall(); os.close(w); os.dup2(os.open(os.devnull, os.O_WRONLY), 2); th.join(30)
         data = b"".join(got)
-        out(n=len(data), skipped=skipped, dropped=dropped, tail=data[-200:].decode(errors="replace"),
-            notice=data.count(b"[cudnn-magic: skipped "))
+        out(n=len(data), n_at_skip=n_at_skip, skipped=skipped, dropped=dropped,
+            tail=data[-200:].decode(errors="replace"), notice=data.count(b"[cudnn-magic: skipped "))
     """))
     assert proc.returncode == 0, err[-2000:]
     (r,) = lines
     assert r["notice"] == 1 and r["dropped"] == 0
-    assert r["skipped"] > 7 << 20 and r["n"] < 3 << 20
+    # How much the drain thread took before the skip reached the helper depends on the machine's
+    # load; what holds: everything written is either shown or counted as skipped, and after the
+    # skip only the newest 64 KiB (plus what was already in the pipe and in flight) arrives.
+    total = 2560 * 4096 + len("the last line\n")
+    assert r["skipped"] > 0 and r["n"] + r["skipped"] >= total
+    assert r["n"] - r["n_at_skip"] <= 64 * 1024 + 2 * 65536 + 4096
     assert r["tail"].endswith("the last line\n")
 
 
