@@ -411,9 +411,13 @@ class Annotator:
         without the extension (no round trip); an interrupted cell never gets here
         (:meth:`post_run_cell` skips its backlog)."""
         synced = False
-        end = tee.settled()
+        if tuple(tee.counts()[:2]) != tuple(self.noted):
+            # the cell overflowed the capture's memory bound: deliver its bytes, then say so
+            end, synced = self._sync(), True
+        else:
+            end = tee.settled()
         data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
-        if end is not None and 0 <= reached < end:
+        if not synced and end is not None and 0 <= reached < end:
             # the helper counts a chunk just before it writes it to the log: read the rest as it lands
             from .capture.tee import read_range
 
@@ -425,7 +429,7 @@ class Annotator:
                 data, reached = data + more, (last if more else reached)
                 if reached >= end:
                     break
-        if end is None or reached < end:
+        if not synced and (end is None or reached < end):
             end, synced = self._sync(), True  # unsettled, or the log write still lags: the exact way
             if end is None:
                 return
