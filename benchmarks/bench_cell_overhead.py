@@ -80,7 +80,7 @@ def block():
 for _ in range(min(300, n)):
     ip.run_cell(src)
 t0 = time.perf_counter(); ip.run_line_magic("load_ext", "cudnn_magic"); load_ms = (time.perf_counter() - t0) * 1e3
-from cudnn_magic.annotate import annotator
+from cudnn_magic.shell.annotate import annotator
 capture = annotator().tee is not None and annotator().tee.active
 ip.run_line_magic("unload_ext", "cudnn_magic")
 without, with_ = [], []

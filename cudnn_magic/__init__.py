@@ -13,7 +13,7 @@ From Python (no IPython needed)::
     snapshot = cudnn_magic.gpu_memory()     # MemorySnapshot (bytes)
 
 Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
-magics module is imported by :func:`load_ipython_extension` only.
+:mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only.
 
 ``cudnn_magic.check`` is both the function above and, once imported, the submodule
 ``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
@@ -92,14 +92,14 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
 
 def load_ipython_extension(ip: Any) -> None:
     """Called by ``%load_ext cudnn_magic``: register the magics and turn on annotation."""
-    from .magics import load
+    from .shell.extension import load
 
     load(ip)
 
 
 def unload_ipython_extension(ip: Any) -> None:
     """Called by ``%unload_ext cudnn_magic``: undo everything ``load_ipython_extension`` did."""
-    from .magics import unload
+    from .shell.extension import unload
 
     unload(ip)
 

@@ -29,7 +29,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence, TextIO
+from typing import Any, Literal, Sequence
 
 Status = Literal["ok", "timeout", "error"]
 
@@ -599,23 +599,3 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterRepor
                 pass
 
 
-def cli_cluster(address: str, timeout: float = 30.0, as_json: bool = False, out: TextIO | None = None) -> int:
-    """``cudnn-magic check --dask ADDRESS [--timeout S] [--json]``.
-
-    Writes the table (or ``to_json()``) to ``out`` and returns the exit code: 0 when every
-    worker answered without a finding of severity "error", 1 otherwise (see
-    :attr:`ClusterReport.exit_code`), 2 when the cluster could not be checked (no Dask,
-    unreachable scheduler, bad timeout); the reason then goes to stderr in one line.
-    """
-    out = out or sys.stdout
-    try:
-        report = cluster_check(address, timeout=timeout)
-    except ClusterCheckError as exc:
-        print(f"cudnn-magic: {exc}", file=sys.stderr)
-        return 2
-    if as_json:
-        json.dump(report.to_json(), out, indent=2, default=str)
-    else:
-        out.write(report.text())
-    out.write("\n")
-    return report.exit_code

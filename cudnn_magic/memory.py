@@ -8,17 +8,16 @@ lives in :mod:`cudnn_magic.render.memory`. Nothing here raises: with no driver,
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from .model import GpuMemory, MemorySnapshot, ProcessMemory
 from .probes import nvml
 
-__all__ = ["sample", "snapshot_json", "cli_memory", "parse_visible_devices", "framework_usage"]
+__all__ = ["sample", "snapshot_json", "parse_visible_devices", "framework_usage"]
 
 
 @dataclass
@@ -326,47 +325,8 @@ def interval_seconds(text: object) -> float:
             [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
             magic_arguments turn it into a one-line usage error).
     """
-    from .ui.args import parse_seconds
+    from .options import parse_seconds
 
     return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
 
 
-def cli_memory(as_json: bool, watch: float | None, out: TextIO) -> int:
-    """``cudnn-magic memory [--json] [--watch SECONDS]``.
-
-    Prints a table (or the JSON snapshot). With ``--watch``, samples every ``watch`` seconds
-    until Ctrl-C: redrawn in place with ANSI escapes on a terminal, successive tables (or one
-    JSON object per line) otherwise. Exit 0, also with no driver (one line says so) and on
-    Ctrl-C.
-    """
-    from .render.memory import snapshot_text
-
-    def emit(s: MemorySnapshot, first: bool) -> None:
-        if as_json:
-            out.write(json.dumps(snapshot_json(s), indent=None if watch else 2) + "\n")
-        elif s.error and not s.gpus:
-            out.write(_no_gpu_line(s) + "\n")
-        else:
-            text = snapshot_text(s)
-            if watch and not first and tty:
-                out.write("\x1b[H\x1b[J")  # cursor home, clear to end of screen
-            elif watch and not first:
-                out.write("\n")
-            out.write(text + "\n")
-        out.flush()
-
-    tty = bool(getattr(out, "isatty", lambda: False)())
-    try:
-        s = sample()
-        if watch and tty and not as_json:
-            out.write("\x1b[H\x1b[J")
-        emit(s, True)
-        if not watch or watch <= 0 or (s.error and not s.gpus):
-            return 0
-        while True:
-            time.sleep(watch)
-            emit(sample(), False)
-    except KeyboardInterrupt:
-        return 0
-    except BrokenPipeError:
-        return 0

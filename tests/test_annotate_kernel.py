@@ -101,7 +101,7 @@ def executed(tmp_path_factory):
 
     add("setup", "import ctypes, os, sys, json\nlibc = ctypes.CDLL(None)\nFD2_BEFORE = os.readlink('/proc/self/fd/2')")
     add("load", "%load_ext cudnn_magic")
-    add("state", "from cudnn_magic.annotate import annotator\nA = annotator()\n"
+    add("state", "from cudnn_magic.shell.annotate import annotator\nA = annotator()\n"
                  "print(json.dumps({'capture': A.tee is not None and A.tee.active, 'pid': A.tee.proc.pid}))")
     for i in range(N_REPEAT):
         add(f"err{i}", error_cell(i))

@@ -64,7 +64,7 @@ def test_cudnn_error_traceback_then_annotation(tmp_path):
         ip.run_line_magic("load_ext", "cudnn_magic")
         mark("err"); cell({CUDNN_CELL!r}); mark("end")
         print("last_value:", type(sys.last_value).__name__, sys.last_value)
-        from cudnn_magic.annotate import annotator
+        from cudnn_magic.shell.annotate import annotator
         print("tee:", annotator().tee is not None and annotator().tee.active)
     """)
     assert rc == 0, err
@@ -82,7 +82,7 @@ def test_cudnn_error_traceback_then_annotation(tmp_path):
 def test_value_error_gets_nothing_and_success_is_silent(tmp_path):
     out, err, rc = run(tmp_path, """
         ip.run_line_magic("load_ext", "cudnn_magic")
-        from cudnn_magic.annotate import annotator
+        from cudnn_magic.shell.annotate import annotator
         tee = annotator().tee
         mark("val"); cell("raise ValueError('bad value')"); mark("ok")
         t0 = tee._token
@@ -245,7 +245,7 @@ def test_helper_death_restores_fd2_and_says_so_once(tmp_path):
         import signal, time
         BEFORE = os.readlink('/proc/self/fd/2')
         ip.run_line_magic("load_ext", "cudnn_magic")
-        from cudnn_magic.annotate import annotator
+        from cudnn_magic.shell.annotate import annotator
         tee = annotator().tee
         os.kill(tee.proc.pid, signal.SIGKILL)
         for _ in range(500):

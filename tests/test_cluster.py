@@ -220,7 +220,7 @@ def test_probe_sends_plain_json_and_imports_no_framework(cluster):
 
 @pytest.mark.native
 def test_cli_cluster_json_and_exit_code(cluster):
-    from cudnn_magic.cluster import cli_cluster
+    from cudnn_magic.cli.cluster import cli_cluster
 
     client, _w, by_name, _s, _wheel = cluster
     out = io.StringIO()
@@ -338,7 +338,8 @@ def test_unreachable_scheduler_and_bad_input_give_one_clear_message():
     pytest.importorskip("distributed")
     import socket
 
-    from cudnn_magic.cluster import ClusterCheckError, cli_cluster, cluster_check
+    from cudnn_magic.cli.cluster import cli_cluster
+    from cudnn_magic.cluster import ClusterCheckError, cluster_check
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -363,7 +364,8 @@ def test_without_dask_the_error_says_what_to_install():
                     raise ModuleNotFoundError(f"No module named {name!r}", name=name)
                 return None
         sys.meta_path.insert(0, NoDask())
-        from cudnn_magic.cluster import DaskNotInstalledError, cli_cluster, cluster_check, worker_probe
+        from cudnn_magic.cli.cluster import cli_cluster
+        from cudnn_magic.cluster import DaskNotInstalledError, cluster_check, worker_probe
         assert "distributed" not in sys.modules
         probe = worker_probe()  # the worker side needs no Dask
         assert "error" not in probe and "cudnn_loaded" in probe, probe

@@ -111,7 +111,7 @@ async def _crash_cycles(tmp: Path, crash_cell: str, env_extra: dict | None = Non
             t1 = time.monotonic()
             nb2, died2 = await _run(km, [
                 "%load_ext cudnn_magic",
-                "import cudnn_magic.crash as _c, json\nr = _c.shown_record()\n"
+                "import cudnn_magic.shell.crash_notice as _c, json\nr = _c.shown_record()\n"
                 "print(json.dumps(None if r is None else {'key': r.key, 'ids': [d.id for d in r.diagnoses], "
                 "'python_version': r.python_version, 'raw_faulthandler': r.faulthandler[-4000:]}))",
                 "%reload_ext cudnn_magic",

@@ -385,7 +385,7 @@ def test_install_startup_leaves_unterminated_block_alone(tmp_path):
 
 
 def test_cli_install_startup_reports_unwritable_dir(tmp_path, capsys):
-    from cudnn_magic.cli import main
+    from cudnn_magic.cli.main import main
 
     ro = tmp_path / "ro"
     ro.mkdir()

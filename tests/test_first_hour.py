@@ -491,7 +491,7 @@ def test_a_clean_exit_keeps_only_the_record_of_a_clean_exit(tmp_path):
               "ip = InteractiveShell.instance(colors='nocolor')\n"
               "ip.run_cell('%load_ext cudnn_magic')\n"
               "ip.run_cell('import os; os.write(2, b\"a secret native line\\\\n\"); token = \"SECRET-SOURCE\"', store_history=True)\n"
-              "from cudnn_magic.annotate import annotator\n"
+              "from cudnn_magic.shell.annotate import annotator\n"
               "print(annotator().tee.directory)\n")
     rt = tmp_path / "rt"
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,

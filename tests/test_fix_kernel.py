@@ -22,10 +22,10 @@ print("MAPPED", sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcu
 """
 
 
-# Until magics._FEATURES lists cudnn_magic.fix_magics, register it here when %load_ext did not.
+# Until shell.extension._FEATURES lists cudnn_magic.shell.fix, register it here when %load_ext did not.
 LOAD = """%load_ext cudnn_magic
 if "cudnn_fix" not in get_ipython().magics_manager.magics["line"]:
-    import cudnn_magic.fix_magics as _fm
+    import cudnn_magic.shell.fix as _fm
     _fm.load(get_ipython())
 """
 

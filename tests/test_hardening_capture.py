@@ -61,7 +61,7 @@ def _setup(ks: KernelSession, lib) -> int:
     """Load the extension; returns the helper's pid."""
     c = ks.run("%load_ext cudnn_magic\nimport ctypes, json, os, sys, time, subprocess\n"
                f"lib = ctypes.PyDLL({str(lib)!r})\n"
-               "from cudnn_magic.annotate import annotator\nA = annotator()\n"
+               "from cudnn_magic.shell.annotate import annotator\nA = annotator()\n"
                "print(json.dumps({'helper': A.tee.proc.pid if A.tee else None}))")
     assert c.reply["status"] == "ok", c.text()
     return json.loads(c.stream("stdout").strip().splitlines()[-1])["helper"]

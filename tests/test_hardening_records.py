@@ -83,7 +83,7 @@ def test_full_disk_then_graceful_restart_reports_no_crash(tmp_path):
                 await _restart(km, now=False)  # graceful, as JupyterLab's Restart Kernel
                 nb2, died2 = await _run(km, [
                     "%load_ext cudnn_magic",
-                    "import cudnn_magic.crash as _c\nprint('SHOWN', _c.shown_record())"])
+                    "import cudnn_magic.shell.crash_notice as _c\nprint('SHOWN', _c.shown_record())"])
                 return filled, outputs_text(nb2.cells[0]), outputs_text(nb2.cells[1])
             finally:
                 await km.shutdown_kernel(now=True)
@@ -121,7 +121,7 @@ def test_no_file_is_written_through_a_link_planted_in_the_records_directory(tmp_
         os.symlink(created_by_link, root / ".cleanup-stamp")
         os.utime(root / ".cleanup-stamp", (0, 0), follow_symlinks=False)  # due: the cleanup runs now
         c = ks.run("%load_ext cudnn_magic\nimport os, glob\n"
-                   "from cudnn_magic.annotate import annotator\n"
+                   "from cudnn_magic.shell.annotate import annotator\n"
                    "print('RECORD', annotator().tee.directory)")
         assert c.reply["status"] == "ok", c.text()
         for name, victim in victims.items():
@@ -170,7 +170,7 @@ def test_crashes_key_must_be_one_path_component(tmp_path, key):
     outside = tmp_path / "outside"
     _record(outside, "x")  # what ../../x would reach from <runtime>/cudnn-magic/
     if key == "x\0y":
-        from cudnn_magic.crash import cli_crashes
+        from cudnn_magic.cli.crashes import cli_crashes
         import io
 
         err = io.StringIO()

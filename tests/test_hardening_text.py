@@ -39,7 +39,7 @@ def test_explain_output_strips_bidi_controls(tmp_path, args):
 
 
 def test_crash_report_and_annotation_text_strip_bidi_controls_and_surrogates(tmp_path):
-    from cudnn_magic.annotate import _display_safe_log
+    from cudnn_magic.shell.annotate import _display_safe_log
     from cudnn_magic.crash import _safe_text
 
     raw = (LINE + "\n").encode() + b"bad byte \xff and \xed\xa0\x80\n"

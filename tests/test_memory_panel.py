@@ -18,7 +18,7 @@ from nvml_standin import nvml_standin, run_json, standin_env  # noqa: F401
 
 ipywidgets = pytest.importorskip("ipywidgets")
 
-from cudnn_magic.ui import memory_panel  # noqa: E402
+from cudnn_magic.shell import memory as memory_panel  # noqa: E402
 from cudnn_magic.ui.memory_panel import THREAD_NAME, MemoryPanel, MemoryView  # noqa: E402
 
 GiB = 1024**3

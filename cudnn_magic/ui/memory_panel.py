@@ -1,4 +1,4 @@
-"""``%gpu_memory``: a live GPU memory panel (ipywidgets) fed by one sampler thread per kernel.
+"""The live GPU memory panel of ``%gpu_memory`` (the magic: :mod:`cudnn_magic.shell.memory`) (ipywidgets) fed by one sampler thread per kernel.
 
 Layout: one row per visible GPU or MIG instance (name, used/total bar, free memory, this
 kernel's share, other processes, a history sparkline of the last minutes with the peak
@@ -11,30 +11,24 @@ the creating cell's context and sets that cell's parent header for itself
 ``comm_msg`` updates stay tied to the panel's cell (ipywidgets #4001/#4020, ipykernel #1450).
 A failing sample shows on the status line or the GPU's row; the thread keeps going.
 
-:func:`load` only registers the magic: ipywidgets and pynvml are imported on first use.
+ipywidgets and pynvml are imported on first use (when a panel is built), not at ``%load_ext``.
 """
 
 from __future__ import annotations
 
-import atexit
 import threading
 import time
 from collections import deque
 from typing import Any, Callable
 
-from IPython.core import magic_arguments
-from IPython.core.magic import Magics, line_magic, magics_class
-
-from .args import parse_magic_line
+from typing import TYPE_CHECKING
 
 from .threads import start_cell_thread
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: importing the data model at %load_ext costs ~20 ms
     from ..model import GpuMemory, MemorySnapshot
 
-__all__ = ["MemoryMagics", "MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel", "load", "unload"]
+__all__ = ["MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel"]
 
 THREAD_NAME = "cudnn-magic-gpu-memory"
 DEFAULT_INTERVAL_S = 1.0
@@ -279,122 +273,3 @@ class MemoryPanel:
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")
         return f"<GPU memory panel: {len(self._rows)} GPU(s), every {self.interval_s:g} s, {state}>"
-
-
-def _is_notebook(shell: Any) -> bool:
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def _watch_terminal(interval_s: float) -> MemoryView:
-    """Redraw the table in place (ANSI) every ``interval_s`` seconds until Ctrl-C."""
-    import sys
-
-    from ..memory import sample
-    from ..render.memory import snapshot_text
-
-    s = sample()
-    if s.error and not s.gpus:  # nothing to watch: the returned view says why, once
-        return MemoryView(s)
-    try:
-        while True:
-            sys.stdout.write("\x1b[H\x1b[J" + snapshot_text(s) + "\n(Ctrl-C to stop)\n")
-            sys.stdout.flush()
-            time.sleep(interval_s)
-            s = sample()
-    except KeyboardInterrupt:
-        pass
-    return MemoryView(s)
-
-
-def _interval(text: str) -> float:
-    from ..memory import interval_seconds
-
-    return interval_seconds(text)
-
-
-@magics_class
-class MemoryMagics(Magics):
-    """``%gpu_memory``: live GPU memory per GPU and process."""
-
-    @line_magic
-    @magic_arguments.magic_arguments()
-    @magic_arguments.argument("--interval", type=_interval, default=None, metavar="SECONDS",
-                              help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g}); "
-                                   "changes the running sampler's interval")
-    @magic_arguments.argument("--stop", action="store_true", help="stop the sampler thread")
-    @magic_arguments.argument("--watch", action="store_true",
-                              help="terminal IPython: redraw the table in place until Ctrl-C")
-    def gpu_memory(self, line: str = "") -> Any:
-        """Show GPU memory per visible GPU (MIG instances as their own rows): used/total,
-        free, this kernel's share and other processes, with a history plot; it keeps updating
-        while other cells run.
-
-        In a notebook this returns the :class:`MemoryPanel` (one sampler thread per kernel;
-        running it again reuses it). In terminal IPython it returns a table
-        (``--watch`` refreshes it in place). With no NVIDIA driver it says so in one line.
-
-        In [1]: %load_ext cudnn_magic
-        In [2]: %gpu_memory --interval 0.5
-        In [3]: %gpu_memory --stop
-        """
-        global _PANEL
-        args = parse_magic_line(self.gpu_memory, line)
-        if args.stop:
-            panel = _PANEL
-            if panel is None or not panel.running:
-                print("No GPU memory sampler is running.")
-                return None
-            panel.stop()
-            return None
-        shell = self.shell
-        if not _is_notebook(shell):
-            if args.watch:
-                return _watch_terminal(args.interval or DEFAULT_INTERVAL_S)
-            from ..memory import sample
-
-            return MemoryView(sample())
-        with _PANEL_LOCK:
-            panel = _PANEL
-            if panel is None or panel.closed:
-                from ..memory import sample
-
-                first = sample()
-                if first.error and not first.gpus:
-                    return MemoryView(first)  # one line: no driver / no NVML; no thread
-                panel = MemoryPanel(interval_s=args.interval or DEFAULT_INTERVAL_S, shell=shell)
-                panel._apply(first)
-                _PANEL = panel
-        panel.start(args.interval)
-        return panel
-
-
-def _atexit_stop() -> None:
-    panel = _PANEL
-    if panel is not None:
-        try:
-            panel.stop(timeout_s=1.0)
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def load(ip: Any) -> None:
-    """Register ``%gpu_memory`` (cheap: no ipywidgets, no pynvml import here)."""
-    ip.register_magics(MemoryMagics)
-    atexit.register(_atexit_stop)
-
-
-def unload(ip: Any) -> None:
-    """Stop the sampler, close the panel's widgets, and unregister ``%gpu_memory``."""
-    global _PANEL
-    with _PANEL_LOCK:
-        panel, _PANEL = _PANEL, None
-    if panel is not None:
-        panel.close()
-    atexit.unregister(_atexit_stop)
-    magics = ip.magics_manager.magics
-    for kind in ("line", "cell"):
-        for name in list(magics.get(kind, {})):
-            owner = getattr(magics[kind][name], "__self__", None)
-            if isinstance(owner, MemoryMagics):
-                del magics[kind][name]
-    ip.magics_manager.registry.pop("MemoryMagics", None)

@@ -29,16 +29,13 @@ import atexit
 import html
 import logging
 import os
-import re
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-
-from .safetext import safe_text
+from ..safetext import safe_text
 
 log = logging.getLogger("cudnn_magic")
 
@@ -65,7 +62,7 @@ def _decode(data: bytes) -> str:
 def _report() -> Any:
     """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
     try:
-        from .check import cached_report
+        from ..check import cached_report
     except Exception:  # noqa: BLE001 - not built yet, or broken
         return None
     try:
@@ -99,14 +96,14 @@ class Explanation:
     def _text(self) -> str:
         if not self.diagnoses:
             return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from .render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text
 
         return diagnoses_text(self.diagnoses)
 
     def _html(self) -> str:
         if not self.diagnoses:
             return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
-        from .render.diagnosis import diagnoses_html
+        from ..render.diagnosis import diagnoses_html
 
         return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
 
@@ -169,6 +166,8 @@ class Annotator:
         self.installed_ctb = _set_handler(ip, self.exc_tuple)
         ip.events.register("pre_run_cell", self.pre_run_cell)
         ip.events.register("post_run_cell", self.post_run_cell)
+        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
+
         ip.register_magics(AnnotateMagics)
         atexit.register(self._atexit)
 
@@ -177,7 +176,7 @@ class Annotator:
             self.capture_error = "turned off by CUDNN_MAGIC_CAPTURE"
             return
         try:
-            from .capture.tee import Tee, record_key
+            from ..capture.tee import Tee, record_key
 
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
@@ -210,6 +209,8 @@ class Annotator:
         if self.tee is not None:
             tee, self.tee = self.tee, None
             tee.uninstall()
+        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
+
         magics = ip.magics_manager.magics
         for kind in ("line", "cell"):
             for name in list(magics.get(kind, {})):
@@ -342,7 +343,7 @@ class Annotator:
             return None
 
     def _drain(self) -> None:
-        from .capture.tee import drain_ipykernel
+        from ..capture.tee import drain_ipykernel
 
         try:
             drain_ipykernel()
@@ -360,7 +361,7 @@ class Annotator:
         if spilled <= s0 and dropped <= d0:
             return
         self.noted = (spilled, dropped)
-        from .capture.helper import mib
+        from ..capture.helper import mib
 
         parts = []
         if spilled > s0:
@@ -394,7 +395,7 @@ class Annotator:
         tee = self.tee
         if tee is None or self.mark is None or end is None or tee.directory is None:
             return b"", end or 0
-        from .capture.tee import read_range
+        from ..capture.tee import read_range
 
         start = self.mark.offset
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
@@ -419,7 +420,7 @@ class Annotator:
         data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
         if not synced and end is not None and 0 <= reached < end:
             # the helper counts a chunk just before it writes it to the log: read the rest as it lands
-            from .capture.tee import read_range
+            from ..capture.tee import read_range
 
             for _ in range(40):
                 time.sleep(0.00005)
@@ -436,13 +437,13 @@ class Annotator:
             data, _ = self._cell_bytes(end)
         if not data:
             return
-        from .capture.fastfind import memmem_finder
-        from .knowledge import keyword_lines
+        from ..capture.fastfind import memmem_finder
+        from ..knowledge import keyword_lines
 
         lines = keyword_lines(data, find=memmem_finder())
         if not lines:
             return
-        from .diagnose import gpu_unused_warnings
+        from ..diagnose import gpu_unused_warnings
 
         text = _decode(lines)
         found = gpu_unused_warnings(text, joined=False)
@@ -538,7 +539,7 @@ class Annotator:
             self._display(rec.diagnoses, text)
 
     def _diagnose(self, rec: ErrorRecord) -> list:
-        from .diagnose import diagnose
+        from ..diagnose import diagnose
 
         kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
         found = diagnose(report=None, **kw)
@@ -549,7 +550,7 @@ class Annotator:
     def _display(self, diagnoses: list, log_text: str, warning: bool = False) -> None:
         from IPython.display import display
 
-        from .render.diagnosis import diagnoses_html, diagnoses_text
+        from ..render.diagnosis import diagnoses_html, diagnoses_text
 
         shown_log = _display_safe_log(log_text)
         # nothing we display may hold text that cannot be sent (a lone surrogate would make
@@ -565,7 +566,7 @@ class Annotator:
     def explain(self, text: str = "") -> Explanation:
         """``%cudnn_explain`` body: explain ``text``, or the last error again."""
         if text.strip():
-            from .diagnose import diagnose
+            from ..diagnose import diagnose
 
             return Explanation(diagnose(exception="", log=text, report=_report()), "")
         rec = self.last
@@ -687,7 +688,7 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
                 seen.add(fx.id)
                 fixes.append(fx)
     try:  # the fix registry: preview (computed from live facts), Apply, undo
-        from .ui.fix_buttons import fix_box
+        from ..ui.fix_buttons import fix_box
 
         fix_widget = fix_box(fixes, _report()) if fixes else None
     except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
@@ -717,81 +718,10 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         children.append(out)
     # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
-        from .ui.fallback import display_widget, fixes_fallback
+        from ..ui.fallback import display_widget, fixes_fallback
 
         text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
         display_widget(W.VBox(children), text, page)
-
-
-@magics_class
-class AnnotateMagics(Magics):
-    """``%cudnn_annotate on|off`` and ``%cudnn_explain [TEXT]``."""
-
-    @line_magic
-    def cudnn_annotate(self, line: str = "") -> None:
-        """Turn the annotation of failing cells (and the GPU-unused note) on or off.
-
-        In [1]: %cudnn_annotate off
-        In [2]: %cudnn_annotate on
-        In [3]: %cudnn_annotate          # prints the state
-        """
-        a = _ANNOTATOR
-        if a is None:
-            print("cudnn-magic: annotation is not loaded (%load_ext cudnn_magic)")
-            return
-        arg = line.strip().lower()
-        if arg in ("on", "1", "true", "yes"):
-            a.enabled = True
-        elif arg in ("off", "0", "false", "no"):
-            a.enabled = False
-        elif arg:
-            from IPython.core.error import UsageError
-
-            raise UsageError("usage: %cudnn_annotate on|off")
-        capture = "on" if a.tee is not None and a.tee.active else f"off ({a.capture_error or 'helper stopped'})"
-        print(f"cudnn-magic annotation: {'on' if a.enabled else 'off'}; native stderr capture: {capture}")
-
-    @line_cell_magic
-    def cudnn_explain(self, line: str = "", cell: str | None = None) -> Explanation:
-        """Explain the last error again (its exception and the native log it printed), or an
-        error text or log given on the line, or pasted as the cell body of ``%%cudnn_explain``.
-
-        Pasted text is explained from its own words (it may come from another machine or a CI
-        log); add ``--facts`` to also use this kernel's live facts (mapped cuDNN, frameworks,
-        driver, GPU memory). The last error is always explained with the live facts.
-
-        In [4]: %cudnn_explain
-        In [5]: %cudnn_explain Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0
-        In [6]: %%cudnn_explain --facts
-           ...: <paste a multi-line log here>
-        In [7]: ex = %cudnn_explain          # ex.diagnoses: list of Diagnosis
-        """
-        text = line
-        use_facts = False
-        stripped = text.lstrip()
-        if stripped == "--facts" or stripped.startswith("--facts "):
-            use_facts, text = True, stripped[len("--facts"):]
-        elif re.match(r"--?[A-Za-z][\w-]*(\s|$)", stripped):
-            from IPython.core.error import UsageError
-
-            raise UsageError(f"unknown option {stripped.split(None, 1)[0]!r}: %cudnn_explain takes --facts, "
-                             "then the error text (or the text as the cell body of %%cudnn_explain)")
-        if cell is not None:
-            text = (text + "\n" + cell) if text.strip() else cell
-        from .textinput import binary_kind
-
-        kind = binary_kind(text) if text.strip() else None
-        if kind:
-            return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
-        if not text.strip():
-            a = _ANNOTATOR
-            if a is None:
-                return Explanation([], message="cudnn-magic: annotation is not loaded.")
-            return a.explain("")
-        from .diagnose import diagnose
-
-        return Explanation(diagnose(exception="", log=text, report=_report() if use_facts else None),
-                           message="cudnn-magic: nothing cuDNN-related found in the text.")
 
 
 def load(ip: Any) -> None:
@@ -830,4 +760,4 @@ def annotator() -> Annotator | None:
     return _ANNOTATOR
 
 
-__all__ = ["Annotator", "AnnotateMagics", "ErrorRecord", "Explanation", "annotator", "load", "unload"]
+__all__ = ["Annotator", "ErrorRecord", "Explanation", "annotator", "load", "unload"]

@@ -1,31 +1,15 @@
-"""IPython connectivity: the magics and the extension's load/unload.
-
-Only this module (and ``annotate``/``ui``) knows IPython. It parses arguments with
-``magic_arguments``, calls the engine, and returns result objects that display as HTML in
-notebooks and as text in terminals.
-
-Feature modules plug in through two functions each, called here:
-``cudnn_magic.annotate.load(ip)/unload(ip)`` (error annotation, ``%cudnn_explain``,
-``%cudnn_annotate``) and ``cudnn_magic.ui.memory_panel.load(ip)/unload(ip)`` (``%gpu_memory``),
-``cudnn_magic.fix_magics.load(ip)/unload(ip)`` (``%cudnn_fix``).
-"""
+"""``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython.
+The engine is :mod:`cudnn_magic.check` (and :mod:`cudnn_magic.cluster` for ``--dask``)."""
 
 from __future__ import annotations
 
-import importlib
-import logging
 from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from .ui.args import parse_magic_line, timeout_seconds
-
-log = logging.getLogger("cudnn_magic")
-
-# Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse. crash comes first:
-# it reads the previous kernel's record before annotate starts this kernel's capture.
-_FEATURES = ("cudnn_magic.crash", "cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics")
+from ..options import timeout_seconds
+from .args import parse_magic_line
 
 
 @magics_class
@@ -58,7 +42,7 @@ class CudnnMagics(Magics):
         """
         args = parse_magic_line(self.cudnn_check, line)
         if args.dask:
-            from .cluster import ClusterCheckError, cluster_check
+            from ..cluster import ClusterCheckError, cluster_check
 
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
             if target is args.dask and args.dask.isidentifier():
@@ -71,47 +55,10 @@ class CudnnMagics(Magics):
                 print(f"cudnn-magic: {exc}")
                 return None
             return rep.to_json() if args.json else rep
-        from .check import run_check
-        from .render.report import ReportView, report_json
+        from ..check import run_check
+        from ..render.report import ReportView, report_json
 
         report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
         if args.json:
             return report_json(report)
         return ReportView(report)
-
-
-def load(ip: Any) -> None:
-    """Register the magics and every feature module; a feature that fails to load is logged
-    and skipped so the others still work."""
-    ip.register_magics(CudnnMagics)
-    for name in _FEATURES:
-        try:
-            mod = importlib.import_module(name)
-        except ImportError as exc:  # feature not present in this build
-            log.debug("cudnn_magic: %s not loaded: %s", name, exc)
-            continue
-        try:
-            mod.load(ip)
-        except Exception:  # noqa: BLE001 - never break %load_ext for one feature
-            log.exception("cudnn_magic: loading %s failed", name)
-
-
-def unload(ip: Any) -> None:
-    """Undo :func:`load`: stop samplers, restore fd 2 and the exception hook."""
-    for name in reversed(_FEATURES):
-        try:
-            mod = importlib.import_module(name)
-        except ImportError:
-            continue
-        try:
-            mod.unload(ip)
-        except Exception:  # noqa: BLE001
-            log.exception("cudnn_magic: unloading %s failed", name)
-    magics = ip.magics_manager.magics
-    for kind in ("line", "cell"):
-        for name in list(magics.get(kind, {})):
-            fn = magics[kind][name]
-            owner = getattr(fn, "__self__", None)
-            if isinstance(owner, CudnnMagics):
-                del magics[kind][name]
-    ip.magics_manager.registry.pop("CudnnMagics", None)

@@ -1,4 +1,5 @@
-"""The ``cudnn-magic`` command line (also ``python -m cudnn_magic``).
+"""The ``cudnn-magic`` command line (also ``python -m cudnn_magic``): the parser and the dispatch
+to one module per subcommand.
 
 Exit codes (DESIGN.md): ``check`` 0 when no finding has severity "error", 1 when one does;
 ``explain`` 0 when it ran; 2 on a usage or internal error for every command.
@@ -7,10 +8,9 @@ Exit codes (DESIGN.md): ``check`` 0 when no finding has severity "error", 1 when
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import BinaryIO, Sequence, TextIO
+from typing import Sequence, TextIO
 
 
 COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
@@ -39,7 +39,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
-    from . import __version__
+    from .. import __version__  # the package, already imported: a name looked up, not a cost
 
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -51,7 +51,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
     if wanted("check"):
-        from .ui.args import timeout_seconds
+        from ..options import timeout_seconds  # start-up cost: only the named command's options are built
 
         c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
         c.add_argument("--import-frameworks", action="store_true",
@@ -74,20 +74,20 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     if wanted("memory"):
-        from .memory import interval_seconds
+        from ..memory import interval_seconds  # start-up cost (as above)
 
         m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                        help="refresh every SECONDS seconds until interrupted")
     f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
     if wanted("fix"):
-        from .fix_magics import add_fix_arguments
+        from .fix import add_fix_arguments  # start-up cost (as above)
 
         add_fix_arguments(f)
     st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
                                                 "environment (--undo to remove)")
     if wanted("install-startup"):
-        from .startup import add_arguments as add_startup_arguments
+        from .startup import add_arguments as add_startup_arguments  # start-up cost (as above)
 
         add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
@@ -122,23 +122,27 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 2
     try:
         if args.command == "check":
-            return _check(args, out)
+            from .check import cli_check  # start-up cost (as above)
+
+            return cli_check(args, out)
         if args.command == "explain":
-            return _explain(args, out)
+            from .explain import cli_explain  # start-up cost (as above)
+
+            return cli_explain(args, out)
         if args.command == "memory":
-            from .memory import cli_memory
+            from .memory import cli_memory  # start-up cost: each subcommand imports only its own module
 
             return cli_memory(as_json=args.json, watch=args.watch, out=out)
         if args.command == "fix":
-            from .fix_magics import cli_fix
+            from .fix import cli_fix  # start-up cost (as above)
 
             return cli_fix(args, out)
         if args.command == "install-startup":
-            from .startup import cli_install_startup
+            from .startup import cli_install_startup  # start-up cost (as above)
 
             return cli_install_startup(args, out)
         if args.command == "crashes":
-            from .crash import cli_crashes
+            from .crashes import cli_crashes  # start-up cost (as above)
 
             return cli_crashes(as_json=args.json, out=out, key=args.key)
     except KeyboardInterrupt:
@@ -150,97 +154,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return 2
     parser.print_help(out)
     return 2
-
-
-def _check(args: argparse.Namespace, out: TextIO) -> int:
-    from .check import run_check
-    from .render.report import report_json, report_text
-
-    if args.dask:
-        from .cluster import cli_cluster
-
-        return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
-    if args.load:
-        from .probes.loaded import load_like_a_framework
-
-        for path in args.load:
-            err = load_like_a_framework(path)
-            if err:
-                print(f"cudnn-magic: could not load {path}: {err}", file=sys.stderr)
-                return 2
-    report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
-    if args.json:
-        json.dump(report_json(report), out, indent=2)
-        out.write("\n")
-    else:
-        out.write(report_text(report, where="process"))
-        out.write("\n")
-    return 1 if report.worst_severity == "error" else 0
-
-
-def _read_log(fh: "BinaryIO") -> bytes:
-    """The whole input, unless its first 64 KiB already show it is a binary (an executable, a
-    shared library, an archive): then only those, so a 279 MB browser binary is refused at once
-    instead of read whole."""
-    from .textinput import SAMPLE, binary_kind
-
-    head = fh.read(SAMPLE)
-    if len(head) < SAMPLE or binary_kind(head):
-        return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
-    rest = fh.read()
-    return head + rest if rest else head
-
-
-def _explain(args: argparse.Namespace, out: TextIO) -> int:
-    from .textinput import describe
-
-    if args.file == "-":
-        name = "standard input"
-        try:
-            at_terminal = sys.stdin.isatty()
-        except (AttributeError, ValueError):
-            at_terminal = False
-        if at_terminal:
-            print("cudnn-magic explain: paste the log or error message, then press Ctrl-D on a new line "
-                  "(or give a file: cudnn-magic explain LOG).", file=sys.stderr, flush=True)
-        data = _read_log(sys.stdin.buffer)
-    else:
-        name = args.file
-        try:
-            with open(args.file, "rb") as fh:
-                data = _read_log(fh)
-        except OSError as exc:
-            print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    info = describe(data)
-    if info["kind"] == "binary" and args.file != "-":
-        try:
-            info["bytes"] = os.path.getsize(args.file)  # only its head was read
-        except OSError:
-            pass
-    if info["kind"] != "text":
-        if args.json:
-            json.dump({"diagnoses": [], "input": info}, out, indent=2)
-            out.write("\n")
-        print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
-        return 2 if info["kind"] == "binary" else 0
-    from .diagnose import diagnose
-    from .render.diagnosis import diagnoses_json, diagnoses_text
-
-    report = None
-    if args.facts:
-        from .check import run_check
-
-        report = run_check()
-    diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
-    del data
-    if args.json:
-        json.dump(dict(diagnoses_json(diagnoses), input=info), out, indent=2)
-        out.write("\n")
-    else:
-        out.write(diagnoses_text(diagnoses, where="process") or "No cuDNN-related error found in the input.")
-        out.write("\n")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

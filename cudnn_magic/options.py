@@ -1,21 +1,11 @@
-"""Parse a magic's argument line: every bad line is a one-line ``UsageError``; argument types
-for seconds shared by the magics and the command line."""
+"""Option values shared by the magics (:mod:`cudnn_magic.shell`) and the command line
+(:mod:`cudnn_magic.cli`): seconds within a range. No IPython, no argv: argparse's
+``ArgumentTypeError`` is the error both parsers turn into a one-line usage message."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-
-def parse_magic_line(magic: Callable[..., Any], line: str) -> Any:
-    """``magic_arguments.parse_argstring`` that also turns shlex's ``ValueError`` (an unbalanced
-    quote: ``No closing quotation``) into ``UsageError``, so the user never sees our traceback."""
-    from IPython.core import magic_arguments
-    from IPython.core.error import UsageError
-
-    try:
-        return magic_arguments.parse_argstring(magic, line)
-    except ValueError as exc:
-        raise UsageError(f"cannot parse the arguments ({exc}): {line.strip()[:200]}") from None
+import argparse
+import math
 
 
 def parse_seconds(text: object, low: float, high: float, what: str, *, low_open: bool = False) -> float:
@@ -25,9 +15,6 @@ def parse_seconds(text: object, low: float, high: float, what: str, *, low_open:
         argparse.ArgumentTypeError: not a number, not finite, or out of range (argparse and
             IPython's magic_arguments turn it into a one-line usage error).
     """
-    import argparse
-    import math
-
     try:
         value = float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -46,3 +33,16 @@ def timeout_seconds(text: object) -> float:
     """``--timeout SECONDS`` of ``%cudnn_check --dask`` and ``cudnn-magic check --dask``: more
     than 0, at most :data:`MAX_TIMEOUT_S`. Raises ``argparse.ArgumentTypeError``."""
     return parse_seconds(text, 0.0, MAX_TIMEOUT_S, "the timeout", low_open=True)
+
+
+def fix_context(args: object) -> dict[str, object]:
+    """The ``context`` of :func:`cudnn_magic.fixes.plan` from parsed ``%cudnn_fix`` /
+    ``cudnn-magic fix`` options (``--for``, ``--dir``, ``--kernel``; absent ones left out)."""
+    ctx: dict[str, object] = {}
+    if getattr(args, "framework", None):
+        ctx["framework"] = getattr(args, "framework")
+    if getattr(args, "dir", None):
+        ctx["directory"] = getattr(args, "dir")
+    if getattr(args, "kernel", None):
+        ctx["kernel_name"] = getattr(args, "kernel")
+    return ctx

@@ -1,0 +1,34 @@
+"""``cudnn-magic check --dask ADDRESS``: the check on every worker of a Dask cluster (the
+engine is :mod:`cudnn_magic.cluster`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from ..cluster import ClusterCheckError, cluster_check
+
+__all__ = ["cli_cluster"]
+
+
+def cli_cluster(address: str, timeout: float = 30.0, as_json: bool = False, out: TextIO | None = None) -> int:
+    """``cudnn-magic check --dask ADDRESS [--timeout S] [--json]``.
+
+    Writes the table (or ``to_json()``) to ``out`` and returns the exit code: 0 when every
+    worker answered without a finding of severity "error", 1 otherwise (see
+    :attr:`ClusterReport.exit_code`), 2 when the cluster could not be checked (no Dask,
+    unreachable scheduler, bad timeout); the reason then goes to stderr in one line.
+    """
+    out = out or sys.stdout
+    try:
+        report = cluster_check(address, timeout=timeout)
+    except ClusterCheckError as exc:
+        print(f"cudnn-magic: {exc}", file=sys.stderr)
+        return 2
+    if as_json:
+        json.dump(report.to_json(), out, indent=2, default=str)
+    else:
+        out.write(report.text())
+    out.write("\n")
+    return report.exit_code

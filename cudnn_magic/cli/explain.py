@@ -1,0 +1,73 @@
+"""``cudnn-magic explain [FILE|-] [--json] [--facts]``: explain a cuDNN error from a log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import BinaryIO, TextIO
+
+from ..diagnose import diagnose
+from ..render.diagnosis import diagnoses_json, diagnoses_text
+from ..textinput import SAMPLE, binary_kind, describe
+
+__all__ = ["cli_explain"]
+
+
+def _read_log(fh: "BinaryIO") -> bytes:
+    """The whole input, unless its first 64 KiB already show it is a binary (an executable, a
+    shared library, an archive): then only those, so a 279 MB browser binary is refused at once
+    instead of read whole."""
+    head = fh.read(SAMPLE)
+    if len(head) < SAMPLE or binary_kind(head):
+        return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
+    rest = fh.read()
+    return head + rest if rest else head
+
+
+def cli_explain(args: argparse.Namespace, out: TextIO) -> int:
+    if args.file == "-":
+        name = "standard input"
+        try:
+            at_terminal = sys.stdin.isatty()
+        except (AttributeError, ValueError):
+            at_terminal = False
+        if at_terminal:
+            print("cudnn-magic explain: paste the log or error message, then press Ctrl-D on a new line "
+                  "(or give a file: cudnn-magic explain LOG).", file=sys.stderr, flush=True)
+        data = _read_log(sys.stdin.buffer)
+    else:
+        name = args.file
+        try:
+            with open(args.file, "rb") as fh:
+                data = _read_log(fh)
+        except OSError as exc:
+            print(f"cudnn-magic: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    info = describe(data)
+    if info["kind"] == "binary" and args.file != "-":
+        try:
+            info["bytes"] = os.path.getsize(args.file)  # only its head was read
+        except OSError:
+            pass
+    if info["kind"] != "text":
+        if args.json:
+            json.dump({"diagnoses": [], "input": info}, out, indent=2)
+            out.write("\n")
+        print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
+        return 2 if info["kind"] == "binary" else 0
+    report = None
+    if args.facts:
+        from ..check import run_check  # start-up cost: only --facts needs the probes
+
+        report = run_check()
+    diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
+    del data
+    if args.json:
+        json.dump(dict(diagnoses_json(diagnoses), input=info), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(diagnoses_text(diagnoses, where="process") or "No cuDNN-related error found in the input.")
+        out.write("\n")
+    return 0

@@ -1,0 +1,84 @@
+"""``cudnn-magic fix FIX_ID [--dry-run] [--yes] [--undo] [--json]``: preview, apply or undo a fix
+(the engine is :mod:`cudnn_magic.fixes`; the magic is :mod:`cudnn_magic.shell.fix`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from .. import fixes
+from ..options import fix_context as _context
+
+__all__ = ["add_fix_arguments", "cli_fix"]
+
+
+def add_fix_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare ``cudnn-magic fix`` arguments on a subparser (the lead's cli.py calls this)."""
+    p.add_argument("fix_id", nargs="?", default=None, help="fix id (README \"Fix ids\")")
+    p.add_argument("--dry-run", action="store_true", help="only show what would happen (default without --yes)")
+    p.add_argument("--yes", action="store_true", help="apply it")
+    p.add_argument("--undo", action="store_true", help="revert the last application of FIX_ID")
+    p.add_argument("--json", action="store_true", help="print the plan or result as JSON")
+    p.add_argument("--for", dest="framework", default=None, metavar="FRAMEWORK",
+                   help="install-matching-cudnn: this framework's requirement only")
+    p.add_argument("--dir", default=None, metavar="DIR", help="remove-shadowing-dir: the directory to take out")
+    p.add_argument("--kernel", default=None, metavar="NAME", help="the kernelspec to edit (no running kernel here)")
+    return p
+
+
+def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """``cudnn-magic fix FIX_ID [--dry-run] [--yes] [--undo]``.
+
+    Exit codes: 0 previewed or applied, 1 the fix failed or cannot apply (with --yes or
+    --undo), 2 usage error (unknown or missing fix id).
+    """
+    out = out or sys.stdout
+    fix_id = getattr(args, "fix_id", None)
+    if not fix_id or fix_id not in fixes.FIXES:
+        print(f"cudnn-magic fix: {'unknown fix id ' + repr(fix_id) if fix_id else 'name a fix'}; known: "
+              + ", ".join(fixes.FIXES), file=sys.stderr)
+        return 2
+    as_json = bool(getattr(args, "json", False))
+    if getattr(args, "undo", False):
+        res = fixes.undo(fix_id)
+        _emit(out, res.text(), _result_dict(res), as_json)
+        return 0 if res.ok else 1
+    from ..check import run_check  # start-up cost: only the plan needs the report
+
+    p = fixes.plan(fix_id, run_check(), context=_context(args))
+    if not getattr(args, "yes", False) or getattr(args, "dry_run", False):
+        _emit(out, p.text() + ("\nRun with --yes to apply." if p.applicable else ""), p.to_dict(), as_json)
+        return 0
+    if not p.applicable:
+        if as_json:
+            _emit(out, "", p.to_dict(), True)
+        elif p.reason.startswith("advice only") and p.steps:
+            _emit(out, p.text(), {}, False)  # the advice is the content; nothing is run
+        else:
+            out.write(f"cudnn-magic fix {fix_id}: nothing to do: {p.reason}\n")
+        return 1
+
+    def stream(line: str) -> None:
+        if not as_json:
+            out.write(line + "\n")
+            out.flush()
+
+    res = fixes.apply(p, stream=stream)
+    _emit(out, res.text(), _result_dict(res), as_json)
+    return 0 if res.ok else 1
+
+
+def _result_dict(res: fixes.FixResult) -> dict[str, Any]:
+    from ..model import to_plain
+
+    return to_plain(res)  # type: ignore[no-any-return]
+
+
+def _emit(out: TextIO, text: str, data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        json.dump(data, out, indent=2, default=str)
+    else:
+        out.write(text)
+    out.write("\n")

@@ -1,0 +1,160 @@
+"""``%cudnn_fix``: preview, apply and undo a fix by id (the command line's is
+:mod:`cudnn_magic.cli.fix`).
+
+``%cudnn_fix FIX_ID`` in a notebook shows the preview with Apply/Cancel buttons; in a terminal
+(no widgets) it prints the preview. ``--yes`` applies without asking (kernels have no stdin to
+ask on), ``--dry-run`` only previews, ``--undo`` reverts the last application of that fix.
+The engine is :mod:`cudnn_magic.fixes`; this module only parses arguments and displays.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from ..options import fix_context as _context
+from .args import parse_magic_line
+
+
+class _LazyFixes:
+    """``cudnn_magic.fixes`` imported on first use, so ``%load_ext`` stays cheap (it pulls in
+    ``packaging.markers`` and the solver)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("cudnn_magic.fixes"), name)
+
+
+fixes: Any = _LazyFixes()
+
+__all__ = ["FixMagics", "PlanView", "ResultView", "load", "unload"]
+
+
+class PlanView:
+    """A :class:`~cudnn_magic.fixes.FixPlan` that displays as text or HTML (``.plan``)."""
+
+    def __init__(self, plan: fixes.FixPlan) -> None:
+        self.plan = plan
+
+    def __repr__(self) -> str:
+        return self.plan.text()
+
+    def _repr_html_(self) -> str:
+        return self.plan.html()
+
+
+class ResultView:
+    """A :class:`~cudnn_magic.fixes.FixResult` that displays as text or HTML (``.result``);
+    ``message`` replaces both when set (a fix with nothing to do says only that)."""
+
+    def __init__(self, result: fixes.FixResult, message: str = "") -> None:
+        self.result = result
+        self.message = message
+
+    def __repr__(self) -> str:
+        return self.message or self.result.text()
+
+    def _repr_html_(self) -> str:
+        if self.message:
+            import html
+
+            return f"<div class='cudnn-fix-result'>{html.escape(self.message)}</div>"
+        from ..ui.fix_buttons import result_html
+
+        return result_html(self.result)
+
+
+def _report() -> Any:
+    # start-up cost: the check engine (probes, data model) is imported by the first %cudnn_fix
+    from ..check import cached_report, run_check
+
+    return cached_report() or run_check()
+
+
+@magics_class
+class FixMagics(Magics):
+    """``%cudnn_fix``: preview, apply or undo one fix."""
+
+    @line_magic
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("fix_id", nargs="?", default=None, help="fix id (README \"Fix ids\")")
+    @magic_arguments.argument("--dry-run", action="store_true", help="only show what would happen")
+    @magic_arguments.argument("--yes", action="store_true", help="apply without asking")
+    @magic_arguments.argument("--undo", action="store_true", help="revert the last application of FIX_ID")
+    @magic_arguments.argument("--for", dest="framework", default=None, metavar="FRAMEWORK",
+                              help="install-matching-cudnn: the requirement of this framework only")
+    @magic_arguments.argument("--dir", default=None, metavar="DIR",
+                              help="remove-shadowing-dir: the directory to take out of LD_LIBRARY_PATH")
+    @magic_arguments.argument("--kernel", default=None, metavar="NAME",
+                              help="kernelspec name, when it cannot be told from the connection file")
+    def cudnn_fix(self, line: str = "") -> Any:
+        """Preview, apply or undo a fix (the ids of ``%cudnn_check`` findings and diagnoses).
+
+        In [1]: %cudnn_fix install-matching-cudnn --dry-run
+        In [2]: %cudnn_fix remove-shadowing-dir --yes
+        In [3]: %cudnn_fix --undo remove-shadowing-dir
+        """
+        args = parse_magic_line(self.cudnn_fix, line)
+        if not args.fix_id:
+            raise UsageError("name a fix: " + ", ".join(fixes.FIXES))
+        if args.fix_id not in fixes.FIXES:
+            raise UsageError(f"unknown fix id {args.fix_id!r}; known: {', '.join(fixes.FIXES)}")
+        try:
+            return self._cudnn_fix(args)
+        except UsageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never a traceback in the user's cell
+            raise UsageError(f"%cudnn_fix {args.fix_id} failed: {type(exc).__name__}: {exc}") from None
+
+    def _cudnn_fix(self, args: Any) -> Any:
+        if args.undo:
+            return ResultView(fixes.undo(args.fix_id))
+        report = _report()
+        plan = fixes.plan(args.fix_id, report, context=_context(args))
+        if args.yes and not args.dry_run:
+            if not plan.applicable:
+                if plan.reason.startswith("advice only") and plan.steps:
+                    return PlanView(plan)  # the advice is the content; nothing is run
+                return ResultView(fixes.FixResult(plan.fix_id, False, error=f"nothing to do: {plan.reason}"),
+                                  message=f"cudnn-magic: nothing to do: {plan.reason}")
+            return ResultView(fixes.apply(plan, stream=lambda s: print(s, flush=True)))
+        in_notebook = getattr(self.shell, "kernel", None) is not None
+        if args.dry_run or not in_notebook:
+            if not args.dry_run and plan.applicable:
+                print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
+            return PlanView(plan)
+        try:
+            from ..model import Fix
+            from ..ui.fix_buttons import fix_box
+
+            box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
+                               plan.reason)], report, context=plan.context)
+            box.panels[0].show_preview()
+            from ..ui.fallback import display_widget
+
+            more = (f"\nRun `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else "")
+            display_widget(box, plan.text() + more,
+                           plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>"
+                                          if plan.applicable else ""))
+            return None
+        except ImportError:
+            return PlanView(plan)
+
+
+def load(ip: Any) -> None:
+    """Register ``%cudnn_fix``."""
+    ip.register_magics(FixMagics)
+
+
+def unload(ip: Any) -> None:
+    """Remove ``%cudnn_fix``."""
+    magics = ip.magics_manager.magics
+    for kind in ("line", "cell"):
+        for name in list(magics.get(kind, {})):
+            owner = getattr(magics[kind][name], "__self__", None)
+            if isinstance(owner, FixMagics):
+                del magics[kind][name]
+    ip.magics_manager.registry.pop("FixMagics", None)
