@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from .fixes.catalogue import FINDING_WORDED
 from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
 from .versions import try_parse
 
@@ -70,14 +71,7 @@ CONSUMER_FINDING_IDS = {
     "cudnn-import-order": "consumers of one cuDNN major would get their sub-libraries from different copies: in one "
                           "kernel the first one loaded serves all, so import order decides",
 }
-CONSUMER_FIX_IDS = {
-    "upgrade-consumer": "advice: install the release of a cuDNN consumer (CTranslate2, ...) whose cuDNN agrees with "
-                        "the rest of the environment",
-    "add-library-path": "advice: put the directory holding the cuDNN a consumer cannot find on LD_LIBRARY_PATH where "
-                        "the kernel starts (kernelspec env), then start the kernel fresh",
-    "separate-kernels": "advice: run consumers that need different cuDNN releases in separate kernels (separate "
-                        "environments)",
-}
+CONSUMER_FIX_IDS = FINDING_WORDED  # the fix catalogue's advice-only fixes worded by these findings
 
 #: CTranslate2 Linux wheels: (first, last) version -> (CUDA, cuDNN or None when built without).
 #: Source: python/tools/prepare_build_environment_linux.sh at each tag (the cuda-nvcc and

@@ -16,9 +16,10 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
 
 from .consumer_rules import CONSUMER_CHECKERS
+from .fixes.advice import offer
+from .fixes.catalogue import RUNNABLE
 from .knowledge import FIX_IDS, Hit, scan
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
@@ -691,8 +692,8 @@ def _format(template: str, values: dict[str, str]) -> str | None:
 
 MAX_EXCEPTION_CHARS = 256 * 1024  #: an exception message or traceback longer than this is cut to its ends
 
-#: Fix ids the registry can apply from a button (``cudnn_magic.fixes``); every other id is advice.
-APPLICABLE_FIX_IDS = frozenset({"install-matching-cudnn", "remove-shadowing-dir", "allow-memory-growth", "restart-kernel"})
+#: Fix ids the registry can apply from a button (the catalogue's ``runs``); every other id is advice.
+APPLICABLE_FIX_IDS = RUNNABLE
 
 
 def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
@@ -732,7 +733,7 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     for fid in fix_ids:
         if fid in seen or fid not in FIX_IDS:
             continue
-        f = _fix(fid, a, report)
+        f = offer(fid, a, report)
         if f is not None:
             fixes.append(f)
             seen.add(fid)
@@ -746,213 +747,6 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
 
 
 # --------------------------------------------------------------------------- fixes
-
-
-def _cuda_major_for(v: CudnnVersion, a: _Agg, report: Report | None) -> int | None:
-    """Which CUDA major's cuDNN wheel to name: known CUDA first, else the usual pairing."""
-    cuda = a.versions.get("cuda")
-    if not cuda and report is not None:
-        for fw in report.frameworks:
-            if fw.cuda_compiled:
-                cuda = fw.cuda_compiled
-                break
-    if cuda:
-        try:
-            return int(str(cuda).split(".")[0])
-        except ValueError:
-            pass
-    if v.major >= 9:
-        return 12
-    if v.major == 8 and v.minor is not None:
-        if v.minor >= 9:
-            return 12
-        if v.minor >= 5:
-            return 11
-    return None
-
-
-def _target_cudnn(a: _Agg) -> CudnnVersion | None:
-    for key in ("minimum", "compiled"):
-        v = try_parse(a.versions[key]) if key in a.versions else None
-        if v is not None:
-            return v
-    for key in ("soname", "library", "required"):
-        m = re.search(r"(?:\.so\.|64_|^)(\d{1,2})(?:\.|$|\.dll)", a.versions.get(key, ""))
-        if m:
-            return CudnnVersion(int(m.group(1)))
-    return None
-
-
-def _requirement(pkg: str, v: CudnnVersion) -> str | None:
-    spec = f">={v.major}.{v.minor}" if v.minor is not None else f">={v.major}"
-    spec += f",<{v.major + 1}"
-    try:
-        return str(Requirement(pkg + spec))
-    except InvalidRequirement:
-        return None
-
-
-def _fix(fid: str, a: _Agg, report: Report | None) -> Fix | None:
-    v = _target_cudnn(a)
-    fw = a.framework
-    if fid == "install-matching-cudnn":
-        if v is None:
-            return Fix(fid, "Install the cuDNN release the framework was built for",
-                       "Install the cuDNN major/minor your framework build expects (see %cudnn_check), "
-                       "e.g. the framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / "
-                       "\"jax[cuda12]\", or the PyTorch wheel that bundles cuDNN.",
-                       restart_required=True, applicable=False, reason="the needed version is not known from the text")
-        cuda = _cuda_major_for(v, a, report)
-        if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):
-            req = _requirement(f"nvidia-cudnn-cu{cuda}", v)
-            if req:
-                return Fix(fid, f"Install cuDNN {v.short()} or newer within {v.major}.x ({req})",
-                           f"python -m pip install \"{req}\"",
-                           restart_required=True, applicable=True)
-        req = _requirement("cudnn", v)
-        if req:
-            return Fix(fid, f"Install cuDNN {v.short()} (or newer within {v.major}.x)",
-                       f"conda install -c conda-forge \"{req}\"   "
-                       f"# or NVIDIA's cuDNN {v.short()} archive for your CUDA version",
-                       restart_required=True, applicable=False,
-                       reason="no pip wheel of this cuDNN release; install it system-wide or with conda")
-        return None
-    if fid == "remove-shadowing-dir":
-        return Fix(fid, "Keep other cuDNN copies off the library path",
-                   "Remove directories holding another libcudnn* from LD_LIBRARY_PATH (PATH on Windows) "
-                   "before starting Jupyter/Python, e.g. `unset LD_LIBRARY_PATH` for a test, then restart "
-                   "the kernel. %cudnn_check shows which copy is mapped and which it shadows.",
-                   restart_required=True, applicable=False, reason="the library path is read at process start")
-    if fid == "reinstall-cudnn":
-        major = v.major if v is not None else None
-        if major is not None and major >= 8:
-            cuda = 12 if major >= 9 else 11
-            req = f"nvidia-cudnn-cu{cuda}>={major},<{major + 1}"
-            try:
-                req = str(Requirement(req))
-            except InvalidRequirement:
-                req = None  # type: ignore[assignment]
-            if req:
-                return Fix(fid, f"Reinstall one complete cuDNN {major}",
-                           f"python -m pip install --force-reinstall \"{req}\"   "
-                           "# and remove other cuDNN copies from LD_LIBRARY_PATH",
-                           restart_required=True, applicable=True)
-        return Fix(fid, "Reinstall one complete cuDNN",
-                   "Reinstall cuDNN so all libcudnn_* sub-libraries come from the same release, and "
-                   "remove other cuDNN copies from LD_LIBRARY_PATH.",
-                   restart_required=True, applicable=False, reason="which cuDNN major is not known from the text")
-    if fid == "install-cudnn-deps":
-        dep = a.versions.get("dependency", "").lower()
-        cuda = 12 if v is None or v.major >= 9 else 11
-        if "nvrtc" in dep:
-            pkg = f"nvidia-cuda-nvrtc-cu{cuda}"
-            return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
-                       f"python -m pip install {pkg}   # or make libnvrtc.so resolvable (a symlink to the versioned file)",
-                       restart_required=True, applicable=True)
-        if "cublas" in dep:
-            return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install nvidia-cublas-cu{cuda}",
-                       restart_required=True, applicable=True)
-        if "zlib" in dep or "libz" in dep or "zlibwapi" in " ".join(h.line.lower() for _, h in a.hits):
-            return Fix(fid, "Install zlibwapi.dll next to the cuDNN DLLs",
-                       "Put zlibwapi.dll (zlib 1.2.x, x64) in the cuDNN bin directory or another folder on PATH "
-                       "(NVIDIA cuDNN 8 Windows installation guide).",
-                       restart_required=True, applicable=False, reason="a Windows file copy")
-        if "libcuda" in dep or "nvcuda" in dep:
-            return Fix(fid, "Install the NVIDIA driver (libcuda)", "Install the NVIDIA driver; libcuda.so.1 comes with it.",
-                       restart_required=True, applicable=False, reason="needs administrator rights")
-        return Fix(fid, "Install the libraries cuDNN needs",
-                   "cuDNN needs libcublas/libcublasLt and libnvrtc of the same CUDA major: "
-                   f"python -m pip install nvidia-cublas-cu{cuda} nvidia-cuda-nvrtc-cu{cuda}",
-                   restart_required=True, applicable=True)
-    if fid == "allow-memory-growth":
-        if fw == "JAX":
-            return Fix(fid, "Stop JAX from preallocating GPU memory",
-                       "import os; os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\"   # before importing jax",
-                       restart_required=True, applicable=True)
-        return Fix(fid, "Let TensorFlow allocate GPU memory as needed",
-                   "import os; os.environ[\"TF_FORCE_GPU_ALLOW_GROWTH\"] = \"true\"   # before importing tensorflow\n"
-                   "# or: for g in tf.config.list_physical_devices('GPU'): tf.config.experimental.set_memory_growth(g, True)",
-                   restart_required=True, applicable=True)
-    if fid == "free-gpu-memory":
-        return Fix(fid, "Free GPU memory",
-                   "Stop other processes on the GPU (%gpu_memory shows them), drop large objects (del x; "
-                   "gc.collect(); torch.cuda.empty_cache()), or lower the batch size.",
-                   restart_required=False, applicable=False, reason="what to free is your choice")
-    if fid == "upgrade-driver":
-        need = a.versions.get("required_driver")
-        have = a.versions.get("driver")
-        title = f"Install an NVIDIA driver >= {need}" if need else "Install a newer NVIDIA driver"
-        action = (f"Upgrade the NVIDIA driver{f' (now {have})' if have else ''}"
-                  f"{f' to {need} or newer' if need else ''}: CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, "
-                  "13.x >= 580 (Linux).")
-        return Fix(fid, title, action, restart_required=True, applicable=False, reason="needs administrator rights")
-    if fid == "restart-kernel":
-        return Fix(fid, "Restart the kernel",
-                   "Restart the kernel (the CUDA context cannot recover); to find the first failing op, "
-                   "set CUDA_LAUNCH_BLOCKING=1 before starting.",
-                   restart_required=True, applicable=True)
-    if fid == "import-order":
-        return Fix(fid, "Import the framework whose cuDNN should win first",
-                   "The first libcudnn loaded serves the whole process: import the framework you need "
-                   "cuDNN for first (e.g. `import torch` before `import tensorflow`), in a fresh kernel.",
-                   restart_required=True, applicable=False, reason="a change to your code")
-    if fid == "make-contiguous":
-        return Fix(fid, "Make the input contiguous", "x = x.contiguous()   # before the conv/RNN call",
-                   restart_required=False, applicable=False, reason="a change to your code")
-    if fid == "same-device":
-        return Fix(fid, "Put every operand on the same GPU",
-                   "model.to(device); x = x.to(device); h0 = h0.to(x.device)   # hidden states too",
-                   restart_required=False, applicable=False, reason="a change to your code")
-    if fid == "check-shapes":
-        return Fix(fid, "Check the input shapes",
-                   "Make each input at least as large as the kernel (pad it), and check channel counts and layout.",
-                   restart_required=False, applicable=False, reason="a change to your code")
-    if fid == "disable-cudnn-benchmark":
-        return Fix(fid, "Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
-                   restart_required=False, applicable=True)
-    if fid == "cudnn-fallback":
-        if "frontend" in " ".join(h.signature.name for _, h in a.hits):
-            return Fix(fid, "Disable the cuDNN attention backend",
-                       "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
-        if fw == "TensorFlow":
-            return Fix(fid, "Use the generic (non-cuDNN) kernel (slower)",
-                       "Keras RNNs take the cuDNN kernel only with the default options: a non-default one "
-                       "(e.g. recurrent_dropout>0, or tf.keras.layers.RNN(tf.keras.layers.LSTMCell(n))) selects "
-                       "the generic kernel, which also runs on the CPU.",
-                       restart_required=False, applicable=False, reason="a change to your code")
-        return Fix(fid, "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False",
-                   restart_required=False, applicable=True)
-    if fid == "install-cudnn-build":
-        return Fix(fid, f"Install a {fw or 'framework'} build with cuDNN support",
-                   _CUDNN_BUILD_ADVICE.get(fw, _CUDNN_BUILD_ADVICE[""]),
-                   restart_required=True, applicable=False, reason="a different build of the framework")
-    if fid == "install-cuda-build":
-        if fw == "JAX":
-            return Fix(fid, "Install JAX with CUDA support", "python -m pip install -U \"jax[cuda12]\"",
-                       restart_required=True, applicable=True)
-        return Fix(fid, "Install a framework build with kernels for this GPU",
-                   "Install the framework's CUDA build that lists this GPU's compute capability "
-                   "(%cudnn_check shows the build's cuda_compute_capabilities).",
-                   restart_required=True, applicable=False, reason="depends on the framework and GPU")
-    return None
-
-
-#: How to get a build with cuDNN, per framework (its install documentation).
-_CUDNN_BUILD_ADVICE: dict[str, str] = {
-    "TensorFlow": "pip install \"tensorflow[and-cuda]\" (Linux; brings CUDA and cuDNN) instead of a CPU-only "
-                  "tensorflow/tensorflow-cpu wheel, then restart the kernel",
-    "PyTorch": "install a CUDA wheel of PyTorch (they bundle cuDNN; pytorch.org/get-started), or rebuild from "
-               "source with cuDNN visible (CUDNN_INCLUDE_DIR/CUDNN_LIBRARY)",
-    "MXNet": "pip install the CUDA build of MXNet for your CUDA version (mxnet-cu1xx wheels include cuDNN), or "
-             "rebuild with USE_CUDNN=1",
-    "Chainer/CuPy": "pip install the cupy-cuda1xx/cupy-cuda12x wheel for your CUDA and the nvidia-cudnn wheel "
-                    "(python -m cupyx.tools.install_library --library cudnn for older CuPy), or reinstall CuPy "
-                    "from source after cuDNN is installed",
-    "Theano": "make cudnn.h and libcudnn visible to Theano: set [dnn] include_path and library_path in .theanorc "
-              "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install",
-    "": "install the framework's GPU build that includes cuDNN (or rebuild it with cuDNN found by the build), "
-        "then restart the kernel",
-}
 
 
 def fix_advice(fix_id: str, versions: dict[str, str] | None = None, framework: str = "",
@@ -971,7 +765,7 @@ def fix_advice(fix_id: str, versions: dict[str, str] | None = None, framework: s
     Returns:
         The :class:`~cudnn_magic.model.Fix`, or None for an id this module has no text for.
     """
-    return _fix(fix_id, _Agg(id=fix_id, versions=dict(versions or {}), framework=framework), report)
+    return offer(fix_id, _Agg(id=fix_id, versions=dict(versions or {}), framework=framework), report)
 
 
 def _iter_ids(diags: Iterable[Diagnosis]) -> list[str]:  # small helper for tests/debugging

@@ -261,7 +261,7 @@ def test_remove_shadowing_dir_not_applicable_cases(jupyter_home, monkeypatch):
     # A read-only spec that comes before the user data dir: a user copy would be hidden.
     path = _spec(jupyter_home, "testk")
     real_writable = fixes._writable
-    monkeypatch.setattr(fixes, "_writable", lambda p: False if p == str(path) else real_writable(p))
+    monkeypatch.setattr(fixes.environment, "_writable", lambda p: False if p == str(path) else real_writable(p))
     p = fixes.plan("remove-shadowing-dir", Report(),
                    context={"environ": env, "connection_file": str(_conn(jupyter_home, "testk"))})
     assert not p.applicable and "read-only" in p.reason and "hidden" in p.reason
@@ -534,7 +534,8 @@ def test_advice_buttons_preview_the_diagnosis_words_for_this_error():
 def test_magic_and_cli(jupyter_home, capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
-    from cudnn_magic import fix_magics
+    from cudnn_magic.cli import fix as fix_cli
+    from cudnn_magic.shell import fix as fix_magics
 
     ip = InteractiveShell.instance()  # the process-wide shell other tests share
     fix_magics.load(ip)
@@ -556,13 +557,13 @@ def test_magic_and_cli(jupyter_home, capsys):
     out = io.StringIO()
     args = Namespace(fix_id="make-contiguous", dry_run=True, yes=False, undo=False, json=True, framework=None,
                      dir=None, kernel=None)
-    assert fix_magics.cli_fix(args, out) == 0
+    assert fix_cli.cli_fix(args, out) == 0
     from cudnn_magic.diagnose import fix_advice
 
     assert json.loads(out.getvalue())["action"] == fix_advice("make-contiguous").action  # one wording
     assert "x = x.contiguous()" in fix_advice("make-contiguous").action
-    assert fix_magics.cli_fix(Namespace(fix_id="nope"), io.StringIO()) == 2
-    assert fix_magics.cli_fix(Namespace(fix_id="upgrade-driver", yes=True, dry_run=False, undo=False), io.StringIO()) == 1
+    assert fix_cli.cli_fix(Namespace(fix_id="nope"), io.StringIO()) == 2
+    assert fix_cli.cli_fix(Namespace(fix_id="upgrade-driver", yes=True, dry_run=False, undo=False), io.StringIO()) == 1
 
 
 def test_cli_fix_without_ipython_imported():

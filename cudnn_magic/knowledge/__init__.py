@@ -37,33 +37,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-#: Stable fix ids (shared/spec/diagnoses.md: "Fix ids are the developers' to define; keep them
-#: stable"). Every :class:`cudnn_magic.model.Fix` made by the diagnosis engine uses one of these.
-FIX_IDS: dict[str, str] = {
-    "install-matching-cudnn": "install the cuDNN release the framework was built for (pip/conda requirement computed from the versions)",
-    "remove-shadowing-dir": "take the directory holding another cuDNN off LD_LIBRARY_PATH (or PATH) so the framework's own copy loads",
-    "reinstall-cudnn": "reinstall one complete cuDNN so that all its sub-libraries come from the same release",
-    "install-cudnn-deps": "install a library cuDNN itself needs (libnvrtc, libcublas, zlib/zlibwapi, libcuda)",
-    "allow-memory-growth": "stop TensorFlow/JAX from preallocating the GPU so cuDNN has room for its handle and workspace",
-    "free-gpu-memory": "free GPU memory: other processes, cached tensors, batch size",
-    "upgrade-driver": "install an NVIDIA driver at least as new as the CUDA/cuDNN release needs",
-    "restart-kernel": "restart the kernel: the CUDA context is broken after an earlier error",
-    "import-order": "import the framework whose cuDNN should win first (the first libcudnn loaded serves the whole process)",
-    "make-contiguous": "call .contiguous() on the input before the cuDNN op",
-    "same-device": "move every operand (inputs, hidden state, weights) to the same GPU",
-    "check-shapes": "check input sizes against the kernel/descriptor (e.g. input smaller than the kernel)",
-    "disable-cudnn-benchmark": "turn off cuDNN autotuning (torch.backends.cudnn.benchmark = False)",
-    "cudnn-fallback": "run the op without cuDNN (slower) to get past it or to get a clearer error",
-    "install-cuda-build": "install a framework build with CUDA kernels for this GPU",
-    "install-cudnn-build": "install a framework build compiled with cuDNN support (the GPU wheel or package, or rebuild with cuDNN found)",
-}
-# Fixes offered by the cuDNN consumer findings of %cudnn_check (CTranslate2, PaddlePaddle, any
-# library that NEEDs cuDNN); a diagnosis quotes them when those findings explain the failure.
-FIX_IDS.update({
-    "upgrade-consumer": "install the release of a cuDNN consumer (CTranslate2, ...) whose cuDNN agrees with the environment",
-    "add-library-path": "put the directory holding the cuDNN (or sub-library) a consumer cannot find on LD_LIBRARY_PATH",
-    "separate-kernels": "run consumers that need different cuDNN releases in separate kernels (environments)",
-})
+from ..fixes.catalogue import ADVICE
+
+#: Stable fix ids a diagnosis may offer, with their one-line advice (shared/spec/diagnoses.md:
+#: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one
+#: table for every fix (cudnn_magic.fixes.catalogue). Every Fix made by the diagnosis engine uses one.
+FIX_IDS = ADVICE
 
 MAX_LINE = 2000  #: a longer line is cut to a window of this size around each keyword hit
 HITS_PER_KEYWORD_HEAD = 32  #: first occurrences of one keyword examined

@@ -18,6 +18,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from .. import fixes as _fixes
+from ..fixes.catalogue import ADVICE_ONLY  # fix ids that never execute anything: the button shows the advice
 from ..model import Fix, Report
 from .threads import start_cell_thread
 
@@ -28,10 +29,6 @@ def _label(text: str, limit: int = 60) -> str:
 
 __all__ = ["fix_box", "FixPanel", "ADVICE_ONLY", "MAX_LOG_LINES"]
 
-# Fix ids that never execute anything: their button previews the advice, Apply stays disabled.
-ADVICE_ONLY = frozenset({"import-order", "upgrade-driver", "make-contiguous", "same-device", "check-shapes",
-                         "free-gpu-memory", "install-cudnn-deps", "reinstall-cudnn", "disable-cudnn-benchmark",
-                         "cudnn-fallback", "install-cuda-build", "install-cudnn-build"})
 MAX_LOG_LINES = 200  # lines of streamed output kept in the log widget
 
 

@@ -369,12 +369,12 @@ class Diagnosis:
     score: float = 0.0
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .render.diagnosis import diagnoses_html, diagnoses_text
+        from ..render.diagnosis import diagnoses_html, diagnoses_text
 
         return {"text/plain": diagnoses_text([self]), "text/html": diagnoses_html([self])}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from .render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text
 
         p.text(diagnoses_text([self]).rstrip("\n"))
 
@@ -415,12 +415,12 @@ class Report:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """HTML in notebooks, the text report elsewhere (``cudnn_magic.check()`` in a cell)."""
-        from .render.report import report_html, report_text
+        from ..render.report import report_html, report_text
 
         return {"text/plain": report_text(self), "text/html": report_html(self)}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from .render.report import report_text
+        from ..render.report import report_text
 
         p.text(report_text(self))
 
@@ -490,7 +490,7 @@ class Diagnoses(list):  # type: ignore[type-arg]
     def _text(self) -> str:
         if not self:
             return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from .render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text
 
         return diagnoses_text(self).rstrip("\n")
 
@@ -499,9 +499,23 @@ class Diagnoses(list):  # type: ignore[type-arg]
             import html
 
             return {"text/plain": self._text(), "text/html": f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"}
-        from .render.diagnosis import diagnoses_html
+        from ..render.diagnosis import diagnoses_html
 
         return {"text/plain": self._text(), "text/html": diagnoses_html(self)}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(self._text())
+
+
+#: Result types defined in a submodule of this package, imported on first use (``import
+#: cudnn_magic.model`` stays what ``%load_ext`` and ``check`` already pay for).
+_LAZY = {"FixPlan": "fixes", "FixResult": "fixes", "Step": "fixes"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{home}", __name__), name)

@@ -1,0 +1,81 @@
+"""Fix registry: preview exactly what a fix will do, apply it, undo it. No IPython, no widgets.
+
+The package: :mod:`.catalogue` (the one table of fix ids), :mod:`.plans` (:func:`plan`, the
+dispatch to a planner), :mod:`.planners`, :mod:`.advice` (advice-only plans and the fixes a
+diagnosis offers), :mod:`.solver` (the one cuDNN requirement every framework accepts),
+:mod:`.environment` (interpreter, pip, the running kernel's kernelspec), :mod:`.journal` (the
+undo journal), :mod:`.applier` (:func:`apply`, :func:`undo`). The plan model
+(:class:`FixPlan`, :class:`FixResult`, :class:`Step`) is :mod:`cudnn_magic.model.fixes`, its
+rendering :mod:`cudnn_magic.render.fixes`. The names below are imported on first use, so
+``import cudnn_magic.fixes.catalogue`` stays cheap.
+
+Every fix is computed from live facts (the :class:`~cudnn_magic.model.Report`, this process's
+environment, the kernelspec on disk), never from a template filled with text from a log:
+
+* requirements are rebuilt from parsed, validated values (:class:`packaging.version.Version`,
+  :class:`packaging.specifiers.SpecifierSet`, :class:`packaging.requirements.Requirement`)
+  and distribution names are checked against ``environment._DIST_NAME``;
+* commands are argument lists run without a shell, and only the kernel's own interpreter
+  (``sys.executable``) is targeted;
+* kernelspec edits are atomic (temporary file + ``os.replace``), keep a byte-for-byte backup
+  (``kernel.json.cudnn-magic-backup-<timestamp>``), are recorded in an undo journal, and only
+  ever touch the running kernel's own kernelspec.
+
+Flow: :func:`plan` returns a :class:`FixPlan` (the preview, with every step spelled out);
+:func:`apply` carries it out and returns a :class:`FixResult` (what was done, how to undo);
+:func:`undo` reverts the last applied plan of a fix id from the journal.
+
+Which kernelspec is "the running kernel's": the connection file jupyter_client writes holds
+``kernel_name`` (``jupyter_client/connect.py`` ``write_connection_file``; the
+``KernelManager`` passes its ``kernel_name``, and jupyter_server and nbclient use that manager),
+and ipykernel knows its connection file (``ipykernel.connect.get_connection_file``). That name
+is looked up with ``KernelSpecManager().find_kernel_specs()``. Without a name (a kernel started
+by other tooling) the one kernelspec whose ``argv[0]`` is this interpreter is used, and none
+when several match. Where the spec is ipykernel's built-in ``python3`` (served from the
+package's ``resources`` folder, not a kernels directory) or read-only, a user-level copy is
+written to ``JUPYTER_DATA_DIR/kernels/<name>/kernel.json`` when that folder comes earlier in
+the kernelspec search path (so it wins); otherwise the fix is not applicable and says why.
+
+Takes effect on a fresh start only: jupyter_client's ``KernelManager`` caches the spec it
+started with (``manager.py`` ``kernel_spec`` property) and reuses its provisioner on restart
+(``_async_pre_start_kernel``: "will not be None on restarts"), so "Restart Kernel" relaunches
+with the environment computed at the first start. A kernelspec ``env`` change applies when the
+kernel is shut down and started again (JupyterLab: Kernel > Shut Down Kernel, then pick the
+kernel again), or in any new notebook. The previews say so.
+"""
+
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Public name -> the module of this package (or of the model) that defines it.
+_HOMES = {
+    "FIXES": ".catalogue", "DIAGNOSIS_WORDED": ".catalogue", "ADVICE_ONLY": ".catalogue", "CATALOGUE": ".catalogue",
+    "FixSpec": ".catalogue",
+    "FixPlan": "..model.fixes", "FixResult": "..model.fixes", "Step": "..model.fixes", "RESTART_NOTE": "..model.fixes",
+    "plan": ".plans", "planner_for": ".plans",
+    "apply": ".applier", "undo": ".applier", "FIX_ENV_VARIABLES": ".applier",
+    "CudnnNeed": ".solver", "Solution": ".solver", "framework_need": ".solver", "solve_cudnn": ".solver",
+    "witness": ".solver", "render_requirement": ".solver",
+    "find_running_kernelspec": ".environment", "KernelSpecTarget": ".environment", "BACKUP_TAG": ".environment",
+    "_writable": ".environment", "_is_bundled_native": ".environment",
+    "JournalRefused": ".journal",
+}
+
+__all__ = [
+    "FIXES", "FixPlan", "FixResult", "Step", "CudnnNeed", "Solution",
+    "plan", "apply", "undo", "framework_need", "solve_cudnn", "find_running_kernelspec",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -1,0 +1,346 @@
+"""Advice: the words of the fix a diagnosis offers (:func:`offer`, one function per fix id,
+named by its catalogue entry's ``offer``), and the advice-only plans of the registry in the
+words of the diagnosis or finding that offered the fix; nothing here executes anything.
+
+A diagnosis passes what it knows as ``a``: ``a.versions`` (what the error text said, keyed as
+in :attr:`~cudnn_magic.model.Diagnosis.versions`), ``a.framework`` and ``a.hits`` (the matched
+lines, ``(position, Hit)`` pairs); :class:`Facts` is the same without a diagnosis.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ..model import Fix, Report
+from ..model.fixes import FixPlan, Step
+from ..versions import CudnnVersion, try_parse
+from .catalogue import FIXES, SPECS
+
+
+@dataclass
+class Facts:
+    """What is known without a diagnosis: the words of an error (``versions``), the framework."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    framework: str = ""
+    hits: list[Any] = field(default_factory=list)
+
+
+def offer(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """The :class:`~cudnn_magic.model.Fix` a diagnosis offers for ``fid``, worded from ``a``
+    (module docstring) and the live ``report``; None when no text fits the facts, or the fix
+    id's catalogue entry names no wording (only findings offer it)."""
+    spec = SPECS.get(fid)
+    if spec is None or not spec.offer:
+        return None
+    return globals()[spec.offer](fid, a, report)  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- advice plans
+
+
+def _advice(fid: str, title: str, snippet: str, notes: Iterable[str] = (), restart: bool = False) -> FixPlan:
+    return FixPlan(fid, title, False, "advice only: nothing to run from here", (Step("advice", title, snippet=snippet),),
+                   restart, tuple(notes))
+
+
+def _diagnosis_advice(fid: str, notes: Iterable[str] = ()) -> Callable[[Report, dict[str, Any]], FixPlan]:
+    """Planner for a fix that is advice only, in the words of the diagnosis: the diagnosis's own
+    fix when the button came from one (``context["advice"]``: ``title``, ``action``,
+    ``restart_required``), else :func:`offer` from the live facts."""
+    notes = tuple(notes)
+
+    def planner(report: Report, ctx: dict[str, Any]) -> FixPlan:
+        adv = ctx.get("advice")
+        if isinstance(adv, dict) and isinstance(adv.get("title"), str) and isinstance(adv.get("action"), str) \
+                and adv["title"] and adv["action"]:
+            return _advice(fid, adv["title"], adv["action"], notes, bool(adv.get("restart_required")))
+        f = offer(fid, Facts(framework=str(ctx.get("framework") or "")), report)
+        if f is None:
+            return FixPlan(fid, FIXES[fid], False, "no advice text for this fix")
+        return _advice(fid, f.title, f.action, notes, f.restart_required)
+
+    return planner
+
+
+def _finding_advice(fid: str) -> Callable[[Report, dict[str, Any]], FixPlan]:
+    """Planner for an advice-only fix offered by ``%cudnn_check`` findings (the cuDNN consumer
+    checks): the words of the button's own fix (``context["advice"]``), else of every finding of
+    the report that offers this fix id."""
+
+    def planner(report: Report, ctx: dict[str, Any]) -> FixPlan:
+        adv = ctx.get("advice")
+        if isinstance(adv, dict) and isinstance(adv.get("title"), str) and isinstance(adv.get("action"), str) \
+                and adv["title"] and adv["action"]:
+            return _advice(fid, adv["title"], adv["action"], (), bool(adv.get("restart_required")))
+        offered = [(f, x) for f in report.findings for x in f.fixes if x.id == fid]
+        if not offered:
+            return FixPlan(fid, FIXES[fid], False, "no finding of the current report offers this fix")
+        f, x = offered[0]
+        return _advice(fid, x.title, "\n".join(dict.fromkeys(y.action for _, y in offered)),
+                       [f"{g.id}: {g.title}" for g, _ in offered], x.restart_required)
+
+    return planner
+
+
+# --------------------------------------------------------------------------- what a diagnosis offers
+
+
+def _cuda_major_for(v: CudnnVersion, a: Any, report: Report | None) -> int | None:
+    """Which CUDA major's cuDNN wheel to name: known CUDA first, else the usual pairing."""
+    cuda = a.versions.get("cuda")
+    if not cuda and report is not None:
+        for fw in report.frameworks:
+            if fw.cuda_compiled:
+                cuda = fw.cuda_compiled
+                break
+    if cuda:
+        try:
+            return int(str(cuda).split(".")[0])
+        except ValueError:
+            pass
+    if v.major >= 9:
+        return 12
+    if v.major == 8 and v.minor is not None:
+        if v.minor >= 9:
+            return 12
+        if v.minor >= 5:
+            return 11
+    return None
+
+
+def _target_cudnn(a: Any) -> CudnnVersion | None:
+    for key in ("minimum", "compiled"):
+        v = try_parse(a.versions[key]) if key in a.versions else None
+        if v is not None:
+            return v
+    for key in ("soname", "library", "required"):
+        m = re.search(r"(?:\.so\.|64_|^)(\d{1,2})(?:\.|$|\.dll)", a.versions.get(key, ""))
+        if m:
+            return CudnnVersion(int(m.group(1)))
+    return None
+
+
+def _requirement(pkg: str, v: CudnnVersion) -> str | None:
+    spec = f">={v.major}.{v.minor}" if v.minor is not None else f">={v.major}"
+    spec += f",<{v.major + 1}"
+    try:
+        return str(Requirement(pkg + spec))
+    except InvalidRequirement:
+        return None
+
+
+def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``install-matching-cudnn``, worded for this diagnosis."""
+    v = _target_cudnn(a)
+    if v is None:
+        return Fix(fid, "Install the cuDNN release the framework was built for",
+                   "Install the cuDNN major/minor your framework build expects (see %cudnn_check), "
+                   "e.g. the framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / "
+                   "\"jax[cuda12]\", or the PyTorch wheel that bundles cuDNN.",
+                   restart_required=True, applicable=False, reason="the needed version is not known from the text")
+    cuda = _cuda_major_for(v, a, report)
+    if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):
+        req = _requirement(f"nvidia-cudnn-cu{cuda}", v)
+        if req:
+            return Fix(fid, f"Install cuDNN {v.short()} or newer within {v.major}.x ({req})",
+                       f"python -m pip install \"{req}\"",
+                       restart_required=True, applicable=True)
+    req = _requirement("cudnn", v)
+    if req:
+        return Fix(fid, f"Install cuDNN {v.short()} (or newer within {v.major}.x)",
+                   f"conda install -c conda-forge \"{req}\"   "
+                   f"# or NVIDIA's cuDNN {v.short()} archive for your CUDA version",
+                   restart_required=True, applicable=False,
+                   reason="no pip wheel of this cuDNN release; install it system-wide or with conda")
+    return None
+
+
+def remove_shadowing_dir(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``remove-shadowing-dir``, worded for this diagnosis."""
+    return Fix(fid, "Keep other cuDNN copies off the library path",
+               "Remove directories holding another libcudnn* from LD_LIBRARY_PATH (PATH on Windows) "
+               "before starting Jupyter/Python, e.g. `unset LD_LIBRARY_PATH` for a test, then restart "
+               "the kernel. %cudnn_check shows which copy is mapped and which it shadows.",
+               restart_required=True, applicable=False, reason="the library path is read at process start")
+
+
+def reinstall_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``reinstall-cudnn``, worded for this diagnosis."""
+    v = _target_cudnn(a)
+    major = v.major if v is not None else None
+    if major is not None and major >= 8:
+        cuda = 12 if major >= 9 else 11
+        req = f"nvidia-cudnn-cu{cuda}>={major},<{major + 1}"
+        try:
+            req = str(Requirement(req))
+        except InvalidRequirement:
+            req = None  # type: ignore[assignment]
+        if req:
+            return Fix(fid, f"Reinstall one complete cuDNN {major}",
+                       f"python -m pip install --force-reinstall \"{req}\"   "
+                       "# and remove other cuDNN copies from LD_LIBRARY_PATH",
+                       restart_required=True, applicable=True)
+    return Fix(fid, "Reinstall one complete cuDNN",
+               "Reinstall cuDNN so all libcudnn_* sub-libraries come from the same release, and "
+               "remove other cuDNN copies from LD_LIBRARY_PATH.",
+               restart_required=True, applicable=False, reason="which cuDNN major is not known from the text")
+
+
+def install_cudnn_deps(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``install-cudnn-deps``, worded for this diagnosis."""
+    v = _target_cudnn(a)
+    dep = a.versions.get("dependency", "").lower()
+    cuda = 12 if v is None or v.major >= 9 else 11
+    if "nvrtc" in dep:
+        pkg = f"nvidia-cuda-nvrtc-cu{cuda}"
+        return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
+                   f"python -m pip install {pkg}   # or make libnvrtc.so resolvable (a symlink to the versioned file)",
+                   restart_required=True, applicable=True)
+    if "cublas" in dep:
+        return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install nvidia-cublas-cu{cuda}",
+                   restart_required=True, applicable=True)
+    if "zlib" in dep or "libz" in dep or "zlibwapi" in " ".join(h.line.lower() for _, h in a.hits):
+        return Fix(fid, "Install zlibwapi.dll next to the cuDNN DLLs",
+                   "Put zlibwapi.dll (zlib 1.2.x, x64) in the cuDNN bin directory or another folder on PATH "
+                   "(NVIDIA cuDNN 8 Windows installation guide).",
+                   restart_required=True, applicable=False, reason="a Windows file copy")
+    if "libcuda" in dep or "nvcuda" in dep:
+        return Fix(fid, "Install the NVIDIA driver (libcuda)", "Install the NVIDIA driver; libcuda.so.1 comes with it.",
+                   restart_required=True, applicable=False, reason="needs administrator rights")
+    return Fix(fid, "Install the libraries cuDNN needs",
+               "cuDNN needs libcublas/libcublasLt and libnvrtc of the same CUDA major: "
+               f"python -m pip install nvidia-cublas-cu{cuda} nvidia-cuda-nvrtc-cu{cuda}",
+               restart_required=True, applicable=True)
+
+
+def allow_memory_growth(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``allow-memory-growth``, worded for this diagnosis."""
+    fw = a.framework
+    if fw == "JAX":
+        return Fix(fid, "Stop JAX from preallocating GPU memory",
+                   "import os; os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\"   # before importing jax",
+                   restart_required=True, applicable=True)
+    return Fix(fid, "Let TensorFlow allocate GPU memory as needed",
+               "import os; os.environ[\"TF_FORCE_GPU_ALLOW_GROWTH\"] = \"true\"   # before importing tensorflow\n"
+               "# or: for g in tf.config.list_physical_devices('GPU'): tf.config.experimental.set_memory_growth(g, True)",
+               restart_required=True, applicable=True)
+
+
+def free_gpu_memory(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``free-gpu-memory``, worded for this diagnosis."""
+    return Fix(fid, "Free GPU memory",
+               "Stop other processes on the GPU (%gpu_memory shows them), drop large objects (del x; "
+               "gc.collect(); torch.cuda.empty_cache()), or lower the batch size.",
+               restart_required=False, applicable=False, reason="what to free is your choice")
+
+
+def upgrade_driver(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``upgrade-driver``, worded for this diagnosis."""
+    need = a.versions.get("required_driver")
+    have = a.versions.get("driver")
+    title = f"Install an NVIDIA driver >= {need}" if need else "Install a newer NVIDIA driver"
+    action = (f"Upgrade the NVIDIA driver{f' (now {have})' if have else ''}"
+              f"{f' to {need} or newer' if need else ''}: CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, "
+              "13.x >= 580 (Linux).")
+    return Fix(fid, title, action, restart_required=True, applicable=False, reason="needs administrator rights")
+
+
+def restart_kernel(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``restart-kernel``, worded for this diagnosis."""
+    return Fix(fid, "Restart the kernel",
+               "Restart the kernel (the CUDA context cannot recover); to find the first failing op, "
+               "set CUDA_LAUNCH_BLOCKING=1 before starting.",
+               restart_required=True, applicable=True)
+
+
+def import_order(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``import-order``, worded for this diagnosis."""
+    return Fix(fid, "Import the framework whose cuDNN should win first",
+               "The first libcudnn loaded serves the whole process: import the framework you need "
+               "cuDNN for first (e.g. `import torch` before `import tensorflow`), in a fresh kernel.",
+               restart_required=True, applicable=False, reason="a change to your code")
+
+
+def make_contiguous(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``make-contiguous``, worded for this diagnosis."""
+    return Fix(fid, "Make the input contiguous", "x = x.contiguous()   # before the conv/RNN call",
+               restart_required=False, applicable=False, reason="a change to your code")
+
+
+def same_device(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``same-device``, worded for this diagnosis."""
+    return Fix(fid, "Put every operand on the same GPU",
+               "model.to(device); x = x.to(device); h0 = h0.to(x.device)   # hidden states too",
+               restart_required=False, applicable=False, reason="a change to your code")
+
+
+def check_shapes(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``check-shapes``, worded for this diagnosis."""
+    return Fix(fid, "Check the input shapes",
+               "Make each input at least as large as the kernel (pad it), and check channel counts and layout.",
+               restart_required=False, applicable=False, reason="a change to your code")
+
+
+def disable_cudnn_benchmark(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``disable-cudnn-benchmark``, worded for this diagnosis."""
+    return Fix(fid, "Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
+               restart_required=False, applicable=True)
+
+
+def cudnn_fallback(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``cudnn-fallback``, worded for this diagnosis."""
+    fw = a.framework
+    if "frontend" in " ".join(h.signature.name for _, h in a.hits):
+        return Fix(fid, "Disable the cuDNN attention backend",
+                   "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
+    if fw == "TensorFlow":
+        return Fix(fid, "Use the generic (non-cuDNN) kernel (slower)",
+                   "Keras RNNs take the cuDNN kernel only with the default options: a non-default one "
+                   "(e.g. recurrent_dropout>0, or tf.keras.layers.RNN(tf.keras.layers.LSTMCell(n))) selects "
+                   "the generic kernel, which also runs on the CPU.",
+                   restart_required=False, applicable=False, reason="a change to your code")
+    return Fix(fid, "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False",
+               restart_required=False, applicable=True)
+
+
+def install_cudnn_build(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``install-cudnn-build``, worded for this diagnosis."""
+    fw = a.framework
+    return Fix(fid, f"Install a {fw or 'framework'} build with cuDNN support",
+               _CUDNN_BUILD_ADVICE.get(fw, _CUDNN_BUILD_ADVICE[""]),
+               restart_required=True, applicable=False, reason="a different build of the framework")
+
+
+def install_cuda_build(fid: str, a: Any, report: Report | None) -> Fix | None:
+    """``install-cuda-build``, worded for this diagnosis."""
+    fw = a.framework
+    if fw == "JAX":
+        return Fix(fid, "Install JAX with CUDA support", "python -m pip install -U \"jax[cuda12]\"",
+                   restart_required=True, applicable=True)
+    return Fix(fid, "Install a framework build with kernels for this GPU",
+               "Install the framework's CUDA build that lists this GPU's compute capability "
+               "(%cudnn_check shows the build's cuda_compute_capabilities).",
+               restart_required=True, applicable=False, reason="depends on the framework and GPU")
+
+
+#: How to get a build with cuDNN, per framework (its install documentation).
+_CUDNN_BUILD_ADVICE: dict[str, str] = {
+    "TensorFlow": "pip install \"tensorflow[and-cuda]\" (Linux; brings CUDA and cuDNN) instead of a CPU-only "
+                  "tensorflow/tensorflow-cpu wheel, then restart the kernel",
+    "PyTorch": "install a CUDA wheel of PyTorch (they bundle cuDNN; pytorch.org/get-started), or rebuild from "
+               "source with cuDNN visible (CUDNN_INCLUDE_DIR/CUDNN_LIBRARY)",
+    "MXNet": "pip install the CUDA build of MXNet for your CUDA version (mxnet-cu1xx wheels include cuDNN), or "
+             "rebuild with USE_CUDNN=1",
+    "Chainer/CuPy": "pip install the cupy-cuda1xx/cupy-cuda12x wheel for your CUDA and the nvidia-cudnn wheel "
+                    "(python -m cupyx.tools.install_library --library cudnn for older CuPy), or reinstall CuPy "
+                    "from source after cuDNN is installed",
+    "Theano": "make cudnn.h and libcudnn visible to Theano: set [dnn] include_path and library_path in .theanorc "
+              "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install",
+    "": "install the framework's GPU build that includes cuDNN (or rebuild it with cuDNN found by the build), "
+        "then restart the kernel",
+}

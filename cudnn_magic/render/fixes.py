@@ -1,0 +1,106 @@
+"""The fix registry's plans and results as text and HTML (``FixPlan.text()``/``.html()`` and
+``FixResult.text()``/``.html()`` call these)."""
+
+from __future__ import annotations
+
+import html as h
+from typing import TYPE_CHECKING
+
+from ..model.fixes import _quote
+
+if TYPE_CHECKING:  # annotations only
+    from ..model.fixes import FixPlan, FixResult
+
+__all__ = ["plan_html", "plan_text", "result_html", "result_text"]
+
+
+def _why_not(x: FixPlan) -> str:
+    if x.reason.startswith("advice only"):
+        return "Advice only" + x.reason[len("advice only"):]
+    return f"Cannot apply here: {x.reason}"
+
+
+def plan_text(x: FixPlan) -> str:
+    """A :class:`~cudnn_magic.model.fixes.FixPlan` as plain text (terminal, CLI, ``text/plain``)."""
+    lines = [f"{x.fix_id}: {x.title}"]
+    if not x.applicable:
+        lines.append(f"  {_why_not(x)}")
+    for i, s in enumerate(x.steps, 1):
+        lines.append(f"  {i}. [{s.kind}] {s.description}")
+        if s.argv:
+            lines.append("       $ " + " ".join(_quote(a) for a in s.argv))
+        if s.kind == "set-env":
+            lines += [f"       {k}={'<unset>' if v is None else v}" for k, v in s.env]
+        if s.path:
+            lines.append(f"       file: {s.path}")
+        lines += ["       " + d for d in s.diff]
+        if s.snippet and s.kind in ("call", "advice", "restart") and not s.argv:
+            lines += ["       " + ln for ln in s.snippet.splitlines()]
+    if x.restart_required:
+        lines.append("  Needs a kernel restart to take effect.")
+    for label, _ in x.choices:
+        lines.append(f"  Choice: {label}")
+    for n in x.notes:
+        lines.append(f"  Note: {n}")
+    if x.undo_hint:
+        lines.append(f"  Undo: {x.undo_hint}")
+    return "\n".join(lines)
+
+
+def plan_html(x: FixPlan) -> str:
+    """A :class:`~cudnn_magic.model.fixes.FixPlan` as HTML (every value escaped)."""
+    out = [f"<div class='cudnn-fix-plan'><b>{h.escape(x.title)}</b> <code>{h.escape(x.fix_id)}</code>"]
+    if not x.applicable:
+        out.append(f"<div>{h.escape(_why_not(x))}</div>")
+    out.append("<ol>")
+    for s in x.steps:
+        out.append(f"<li>{h.escape(s.description)}")
+        if s.argv:
+            out.append("<pre>$ " + h.escape(" ".join(_quote(a) for a in s.argv)) + "</pre>")
+        if s.kind == "set-env":
+            out.append("<pre>" + h.escape("\n".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env))
+                       + "</pre>")
+        if s.path:
+            out.append(f"<div>file: <code>{h.escape(s.path)}</code></div>")
+        if s.diff:
+            out.append("<pre>" + h.escape("\n".join(s.diff)) + "</pre>")
+        if s.snippet and s.kind in ("call", "advice", "restart") and not s.argv:
+            out.append("<pre>" + h.escape(s.snippet) + "</pre>")
+        out.append("</li>")
+    out.append("</ol>")
+    if x.restart_required:
+        out.append("<div><b>Needs a kernel restart to take effect.</b></div>")
+    for n in x.notes:
+        out.append(f"<div><small>{h.escape(n)}</small></div>")
+    if x.undo_hint:
+        out.append(f"<div>Undo: {h.escape(x.undo_hint)}</div>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def result_text(x: FixResult) -> str:
+    """A :class:`~cudnn_magic.model.fixes.FixResult` as plain text."""
+    lines = [f"{x.fix_id}: {'done' if x.ok else 'FAILED'}"]
+    lines += [f"  - {d}" for d in x.done]
+    if x.error:
+        lines.append(f"  Error: {x.error}")
+    if x.restart_required and x.ok:
+        lines.append("  Restart the kernel for it to take effect.")
+    if x.undo_hint:
+        lines.append(f"  Undo: {x.undo_hint}")
+    return "\n".join(lines)
+
+
+def result_html(x: FixResult) -> str:
+    """What a fix did, the error if any, and the undo command, as escaped HTML."""
+    items = "".join(f"<li>{h.escape(d)}</li>" for d in x.done)
+    out = [f"<div class='cudnn-fix-result'><b>{'Done' if x.ok else 'Failed'}: {h.escape(x.fix_id)}</b>"
+           f"<ul>{items}</ul>"]
+    if x.error:
+        out.append(f"<div>Error: {h.escape(x.error)}</div>")
+    if x.ok and x.restart_required:
+        out.append("<div>Restart the kernel for it to take effect.</div>")
+    if x.undo_hint:
+        out.append(f"<div>Undo: <code>{h.escape(x.undo_hint)}</code></div>")
+    out.append("</div>")
+    return "".join(out)
