@@ -29,13 +29,10 @@ from .model import (
     WheelOverwrite,
 )
 from .probes import libnames
-from .versions import (
-    cudnn_compute_capability_range,
-    driver_at_least,
-    driver_floor,
-    judge,
-    try_parse,
-)
+from .rules.compat import judge
+from .rules.cudnn_version import try_parse
+from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
+from .rules.requirement import cudnn_requirement
 
 # Finding ids beyond the diagnosis catalogue (spec/diagnoses.md); stable, listed in the README.
 FINDING_IDS = {
@@ -52,7 +49,7 @@ FINDING_IDS = {
     "ld-library-path-changed-at-runtime": "os.environ['LD_LIBRARY_PATH'] differs from the value the loader read at start",
     "no-nvidia-driver": "NVML could not be loaded: no NVIDIA driver (GPU code will fall back to the CPU)",
 }
-from .consumer_rules import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
+from .rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
 
 FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
@@ -358,8 +355,8 @@ def _where(path: str, entry: str | None, owner: str | None) -> str:
 
 
 def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
-    from .consumer_rules import CONSUMER_CHECKERS
-    from .versions import RULES
+    from .rules.consumers import CONSUMER_CHECKERS
+    from .rules.compat import RULES
 
     if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
         return fw, None, []
@@ -503,25 +500,6 @@ def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
                f"Remove the LD_LIBRARY_PATH entry {entry} for this kernel (kernel.json \"env\" or the shell that starts "
                f"Jupyter), then start the kernel fresh"
                + (f"; the framework then finds its own copy in {own_dir}" if own_dir else "") + ".", True, True)
-
-
-def cudnn_requirement(fw: FrameworkBuild) -> str | None:
-    """The pip requirement for a cuDNN wheel that satisfies ``fw`` alone: its own exact pin
-    when it has one (PyTorch wheels), else ``nvidia-cudnn-cuXX>=MAJOR.MINOR,<MAJOR+1`` with
-    XX the CUDA major it was built for. Versions come from parsed values, never from logs."""
-    for pin in fw.pins:
-        if pin.startswith("nvidia-cudnn-cu") and ("==" in pin or ">=" in pin):
-            return pin.split(";")[0].strip()
-    v = try_parse(fw.cudnn_compiled) if fw.cudnn_compiled else None
-    if v is None:
-        return None
-    cuda = (fw.cuda_compiled or "").split(".")[0]
-    if not cuda.isdigit():
-        cuda = "12" if v.major >= 9 else "11"
-    if v.major == 8 and int(cuda) > 12:
-        cuda = "12"
-    low = f"{v.major}.{v.minor}" if v.minor is not None else f"{v.major}"
-    return f"nvidia-cudnn-cu{cuda}>={low},<{v.major + 1}"
 
 
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:

@@ -6,7 +6,7 @@ framework probes for CTranslate2, PaddlePaddle, MXNet and TensorRT
 (:mod:`cudnn_magic.probes.frameworks_extra`), resolves what each consumer's loader will pick for
 the cuDNN main library and for every sub-library that library opens at run time
 (:mod:`cudnn_magic.probes.loader`, :mod:`cudnn_magic.probes.sublibraries`), and judges each row
-and each pair of consumers by the rules of :mod:`cudnn_magic.consumer_rules`. No IPython, no
+and each pair of consumers by the rules of :mod:`cudnn_magic.rules.consumers`. No IPython, no
 widgets; nothing is loaded into the process. Never raises.
 """
 
@@ -18,9 +18,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .consumer_rules import ConsumerNeed, clash_findings, judge_consumer
 from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Resolution
 from .probes import libnames
+from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -263,7 +263,7 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
     from .probes.subprocess_probe import query_versions
-    from .versions import try_parse
+    from .rules.cudnn_version import try_parse
 
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
@@ -312,7 +312,7 @@ def _major(soname: str) -> int | None:
 
 def _major_of(c: ConsumerLibrary) -> int | None:
     if c.picked_version:
-        from .versions import try_parse
+        from .rules.cudnn_version import try_parse
 
         v = try_parse(c.picked_version)
         if v is not None:

@@ -17,14 +17,16 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 
-from .consumer_rules import CONSUMER_CHECKERS
 from .fixes.advice import offer
 from .fixes.catalogue import RUNNABLE
 from .knowledge import FIX_IDS, Hit, scan
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
+from .rules.compat import judge
+from .rules.consumers import CONSUMER_CHECKERS
+from .rules.cudnn_version import CudnnVersion, try_parse
+from .rules.gpu import driver_at_least, driver_floor
 from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
-from .versions import CudnnVersion, driver_at_least, driver_floor, judge, try_parse
 
 __all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 

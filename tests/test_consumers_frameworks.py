@@ -26,8 +26,7 @@ from consumer_standins import dist, link_stub, need_gcc, sub_standin
 from support import build_c_library
 
 from cudnn_magic.consumer_check import check_consumers
-from cudnn_magic.consumer_rules import (ConsumerNeed, clash_findings, ctranslate2_build, judge_consumer,
-                                        sublibrary_problems)
+from cudnn_magic.rules.consumers import ConsumerNeed, clash_findings, ctranslate2_build, judge_consumer, sublibrary_problems
 from cudnn_magic.model import ConsumerLibrary, FrameworkBuild, SublibraryPick
 from cudnn_magic.probes import libnames
 from cudnn_magic.probes.frameworks_extra.paddle import read_version_file

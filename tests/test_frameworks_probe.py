@@ -842,7 +842,7 @@ def test_real_jax_plugin_install():
                           "mods": [m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'jax_cuda12_plugin', 'jax_cuda13_plugin')]}))
     """, EXTRA_SITES)
     assert got["jax"] and got["mods"] == [] and got["maps"] == []  # nothing imported, no cuDNN loaded
-    from cudnn_magic.versions import CudnnVersion
+    from cudnn_magic.rules.cudnn_version import CudnnVersion
 
     for b in got["jax"]:
         raw = int(b["cudnn_compiled_source"].rsplit("= ", 1)[1])  # "..._versions.cudnn_build_version() = 90800"

@@ -86,7 +86,7 @@ def test_real_cudnn_mapped_like_a_framework_reports_path_version_owner():
     assert "sha256 matches" in main[0]["version_source"]  # the file's own facts, never a call here
     assert main[0]["reached_version"] == expected  # what calls through it reach (RTLD_NOLOAD handle)
     assert main[0]["owner"].startswith("pip: nvidia-cudnn")
-    from cudnn_magic.versions import parse_cudnn_version
+    from cudnn_magic.rules.cudnn_version import parse_cudnn_version
 
     assert str(parse_cudnn_version(data["raw"])) == expected  # the library itself agrees
     assert any(c["name"] == "libcudnn_graph.so.9" for c in data["copies"])

@@ -612,7 +612,7 @@ def test_point6_pure_judgement_over_records_and_observed_hashes():
 
 
 def test_point7_jax_rules_quoted_from_their_real_places_and_which_fires_when():
-    from cudnn_magic.versions import RULES, judge
+    from cudnn_magic.rules.compat import RULES, judge
 
     rule = RULES["jax"]
     assert "jax_plugins/xla_cuda12/__init__.py" in rule and "cudnn_build_version // 100" in rule

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.versions import (
-    CudnnVersion,
-    checker_for_tensorflow,
-    cuda_from_int,
-    cudnn_compute_capability_range,
-    driver_at_least,
-    driver_floor,
-    judge,
-    parse_cudnn_version,
-    tf_tested_build,
-    try_parse,
-)
+from cudnn_magic.rules.cudnn_version import CudnnVersion, parse_cudnn_version, try_parse
+from cudnn_magic.rules.compat import checker_for_tensorflow, judge
+from cudnn_magic.rules.build_tables import cuda_from_int, tf_tested_build
+from cudnn_magic.rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -17,7 +17,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Fix, Report
 from ..model.fixes import FixPlan, Step
-from ..versions import CudnnVersion, try_parse
+from ..rules.cudnn_version import CudnnVersion, try_parse
+from ..rules.requirement import same_major_requirement
 from .catalogue import FIXES, SPECS
 
 
@@ -125,15 +126,6 @@ def _target_cudnn(a: Any) -> CudnnVersion | None:
     return None
 
 
-def _requirement(pkg: str, v: CudnnVersion) -> str | None:
-    spec = f">={v.major}.{v.minor}" if v.minor is not None else f">={v.major}"
-    spec += f",<{v.major + 1}"
-    try:
-        return str(Requirement(pkg + spec))
-    except InvalidRequirement:
-        return None
-
-
 def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
     """``install-matching-cudnn``, worded for this diagnosis."""
     v = _target_cudnn(a)
@@ -145,12 +137,12 @@ def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | Non
                    restart_required=True, applicable=False, reason="the needed version is not known from the text")
     cuda = _cuda_major_for(v, a, report)
     if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):
-        req = _requirement(f"nvidia-cudnn-cu{cuda}", v)
+        req = same_major_requirement(f"nvidia-cudnn-cu{cuda}", v)
         if req:
             return Fix(fid, f"Install cuDNN {v.short()} or newer within {v.major}.x ({req})",
                        f"python -m pip install \"{req}\"",
                        restart_required=True, applicable=True)
-    req = _requirement("cudnn", v)
+    req = same_major_requirement("cudnn", v)
     if req:
         return Fix(fid, f"Install cuDNN {v.short()} (or newer within {v.major}.x)",
                    f"conda install -c conda-forge \"{req}\"   "

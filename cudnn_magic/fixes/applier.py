@@ -18,11 +18,11 @@ from packaging.version import InvalidVersion, Version
 
 from ..files import file_lock
 from ..model.fixes import FixPlan, FixResult, _quote
+from ..rules.requirement import _CUDNN_DIST
 from .environment import BACKUP_TAG, _kernel_app, _load_spec, _python
-from .journal import (_atomic_write, _BACKUP_NAME, _CREATED_NAME, _journal_load, _journal_locked, _journal_path,
-                      _journal_pop, _journal_push, _journal_save, JournalRefused, _lock_path, _NOFOLLOW,
+from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _atomic_write, _journal_load,
+                      _journal_locked, _journal_path, _journal_pop, _journal_push, _journal_save, _lock_path,
                       _read_or_none, _read_regular)
-from .solver import _CUDNN_DIST
 
 
 # The undo journal (``<state dir>/undo.json``) is a file on disk that anything running as the

@@ -16,14 +16,14 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from ..rules.requirement import _DIST_NAME
 
-_DIST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")
+
 """A distribution name as PEP 508 allows it (checked before a name goes into a command)."""
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
 """An environment variable name a fix may set."""
 BACKUP_TAG = ".cudnn-magic-backup-"
 """What a kernelspec backup's file name carries after ``kernel.json``."""
-
 
 
 def _python(context: dict[str, Any]) -> str:

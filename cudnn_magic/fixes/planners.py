@@ -20,13 +20,13 @@ from packaging.version import InvalidVersion, Version
 
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
-from ..versions import driver_floor
+from ..rules.gpu import driver_floor
+from ..rules.requirement import _DIST_NAME, CudnnNeed, framework_need, witness
 from .advice import _advice
-from .environment import _DIST_NAME, _ENV_NAME
-from .environment import (_dump_spec, _environ, find_running_kernelspec, _installed_version, _kernel_app,
-                          KernelSpecTarget, _pip_check, _pip_extra_args, _python)
+from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _kernel_app,
+                          _pip_check, _pip_extra_args, _python, find_running_kernelspec)
 from .journal import _journal_load
-from .solver import CudnnNeed, framework_need, solve_cudnn, witness
+from .solver import solve_cudnn
 
 
 # --------------------------------------------------------------------------- data
@@ -404,7 +404,7 @@ def driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                        "install a driver that supports the CUDA version your framework was built with",
                        ["CUDA 13.x needs >= 580; 12.x >= 525.60.13; 11.x >= 450.80.02 (Linux; NVIDIA CUDA "
                         "minor-version compatibility)"])
-    from ..versions import driver_at_least
+    from ..rules.gpu import driver_at_least
 
     best, fw = floors[0]
     for f, w in floors[1:]:

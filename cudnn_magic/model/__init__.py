@@ -257,7 +257,7 @@ class FrameworkBuild:
         pins: the cuDNN requirements in the distribution's metadata
             ("nvidia-cudnn-cu12==9.10.2.21").
         checker: key of ``versions.RULES`` whose rule this framework applies (consumers judged
-            by :mod:`cudnn_magic.consumer_rules` use its keys: "ctranslate2", "paddle", ...).
+            by :mod:`cudnn_magic.rules.consumers` use its keys: "ctranslate2", "paddle", ...).
         pip_solvable: False when no cuDNN wheel is on this consumer's loader path (a vendored
             copy, a ``dlopen`` of a name pip wheels do not ship): the pip solver leaves it out.
     """

@@ -62,7 +62,9 @@ from typing import Any, Callable, Iterable
 from packaging.version import InvalidVersion, Version
 
 from ..model import FrameworkBuild
-from ..versions import CudnnVersion, checker_for_tensorflow, cuda_from_int, tf_tested_build, try_parse
+from ..rules.build_tables import cuda_from_int, tf_tested_build
+from ..rules.compat import checker_for_tensorflow
+from ..rules.cudnn_version import CudnnVersion, try_parse
 
 __all__ = ["probe_frameworks", "read_tf_build_info", "module_constants", "read_dist_metadata", "DistInfo"]
 

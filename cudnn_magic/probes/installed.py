@@ -213,7 +213,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
                 unknown.append(len(inv.copies) - 1)
     if unknown and query_unknown:
         from .subprocess_probe import query_versions
-        from ..versions import try_parse
+        from ..rules.cudnn_version import try_parse
         import dataclasses
 
         res = query_versions([inv.copies[i].path for i in unknown], alone=True)

@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..model import CudnnInUse, LibraryCopy
-from ..versions import CudnnVersion, try_parse
+from ..rules.cudnn_version import CudnnVersion, try_parse
 from . import libnames
 from .installed import static_version
 from .owners import ownership

@@ -121,7 +121,7 @@ def torch_mapped() -> tuple[str, str]:
     torch.nn.functional.conv2d(x, torch.randn(16, 3, 3, 3, device="cuda"))
     torch.cuda.synchronize()
     from cudnn_magic.probes.loaded import probe_loaded
-    from cudnn_magic.versions import parse_cudnn_version
+    from cudnn_magic.rules.cudnn_version import parse_cudnn_version
 
     copies, _ = probe_loaded()
     mains = [c for c in copies if c.is_main]

@@ -5,7 +5,7 @@ Each probe reads plain files only (``*.dist-info`` metadata, a ``version.py`` pa
 :mod:`ast`, the ELF dynamic sections found by :mod:`cudnn_magic.probes.consumers`) and returns
 :class:`ConsumerFacts`: the unjudged row and how the framework asks for cuDNN
 (:class:`CudnnRequest`). :mod:`cudnn_magic.consumer_check` resolves the requests and judges the
-rows by each framework's own rule (:mod:`cudnn_magic.consumer_rules`). Probes never raise and
+rows by each framework's own rule (:mod:`cudnn_magic.rules.consumers`). Probes never raise and
 never import the framework (``import_frameworks`` only marks it imported when it already is).
 """
 
@@ -43,7 +43,7 @@ class CudnnRequest:
 class ConsumerFacts:
     """What one framework probe found.
 
-    ``row``: the unjudged row (``checker`` a key of ``consumer_rules.CONSUMER_RULES``).
+    ``row``: the unjudged row (``checker`` a key of ``rules.consumers.CONSUMER_RULES``).
     ``alternatives``: the requests the framework tries in order; the first that resolves wins
     (Paddle tries ``FLAGS_cudnn_dir``, the plain name, ``/usr/local/cuda/lib64``). Empty when it
     uses no cuDNN. ``distribution``: the scanned distribution whose NEEDED entries are this

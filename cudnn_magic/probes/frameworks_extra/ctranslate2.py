@@ -9,7 +9,7 @@ What the wheel itself says, read without importing it:
 * 4.6.3 and later NEED no cuDNN (built with ``WITH_CUDNN=OFF``; conv1d has its own CUDA kernel).
 
 The vendored file's name gives the cuDNN it was built with; the CUDA version comes from the
-build table (:data:`cudnn_magic.consumer_rules.CTRANSLATE2_BUILDS`). Its convolution calls the
+build table (:data:`cudnn_magic.rules.consumers.CTRANSLATE2_BUILDS`). Its convolution calls the
 legacy API (``cudnnConvolutionForward``, ``cudnnConvolutionBiasActivationForward`` in
 ``src/ops/conv1d_gpu.cu``, 4.5.0), which cuDNN 9 serves from ``libcudnn_cnn.so.9``/``libcudnn_ops.so.9``.
 """
@@ -20,7 +20,7 @@ import dataclasses
 import os
 import sys
 
-from ...consumer_rules import ctranslate2_build
+from ...rules.consumers import ctranslate2_build
 from ...model import FrameworkBuild
 from .. import libnames
 from ..consumers import EnvironmentScan

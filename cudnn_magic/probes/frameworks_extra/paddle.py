@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from ...model import FrameworkBuild
-from ...versions import try_parse
+from ...rules.cudnn_version import try_parse
 from ..consumers import EnvironmentScan
 from . import ConsumerFacts, CudnnRequest, dist_info, find_package
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .fixes.catalogue import FINDING_WORDED
-from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
-from .versions import try_parse
+from ..fixes.catalogue import FINDING_WORDED
+from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
+from .cudnn_version import try_parse
 
 __all__ = ["CONSUMER_RULES", "CONSUMER_CHECKERS", "CTRANSLATE2_BUILDS", "ctranslate2_build", "judge_consumer",
            "clash_findings", "CONSUMER_FINDING_IDS", "CONSUMER_FIX_IDS", "sublibrary_problems"]
