@@ -1,7 +1,7 @@
 """Error text + captured log lines + live facts -> ranked catalogue diagnoses. Pure.
 
 Imports only the standard library, ``packaging`` and ``cudnn_magic.model`` / ``versions`` /
-``knowledge`` / ``statuses`` (DESIGN.md layering). Evidence order follows
+``knowledge`` (with ``knowledge.status``) (DESIGN.md layering). Evidence order follows
 shared/spec/diagnoses.md: live facts, then native log lines, then the Python exception. The
 knowledge base (:mod:`cudnn_magic.knowledge`) finds the wordings; this module weighs them,
 refines the generic ``cudnn-init-failed`` with facts when they decide it, writes the titles with
@@ -19,14 +19,15 @@ from typing import Iterable
 
 from .fixes.advice import offer
 from .fixes.catalogue import RUNNABLE
-from .knowledge import FIX_IDS, Hit, scan
+from .knowledge.matcher import FIX_IDS, scan
+from .knowledge.signature import Hit
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
 from .rules.compat import judge
 from .rules.consumers import CONSUMER_CHECKERS
 from .rules.cudnn_version import CudnnVersion, try_parse
 from .rules.gpu import driver_at_least, driver_floor
-from .statuses import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
+from .knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 
 __all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic import knowledge
+from cudnn_magic.knowledge import matcher as knowledge
 from cudnn_magic.diagnose import diagnose
 
 DECISIVE = ("2023-12-12 16:58:40.306928: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Loaded runtime "

@@ -12,7 +12,7 @@ Catalogue id ``gpu-arch-unsupported``. Wordings:
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SUMMARY = (
     "This GPU's compute capability is outside what the cuDNN release or the framework build "

@@ -25,7 +25,7 @@ sources:
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 
 def _tf_no_kernel(groups, line):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from . import sig
+from .signature import sig
 
 #: Role of a called function, by name (first match wins). Roles: ``handle`` (creating the cuDNN
 #: handle), ``stream`` (attaching it to a CUDA stream), ``plan`` (building an execution plan /

@@ -13,7 +13,7 @@ Catalogue id ``cuda-driver-too-old``. Wordings:
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SUMMARY = (
     "The NVIDIA driver is older than the CUDA runtime (and the cuDNN built for it) requires, so "

@@ -15,7 +15,7 @@ Catalogue id ``cudnn-init-failed`` (refined by facts to ``cudnn-version-mismatch
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SUMMARY = (
     "cuDNN could not create its handle (or the framework's DNN support never came up), so every "

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from . import sig
+from .signature import sig
 
 NOT_FOUND_SUMMARY = (
     "The dynamic loader could not find or open the cuDNN library the framework asks for, so "

@@ -12,7 +12,7 @@ Catalogue id ``cudnn-stream-set-failed``. Wordings:
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SIGNATURES = (
     sig(

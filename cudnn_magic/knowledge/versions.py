@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from . import sig
+from .signature import sig
 
 _V = r"\d{1,6}(?:\.\d{1,4}){0,3}"
 _T = r"\(\s?\d{1,3},\s?\d{1,3}(?:,\s?\d{1,3})?\)"

@@ -16,7 +16,7 @@ Used by :func:`cudnn_magic.diagnose.gpu_unused_warnings` (and as weaker evidence
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SIGNATURES = (
     sig(

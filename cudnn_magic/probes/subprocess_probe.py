@@ -423,7 +423,7 @@ def _classify_load_error(lib: str, msg: str) -> DeepProblem:
 
 def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], checks: list[tuple[str, str]],
                 subs: list[str], rc: int | None, stdout: str, stderr: str, timeout_s: float) -> DeepResult:
-    from ..statuses import decode_status
+    from ..knowledge.status import decode_status
 
     stage = None
     loaded: list[str] = []

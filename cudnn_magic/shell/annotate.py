@@ -438,7 +438,7 @@ class Annotator:
         if not data:
             return
         from ..capture.fastfind import memmem_finder
-        from ..knowledge import keyword_lines
+        from ..knowledge.matcher import keyword_lines
 
         lines = keyword_lines(data, find=memmem_finder())
         if not lines:

@@ -1,4 +1,4 @@
-"""Family "memory": GPU memory ran out (often taken by a framework's preallocation).
+"""Family "oom": GPU memory ran out (often taken by a framework's preallocation).
 
 Catalogue id ``gpu-out-of-memory``. Plain allocator OOM (no cuDNN involved) may get this id but
 never a ``cudnn-*`` one (shared/spec/diagnoses.md). Wordings:
@@ -16,7 +16,7 @@ never a ``cudnn-*`` one (shared/spec/diagnoses.md). Wordings:
 
 from __future__ import annotations
 
-from . import sig
+from .signature import sig
 
 SUMMARY = (
     "The GPU had no free memory left for cuDNN's handle or workspace. TensorFlow and JAX "
@@ -44,7 +44,7 @@ def _memory_usage(groups, line):
 
 SIGNATURES = (
     sig(
-        "tf-memory-usage", "gpu-out-of-memory", "memory",
+        "tf-memory-usage", "gpu-out-of-memory", "oom",
         ["memory usage:"],
         [r"Memory usage:\s{0,3}(?P<free>\d{1,20}) bytes free,\s{0,3}(?P<total>\d{1,20}) bytes total"],
         86.0, refine=_memory_usage,
@@ -53,7 +53,7 @@ SIGNATURES = (
         source="TensorFlow/XLA cuda_dnn.cc CudnnSupport::Init (memory report after a failed handle)",
     ),
     sig(
-        "xla-best-conv-algorithm", "gpu-out-of-memory", "memory",
+        "xla-best-conv-algorithm", "gpu-out-of-memory", "oom",
         ["failed to determine best cudnn convolution algorithm"],
         [r"Failed to determine best cudnn convolution algorithm"],
         74.0,
@@ -63,7 +63,7 @@ SIGNATURES = (
         source="XLA service/gpu/gpu_conv_algorithm_picker.cc",
     ),
     sig(
-        "cuda-error-out-of-memory", "gpu-out-of-memory", "memory",
+        "cuda-error-out-of-memory", "gpu-out-of-memory", "oom",
         ["cuda_error_out_of_memory", "cudaerrormemoryallocation"],
         [r"(?P<cuda_error>CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation)"],
         70.0,
@@ -72,7 +72,7 @@ SIGNATURES = (
         source="CUDA driver/runtime error names (cuda_driver.cc 'failed to allocate ... from device')",
     ),
     sig(
-        "tf-resource-exhausted", "gpu-out-of-memory", "memory",
+        "tf-resource-exhausted", "gpu-out-of-memory", "oom",
         ["resource_exhausted", "resourceexhausted", "ran out of memory"],
         [r"RESOURCE_?EXHAUSTED|ResourceExhaustedError", r"OOM when allocating tensor",
          r"Allocator \(GPU_\d{1,3}_bfc\) ran out of memory"],
@@ -82,7 +82,7 @@ SIGNATURES = (
         source="TensorFlow/XLA status RESOURCE_EXHAUSTED, bfc_allocator.cc",
     ),
     sig(
-        "torch-cuda-oom", "gpu-out-of-memory", "memory",
+        "torch-cuda-oom", "gpu-out-of-memory", "oom",
         ["cuda out of memory", "outofmemoryerror"],
         [r"CUDA out of memory", r"OutOfMemoryError"],
         60.0,

@@ -1,0 +1,542 @@
+"""The matcher: every signature of every family, matched in linear time (:func:`scan`), and the
+prefilter that keeps only the lines a warning check needs (:func:`keyword_lines`). Pure.
+
+How matching stays linear (:func:`scan`):
+
+1. The text is encoded once and lower-cased as bytes (ASCII-only lowering, so offsets stay
+   put), and every signature keyword (a plain lower-case literal) is located with
+   ``bytes.find`` - C speed, no regex over the whole input. Each keyword keeps at most its
+   first :data:`HITS_PER_KEYWORD_HEAD` and last :data:`HITS_PER_KEYWORD_TAIL` occurrences, so a
+   log that repeats one line a million times costs the same as one that prints it a few times.
+2. Only the lines holding a keyword are decoded, cut to a bounded window around the keyword
+   (:data:`MAX_LINE`), and only the signatures owning that keyword run their regexes on it.
+   Patterns use bounded repetition only (no nested quantifiers), so each costs O(line).
+3. Logs pasted hard-wrapped at a fixed column (``CUDNN_STAT`` / ``US_INTERNAL_ERROR``) are
+   matched again on copies with the line breaks joined (once without and once with a space),
+   for inputs up to :data:`MAX_JOIN_BYTES`; evidence is quoted from the original lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+import itertools
+import re
+from typing import Callable, Iterable
+
+from ..fixes.catalogue import ADVICE
+from .signature import Hit, Signature
+
+#: Stable fix ids a diagnosis may offer, with their one-line advice (shared/spec/diagnoses.md:
+#: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one
+#: table for every fix (cudnn_magic.fixes.catalogue). Every Fix made by the diagnosis engine uses one.
+FIX_IDS = ADVICE
+
+MAX_LINE = 2000  #: a longer line is cut to a window of this size around each keyword hit
+HITS_PER_KEYWORD_HEAD = 32  #: first occurrences of one keyword examined
+HITS_PER_KEYWORD_TAIL = 256  #: last occurrences of one keyword examined (decisive lines come late)
+MAX_JOIN_BYTES = 4 * 1024 * 1024  #: inputs up to this size are also matched with line-wraps joined
+EVIDENCE_CHARS = 400  #: evidence lines are cut to this many characters
+
+
+FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "builds", "init", "oom", "driver", "arch", "status",
+                             "calls", "warnings")
+
+_CACHE: dict[str, object] = {}
+
+
+def signatures() -> tuple[Signature, ...]:
+    """Every signature of every family, specific ones before generic ones (loaded once)."""
+    sigs = _CACHE.get("sigs")
+    if sigs is None:
+        out: list[Signature] = []
+        for fam in FAMILIES:
+            mod = importlib.import_module(f"{__package__}.{fam}")
+            out.extend(getattr(mod, "SIGNATURES"))
+        out.sort(key=lambda s: s.generic)  # stable: family order kept, generic ones last
+        sigs = tuple(out)
+        _CACHE["sigs"] = sigs
+        index: dict[bytes, list[int]] = {}
+        for i, s in enumerate(sigs):
+            for k in s.keywords:
+                index.setdefault(k.encode("utf-8"), []).append(i)
+        _CACHE["index"] = {k: tuple(v) for k, v in index.items()}
+    return sigs  # type: ignore[return-value]
+
+
+def _keyword_index() -> dict[bytes, tuple[int, ...]]:
+    signatures()
+    return _CACHE["index"]  # type: ignore[return-value]
+
+
+def _positions(low: bytes, kw: bytes) -> list[int]:
+    """First HEAD and last TAIL offsets of ``kw`` in ``low`` (C-speed finds, bounded count)."""
+    out: list[int] = []
+    p = low.find(kw)
+    while p >= 0 and len(out) < HITS_PER_KEYWORD_HEAD:
+        out.append(p)
+        p = low.find(kw, p + 1)
+    if p < 0:
+        return out
+    tail: list[int] = []
+    end = len(low)
+    floor = out[-1] + 1 if out else 0
+    while len(tail) < HITS_PER_KEYWORD_TAIL:
+        q = low.rfind(kw, floor, end)
+        if q < 0:
+            break
+        tail.append(q)
+        end = q + len(kw) - 1
+        if end <= floor:
+            break
+    out.extend(reversed(tail))
+    return out
+
+
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+# C0/C1 controls, bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) and lone
+# surrogates: see cudnn_magic.safetext
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _evidence(line: str) -> str:
+    # Control characters (ANSI/OSC escapes from a log) never reach a terminal or a page.
+    line = _CONTROL.sub(" ", line.strip().replace("\r", " "))
+    if len(line) > EVIDENCE_CHARS:
+        line = line[: EVIDENCE_CHARS - 1] + "…"
+    return line
+
+
+def _match_line(line: str, sig_ids: Iterable[int], sigs: tuple[Signature, ...], source: str, base: int,
+                following: Callable[[], list[str]], warnings: bool, windowed: bool) -> list[Hit]:
+    hits: list[Hit] = []
+    claimed = False
+    for i in sorted(set(sig_ids)):
+        s = sigs[i]
+        if s.warning_only and not warnings:
+            continue
+        if s.generic and claimed:
+            continue
+        m = None
+        for p in s.patterns:
+            m = p.search(line)
+            if m:
+                break
+        if not m:
+            continue
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        if s.extras:
+            texts = [line] + (following() if s.window else [])
+            for ex in s.extras:
+                for t in texts:
+                    em = ex.search(t)
+                    if em:
+                        for k, v in em.groupdict().items():
+                            if v is not None:
+                                groups.setdefault(k, v)
+                        break
+        diagnosis, weight = s.diagnosis, s.weight
+        if s.refine is not None:
+            try:
+                r = s.refine(groups, line)
+            except Exception:  # noqa: BLE001 - a knowledge entry never breaks the scan
+                r = None
+            if r is not None:
+                diagnosis, weight = r  # type: ignore[assignment]
+                if diagnosis is None:
+                    continue
+        if not s.generic and not s.supports and weight > 0:
+            claimed = True  # markers (weight 0) never hide the status name on their line
+        if windowed:
+            quoted = line[max(0, m.start() - 120): m.end() + 200]
+        else:
+            quoted = line
+        b0 = base + len(line[: m.start()].encode("utf-8", "surrogatepass"))
+        b1 = b0 + len(m.group(0).encode("utf-8", "surrogatepass"))
+        hits.append(Hit(s, diagnosis, weight, _evidence(quoted), groups, source, b0, (b0, b1)))
+    return hits
+
+
+def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, joined: bool = True) -> list[Hit]:
+    """Match every signature against ``text``; linear in its size. Never raises.
+
+    Args:
+        text: a log, an exception message or a traceback (any size; garbage is fine), as
+            ``str`` or as UTF-8 ``bytes`` (not decoded: a 50 MB log is scanned without a copy).
+        source: label stored in each :class:`Hit`.
+        warnings: also use ``warning_only`` signatures (for cells that succeeded).
+        joined: also look for lines split by a hard wrap (pasted logs); ``False`` for text a
+            program wrote itself (a cell's fd-2 output).
+
+    Returns:
+        Hits in text order. Lines split by a hard wrap are found too (see module docstring).
+    """
+    if not text:
+        return []
+    try:
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        if len(data) > SCAN_CHUNK:
+            return _scan_chunked(data, source, warnings)
+        hits = _scan_data(data, source, warnings)
+        if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
+            joined, covered = _scan_joined(data, source, warnings, hits)
+            if joined:
+                # a match cut short by the wrap ("compiled with: 8." / "8.1.0") is superseded by
+                # the whole match of the same signature over the joined lines
+                hits = [h for h in hits if not any(
+                    name == h.signature.name and a <= h.position < b for name, a, b in covered)]
+                hits.extend(joined)
+        return hits
+    except Exception:  # noqa: BLE001
+        import logging
+
+        logging.getLogger("cudnn_magic").debug("knowledge scan failed", exc_info=True)
+        return []
+
+
+#: Lower-case literals one of which every line that can raise a "GPU silently unused" warning
+#: holds (``gpu_unused_warnings``): cuDNN's own name, TensorFlow's "Could not load dynamic
+#: library", "Cannot dlopen some GPU libraries", "Skipping registering GPU devices" and
+#: "Ignoring visible gpu device", JAX's "a CUDA-enabled jaxlib is not installed" and "CUDA
+#: backend failed to initialize", ONNX Runtime's "Failed to create CUDAExecutionProvider",
+#: cuDNN 8's "Could not locate zlibwapi.dll". Long, specific literals: each is one fast pass
+#: and matches few ordinary lines. A line that also holds the keyword of a signature reading
+#: fields from the lines after its own (``window``: JAX's "Outdated cuDNN installation found"
+#: then "Installed version: 8600") keeps those lines. ``tests/test_warning_prefilter.py`` checks
+#: that every wording of the knowledge tables and the corpus gets the same warnings through
+#: :func:`keyword_lines` as over the whole text.
+WARNING_LITERALS: tuple[bytes, ...] = (
+    b"cudnn", b"load dynamic librar", b"gpu librar", b"gpu device", b"cudaexecutionprovider", b"cuda backend",
+    b"jaxlib", b"zlibwapi",
+)
+WARNING_TAIL = 1024  #: bytes of the end of the text kept with the lines (which framework printed it)
+WARNING_MAX_LINES = 2048  #: lines kept at most per literal (the first half and the last half)
+
+
+def _windowed_keywords() -> dict[bytes, int]:
+    """Keywords of signatures with a ``window``, and that window (lines after the keyword's)."""
+    out = _CACHE.get("windowed")
+    if out is None:
+        out = {}
+        for s in signatures():
+            if s.window:
+                for k in s.keywords:
+                    kw = k.encode("utf-8")
+                    out[kw] = max(out.get(kw, 0), s.window)
+        _CACHE["windowed"] = out
+    return out  # type: ignore[return-value]
+
+
+def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, tail: int = WARNING_TAIL,
+                  find: Callable[[bytes, bytes, int], int] | None = None) -> bytes:
+    """The lines of ``data`` that hold one of ``literals`` (case-insensitive), plus the lines
+    after one that also holds a windowed signature's keyword, plus the last ``tail`` bytes, in
+    their original order, joined by newlines; ``b""`` when no line holds a literal.
+
+    Found in bytes: one lower-casing pass and one search pass per literal, plus a bounded look
+    for the line ends around each occurrence; nothing is decoded. A line longer than
+    :data:`MAX_LINE` is cut to a window around the literal; a literal on more than
+    :data:`WARNING_MAX_LINES` lines keeps its first and last ones. Used on a succeeding cell's
+    fd-2 output before :func:`cudnn_magic.diagnose.gpu_unused_warnings`, so that a cell that
+    printed a megabyte of ordinary log costs a few passes over its bytes
+    (``benchmarks/bench_cell_overhead.py``). ``find(haystack, needle, start)`` replaces
+    ``bytes.find`` for the literal passes (the capture passes the C library's ``memmem``).
+    """
+    if not data:
+        return b""
+    low = data.lower() if isinstance(data, bytes) else bytes(data).lower()
+    if find is None:
+        find = bytes.find
+    n = len(low)
+    spans: list[tuple[int, int]] = []
+    half = WARNING_MAX_LINES // 2
+    windowed = _windowed_keywords()
+
+    def line_at(p: int) -> tuple[int, int]:
+        a = low.rfind(b"\n", max(0, p - MAX_LINE), p) + 1
+        if a == 0 and p > MAX_LINE:
+            a = p - MAX_LINE // 2
+        b = low.find(b"\n", p, p + MAX_LINE)
+        if b < 0:
+            return a, (n if n - p <= MAX_LINE else p + MAX_LINE // 2)
+        window = max((w for kw, w in windowed.items() if low.find(kw, a, b) >= 0), default=0)
+        for _ in range(window):
+            nxt = low.find(b"\n", b + 1, b + 1 + MAX_LINE)
+            if nxt < 0:
+                return a, n if n - b <= MAX_LINE else b
+            b = nxt
+        return a, b
+
+    for lit in literals:
+        found: list[tuple[int, int]] = []
+        p = find(low, lit, 0)
+        while p >= 0:
+            a, b = line_at(p)
+            found.append((a, b))
+            if len(found) > half:  # very common here: keep the first and the last occurrences
+                break
+            p = find(low, lit, max(b, p + 1))
+        if len(found) > half:
+            del found[half:]
+            last: list[tuple[int, int]] = []
+            end, floor = n, found[-1][1]
+            while len(last) < half:
+                q = low.rfind(lit, floor, end)
+                if q < 0:
+                    break
+                a, b = line_at(q)
+                last.append((a, b))
+                end = a
+            found.extend(reversed(last))
+        spans.extend(found)
+    if not spans:
+        return b""
+    if tail:
+        t = max(0, n - tail)
+        nl = low.find(b"\n", t)
+        t = t if t == 0 or nl < 0 else nl + 1
+        if t < n:
+            spans.append((t, n))
+    spans.sort()
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return b"\n".join(data[a:b] for a, b in merged)
+
+
+SCAN_CHUNK = MAX_JOIN_BYTES  #: inputs above this are scanned in line-aligned chunks of this size
+
+
+def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
+    """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
+    log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
+    whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
+    with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost. As within one
+    chunk, a line repeated in several chunks counts once, at its latest place, and each
+    signature keeps at most its first :data:`HITS_PER_KEYWORD_HEAD` and last
+    :data:`HITS_PER_KEYWORD_TAIL` hits."""
+    n = len(data)
+    hits: list[Hit] = []
+    start = 0
+    while start < n:
+        stop = min(n, start + SCAN_CHUNK)
+        cut = nxt = stop
+        if stop < n:
+            nl = data.rfind(b"\n", start + SCAN_CHUNK // 2, stop)
+            if nl >= 0:
+                cut = nxt = nl + 1
+            else:
+                nxt = stop - MAX_LINE
+        for h in _scan_data(data[start:cut], source, warnings):
+            hits.append(Hit(h.signature, h.diagnosis, h.weight, h.line, h.groups, h.source, h.position + start,
+                            (h.span[0] + start, h.span[1] + start)))
+        start = nxt
+    latest: dict[tuple, Hit] = {}
+    for h in hits:  # in text order: the later place wins
+        latest[(h.signature.name, h.line.lower(), tuple(sorted(h.groups.items())))] = h
+    by_sig: dict[str, list[Hit]] = {}
+    for h in sorted(latest.values(), key=lambda h: h.position):
+        by_sig.setdefault(h.signature.name, []).append(h)
+    out: list[Hit] = []
+    for group in by_sig.values():
+        if len(group) > HITS_PER_KEYWORD_HEAD + HITS_PER_KEYWORD_TAIL:
+            group = group[:HITS_PER_KEYWORD_HEAD] + group[-HITS_PER_KEYWORD_TAIL:]
+        out.extend(group)
+    out.sort(key=lambda h: h.position)
+    return out
+
+
+def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
+    """Cheap test: a small paste (up to 64 KiB: always worth a second look), lines cut at one
+    fixed column (two or more distinct lines of exactly the longest length, 40-400 bytes), or
+    an input up to 256 KiB where line-by-line matching found nothing."""
+    if len(data) <= 64 * 1024:
+        return True
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    width = max(map(len, lines))
+    if 40 <= width <= 400:
+        distinct = set(lines)
+        at_width = sum(1 for x in distinct if len(x) == width)
+        long_ones = sum(1 for x in distinct if len(x) >= width * 0.8)
+        if at_width >= 2 and at_width * 2 >= long_ones:
+            return True
+    if not any(not h.signature.generic and not h.signature.supports for h in hits):
+        return len(data) <= 256 * 1024
+    return False
+
+
+#: Short literals that gate groups of keywords: each keyword is looked for only around the
+#: occurrences of the first of these it contains (one C-speed count per trigger instead of one
+#: scan per keyword). Keywords containing none of them are their own trigger.
+TRIGGERS: tuple[bytes, ...] = (
+    b"dnn", b"cuda", b"librar", b"gpu", b"memory", b"version", b"kernel", b"exhausted", b"engine",
+    b"execution",
+)
+GATHER_LIMIT = 4096  #: occurrences of a trigger always gathered line by line ...
+GATHER_PER_BYTES = 100  #: ... or one per this many bytes, whichever is more; above, per-keyword scans
+
+
+def _trigger_groups() -> list[tuple[bytes, list[tuple[bytes, tuple[int, ...]]]]]:
+    groups = _CACHE.get("groups")
+    if groups is None:
+        by: dict[bytes, list[tuple[bytes, tuple[int, ...]]]] = {}
+        sigs = signatures()
+        for kw, ids in _keyword_index().items():
+            trig = next((t for t in TRIGGERS if t in kw), None)
+            if trig is None:
+                gates = {sigs[i].gate.encode() for i in ids}
+                trig = gates.pop() if len(gates) == 1 and b"" not in gates else kw
+            by.setdefault(trig, []).append((kw, ids))
+        groups = list(by.items())
+        _CACHE["groups"] = groups
+    return groups  # type: ignore[return-value]
+
+
+def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
+    low = data.lower()
+    sigs = signatures()
+    n = len(low)
+    # Newline offsets, found once: a line's bounds are then a bisection, never a search along a
+    # long line (a multi-megabyte single-line message would otherwise cost time quadratic in it).
+    newlines = [m.start() for m in re.finditer(b"\n", low)]
+
+    def bounds(p: int) -> tuple[int, int]:
+        i = bisect.bisect_left(newlines, p)
+        return (newlines[i - 1] + 1 if i else 0), (newlines[i] if i < len(newlines) else n)
+
+    # line start -> (line end, {keyword offset: signature ids})
+    cands: dict[int, tuple[int, dict[int, tuple[int, ...]]]] = {}
+
+    def add(p: int, ids: tuple[int, ...]) -> None:
+        ls, le = bounds(p)
+        entry = cands.get(ls)
+        if entry is None:
+            entry = (le, {})
+            cands[ls] = entry
+        prev = entry[1].get(p)
+        entry[1][p] = ids if prev is None else prev + ids
+
+    limit = max(GATHER_LIMIT, n // GATHER_PER_BYTES)
+    for trig, group in _trigger_groups():
+        memo: dict[bytes, list[tuple[int, tuple[int, ...]]]] = {}
+        p = low.find(trig)
+        if p < 0:
+            continue
+        seen = 0
+        while p >= 0:
+            seen += 1
+            if seen > limit:  # too common here: scan each keyword of the group instead
+                for kw, ids in group:
+                    if kw in low:
+                        for q in _positions(low, kw):
+                            add(q, ids)
+                break
+            ls, le = bounds(p)
+            if le - ls <= MAX_LINE:
+                a, b, nxt = ls, le, le
+            else:
+                a, b, nxt = max(ls, p - MAX_LINE // 2), min(le, p + MAX_LINE // 2), p + 1
+            seg = low[a:b]
+            found = memo.get(seg)
+            if found is None:
+                found = []
+                for kw, ids in group:
+                    q = seg.find(kw)
+                    if q >= 0:
+                        found.append((q, ids))
+                memo[seg] = found
+            for q, ids in found:
+                add(a + q, ids)
+            p = low.find(trig, nxt)
+    hits: list[Hit] = []
+    seen_lines: set[bytes] = set()
+    # Last occurrence first: a line repeated many times is matched once, at its latest place.
+    for ls in sorted(cands, reverse=True):
+        le, offsets = cands[ls]
+        windowed = le - ls > MAX_LINE
+        if not windowed:
+            content = low[ls:le]
+            if content in seen_lines:
+                continue
+            seen_lines.add(content)
+        if not windowed:
+            ids_all: set[int] = set()
+            for ids in offsets.values():
+                ids_all.update(ids)
+            windows = [(ls, le, ids_all)]
+        else:
+            windows = []
+            for p in sorted(offsets):
+                if windows and p + 300 <= windows[-1][1]:
+                    windows[-1][2].update(offsets[p])
+                    continue  # this keyword sits well inside the previous window
+                windows.append((max(ls, p - 300), min(le, p + 700), set(offsets[p])))
+
+        def following(end: int = le) -> list[str]:
+            out, q = [], end
+            for _ in range(6):
+                if q >= n:
+                    break
+                nxt = low.find(b"\n", q + 1)
+                nxt = n if nxt < 0 else nxt
+                out.append(_decode(data[q + 1: min(nxt, q + 1 + MAX_LINE)]))
+                q = nxt
+            return out
+
+        for a, b, ids in windows:
+            line = _decode(data[a:b])
+            hits.extend(_match_line(line, ids, sigs, source, a, following, warnings, windowed))
+    hits.sort(key=lambda h: h.position)
+    return hits
+
+
+def _scan_joined(data: bytes, source: str, warnings: bool,
+                 found: list[Hit]) -> tuple[list[Hit], list[tuple[str, int, int]]]:
+    """Match again with line breaks removed, for logs pasted hard-wrapped at a fixed column.
+
+    Only matches that cross a line break are kept (the others were found line by line), and
+    the evidence quotes the original lines the match spans. Also returns, per kept hit, the
+    original byte range of its lines (signature name, start, end).
+    """
+    text = data.replace(b"\r\n", b"\n")
+    lines = text.split(b"\n")
+    if len(lines) < 2:
+        return [], []
+    orig = [0]
+    orig.extend(itertools.accumulate(len(x) + 1 for x in lines))
+    width = max(map(len, lines))
+    known = {(h.signature.name, tuple(sorted(h.groups.items()))) for h in found}
+    out: list[Hit] = []
+    covered: list[tuple[str, int, int]] = []
+    for sep in (b"", b" "):
+        joined = sep.join(lines)
+        starts = [0]
+        starts.extend(itertools.accumulate(len(x) + len(sep) for x in lines[:-1]))
+        for h in _scan_data(joined, source, warnings):
+            first = bisect.bisect_right(starts, h.span[0]) - 1
+            last = bisect.bisect_right(starts, max(h.span[0], h.span[1] - 1)) - 1
+            same = [f for f in found if f.signature.name == h.signature.name
+                    and orig[first] <= f.position < orig[last + 1]]
+            completes = any(len(f.groups) < len(h.groups) for f in same)
+            if last <= first and not completes:
+                continue  # neither crosses a line break nor completes a field: the line pass saw it
+            if same and not completes and len(lines[first].rstrip()) < width - 1:
+                # the line pass matched this line whole and it is not cut at the wrap column:
+                # joining it to the next line would only glue unrelated text on
+                continue
+            key = (h.signature.name, tuple(sorted(h.groups.items())))
+            if key in known:
+                continue
+            known.add(key)
+            span = lines[first: min(last + 1, first + 8)]
+            quoted = _evidence(_decode(sep.join(x.strip() for x in span)))
+            out.append(Hit(h.signature, h.diagnosis, h.weight, quoted, h.groups, source,
+                           orig[first], (orig[first], orig[last + 1])))
+            covered.append((h.signature.name, orig[first], orig[last + 1]))
+    return out, covered
