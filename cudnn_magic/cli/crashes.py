@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from ..crash import all_crashes, previous_crashes, valid_key
+from ..capture.records import all_crashes, previous_crashes, valid_key
 
 
 def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, err: Any = None) -> int:

@@ -16,8 +16,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ..crash import (CONNECTION_NAME, FAULTHANDLER_NAME, CrashRecord, _create_exclusive, _read_bytes, claim_previous,
-                     cleanup)
+from ..capture.records import CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous, cleanup
+from ..model.crash import CrashRecord
 
 log = logging.getLogger("cudnn_magic")
 
