@@ -36,13 +36,13 @@ if not with_scan:
     import cudnn_magic.consumer_check as cc
     cc.check_consumers = lambda **kw: cc.ConsumerReport()
 from cudnn_magic.probes import loader
-from cudnn_magic.probes.consumers import scan_environment
+from cudnn_magic.probes.frameworks.generic import scan_environment
 t0 = time.perf_counter(); r1 = check.run_check(); cold = time.perf_counter() - t0
 t0 = time.perf_counter(); r2 = check.run_check(); warm = time.perf_counter() - t0
 out = {"cold": cold, "warm": warm, "consumers": len(r2.consumers),
        "rows": [(f.name, f.version, f.verdict) for f in r2.frameworks]}
 if with_scan:
-    import cudnn_magic.probes.consumers as pc, cudnn_magic.probes.loader as pl
+    import cudnn_magic.probes.frameworks.generic as pc, cudnn_magic.probes.loader as pl
     pc._list_cache.clear(); pl._elf_cache.clear()
     reads0 = loader.cache_stats()["elf_reads"]
     t0 = time.perf_counter(); s = scan_environment(); out["scan_cold"] = time.perf_counter() - t0

@@ -1,9 +1,9 @@
 """Every cuDNN consumer of the environment, resolved and judged: the engine behind the
 "cuDNN consumers" part of ``%cudnn_check``.
 
-:func:`check_consumers` runs the generic scan (:mod:`cudnn_magic.probes.consumers`), the
+:func:`check_consumers` runs the generic scan (:mod:`cudnn_magic.probes.frameworks.generic`), the
 framework probes for CTranslate2, PaddlePaddle, MXNet and TensorRT
-(:mod:`cudnn_magic.probes.frameworks_extra`), resolves what each consumer's loader will pick for
+(:mod:`cudnn_magic.probes.frameworks.extra`), resolves what each consumer's loader will pick for
 the cuDNN main library and for every sub-library that library opens at run time
 (:mod:`cudnn_magic.probes.loader`, :mod:`cudnn_magic.probes.sublibraries`), and judges each row
 and each pair of consumers by the rules of :mod:`cudnn_magic.rules.consumers`. No IPython, no
@@ -95,7 +95,7 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
         ldcache: the parsed ``ld.so`` cache.
         gpus: a GPU is visible (problems are errors instead of warnings).
         paths: site directories to scan instead of ``sys.path``'s; ``conda``: see
-            :func:`~cudnn_magic.probes.consumers.scan_environment`.
+            :func:`~cudnn_magic.probes.frameworks.generic.scan_environment`.
         top: the loaders above an extension module (default: this interpreter's).
     """
     t0 = time.perf_counter()
@@ -111,8 +111,8 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
 def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
            conda: str | bool | None, top: list[str] | None) -> None:
-    from .probes.consumers import scan_environment
-    from .probes.frameworks_extra import CudnnRequest, chain_within, probe_extra_frameworks
+    from .probes.frameworks.generic import scan_environment
+    from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
     from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
     from .probes.sublibraries import main_major, predict_sublibraries
 

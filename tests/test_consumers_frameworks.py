@@ -29,7 +29,7 @@ from cudnn_magic.consumer_check import check_consumers
 from cudnn_magic.rules.consumers import ConsumerNeed, clash_findings, ctranslate2_build, judge_consumer, sublibrary_problems
 from cudnn_magic.model import ConsumerLibrary, FrameworkBuild, SublibraryPick
 from cudnn_magic.probes import libnames
-from cudnn_magic.probes.frameworks_extra.paddle import read_version_file
+from cudnn_magic.probes.frameworks.paddle import read_version_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PADDLE_262 = FIXTURES / "paddlepaddle_gpu-2.6.2" / "version__init__.py"

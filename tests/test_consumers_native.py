@@ -27,7 +27,7 @@ from support import build_c_library
 
 from cudnn_magic.consumer_check import check_consumers
 from cudnn_magic.probes import loader
-from cudnn_magic.probes.consumers import scan_environment
+from cudnn_magic.probes.frameworks.generic import scan_environment
 
 pytestmark = pytest.mark.native
 

@@ -666,8 +666,8 @@ def test_never_raises(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(fw, "read_tf_build_info", boom)
-    monkeypatch.setattr(fw, "_bundled_cudnn", boom)
+    monkeypatch.setattr(fw.tensorflow, "read_tf_build_info", boom)
+    monkeypatch.setattr(fw.pytorch, "_bundled_cudnn", boom)
     builds, notes = probe_frameworks(paths=[str(tmp_path)])
     assert {b.name for b in builds} == {"CuPy", "ONNX Runtime"}
     assert "TensorFlow: probe failed: RuntimeError: boom" in notes

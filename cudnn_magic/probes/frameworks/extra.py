@@ -2,7 +2,7 @@
 CTranslate2, PaddlePaddle, MXNet and TensorRT, one module each.
 
 Each probe reads plain files only (``*.dist-info`` metadata, a ``version.py`` parsed with
-:mod:`ast`, the ELF dynamic sections found by :mod:`cudnn_magic.probes.consumers`) and returns
+:mod:`ast`, the ELF dynamic sections found by :mod:`cudnn_magic.probes.frameworks.generic`) and returns
 :class:`ConsumerFacts`: the unjudged row and how the framework asks for cuDNN
 (:class:`CudnnRequest`). :mod:`cudnn_magic.consumer_check` resolves the requests and judges the
 rows by each framework's own rule (:mod:`cudnn_magic.rules.consumers`). Probes never raise and
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ...model import FrameworkBuild
-from ..consumers import Distribution, EnvironmentScan
+from .generic import Distribution, EnvironmentScan
 
 __all__ = ["CudnnRequest", "ConsumerFacts", "probe_extra_frameworks", "find_package", "dist_info"]
 
@@ -89,7 +89,7 @@ def find_package(name: str, paths: list[str] | None) -> str | None:
 def dist_info(site: str, names: tuple[str, ...]) -> tuple[str, str, list[str]] | None:
     """(name, version, Requires-Dist) of the first ``*.dist-info`` in ``site`` whose normalised
     name is among ``names`` (in the order of ``names``)."""
-    from ..frameworks import read_dist_metadata
+    from .common import read_dist_metadata
 
     try:
         entries = os.listdir(site)

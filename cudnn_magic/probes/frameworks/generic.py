@@ -27,10 +27,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..model import LibraryCopy
-from . import libnames
-from .elf import ElfDynamic
-from .loader import elf_facts
+from ...model import LibraryCopy
+from .. import libnames
+from ..elf import ElfDynamic
+from ..loader import elf_facts
 
 __all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment", "site_dirs",
            "is_native_name", "CUDNN_DISTRIBUTION"]

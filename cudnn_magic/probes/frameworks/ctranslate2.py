@@ -20,11 +20,11 @@ import dataclasses
 import os
 import sys
 
-from ...rules.consumers import ctranslate2_build
 from ...model import FrameworkBuild
+from ...rules.consumers import ctranslate2_build
 from .. import libnames
-from ..consumers import EnvironmentScan
-from . import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
+from .generic import EnvironmentScan
+from .extra import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
 
 
 def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes: list[str]) -> list[ConsumerFacts]:

@@ -24,8 +24,8 @@ from typing import Any
 
 from ...model import FrameworkBuild
 from ...rules.cudnn_version import try_parse
-from ..consumers import EnvironmentScan
-from . import ConsumerFacts, CudnnRequest, dist_info, find_package
+from .generic import EnvironmentScan
+from .extra import ConsumerFacts, CudnnRequest, dist_info, find_package
 
 #: Libraries that may hold Paddle's dynload code, most specific first (paddle/libs in 2.5+
 #: wheels, the pybind module otherwise).
@@ -36,7 +36,7 @@ _DISTS = ("paddlepaddle-gpu", "paddlepaddle", "paddlepaddle-cuda", "paddle-gpu")
 
 def read_version_file(pkg: str) -> tuple[dict[str, Any], str] | None:
     """The constants of ``paddle/version/__init__.py`` (or ``paddle/version.py``) and its path."""
-    from ..frameworks import module_constants
+    from .common import module_constants
 
     for rel in (os.path.join("version", "__init__.py"), "version.py"):
         p = os.path.join(pkg, rel)

@@ -17,8 +17,8 @@ import sys
 
 from ...model import FrameworkBuild
 from .. import libnames
-from ..consumers import EnvironmentScan
-from . import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
+from .generic import EnvironmentScan
+from .extra import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
 
 _DIST = re.compile(r"^mxnet(-cu(\d+)[a-z]*|-native|-mkl)?$")
 

@@ -1,0 +1,116 @@
+"""PyTorch: the cuDNN it bundles or pins (``torch/lib/libcudnn*``, ``nvidia-cudnn-cu*`` pins) and,
+when imported, ``torch.backends.cudnn.version()``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import re
+from typing import Any
+
+
+from ...model import FrameworkBuild
+from ...rules.cudnn_version import CudnnVersion, try_parse
+from .common import (_call, _cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _pin_name,
+                     _pin_version, _soname, _v3, module_constants)
+
+
+_TORCH_CONSUMERS = ("lib/libtorch_cuda.so", "lib/libtorch_cuda_cpp.so", "lib/libtorch_cuda_cu.so", "lib/libtorch.so")
+
+
+_BUNDLED = re.compile(r"^libcudnn(?:-[0-9a-f]{8})?\.so\.(\d+(?:\.\d+){0,3})$")
+
+
+def _bundled_cudnn(pkg: str) -> tuple[CudnnVersion, str] | None:
+    """A ``libcudnn.so.N[.x.y]`` shipped inside ``torch/lib`` (wheels before torch 1.13 bundled
+    it; auditwheel names look like ``libcudnn-<hash>.so.8.0.5``): (version, file name)."""
+    lib = os.path.join(pkg, "lib")
+    try:
+        names = sorted(os.listdir(lib), key=len, reverse=True)
+    except OSError:
+        return None
+    for n in names:
+        m = _BUNDLED.match(n)
+        if m:
+            v = try_parse(m.group(1)) if "." in m.group(1) else CudnnVersion(int(m.group(1)))
+            if v is not None:
+                return v, n
+    return None
+
+
+def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[FrameworkBuild]:
+    dirs = f.package_dirs("torch")
+    if not dirs:
+        return []
+    pkg = dirs[0]
+    dists = f.dists(("torch", "pytorch", "torch-nightly"), near=pkg)
+    dist = dists[0] if dists else None
+    if _leftover(pkg, dist, "PyTorch", notes):
+        return []
+    consts: dict[str, Any] = {}
+    vpath = os.path.join(pkg, "version.py")
+    try:
+        consts, _ = module_constants(vpath)
+    except FileNotFoundError:
+        notes.append(f"PyTorch: {vpath} is missing")
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        notes.append(f"PyTorch: could not read {vpath}: {type(exc).__name__}: {exc}")
+    version = dist.version if dist else str(consts.get("__version__") or "unknown")
+    pins = _cudnn_pins(dist)
+    mod = _imported_module("torch", pkg)
+    if mod is None and import_frameworks:
+        mod = _import("torch", pkg, notes, "PyTorch")
+    kw: dict[str, Any] = dict(
+        name="PyTorch", distribution=dist.name if dist else "torch", version=version,
+        imported=mod is not None, pins=pins, checker="pytorch",
+    )
+    cuda = consts.get("cuda")
+    hip = consts.get("hip")
+    kw["cuda_compiled"] = str(cuda) if cuda else None
+    compiled: CudnnVersion | None = None
+    source: str | None = None
+    pin = _pin_version(pins, ("==", "==="))
+    bundled = _bundled_cudnn(pkg)
+    if pin is not None:
+        compiled, source = pin[0], f"wheel pin {_pin_name(pin[1])} (torch METADATA)"
+    elif bundled is not None:
+        compiled, source = bundled[0], f"cuDNN bundled in torch/lib ({bundled[1]})"
+    if mod is not None:
+        rt, err = _call(lambda: importlib.import_module("torch.backends.cudnn").version())
+        if err:
+            notes.append(f"PyTorch: torch.backends.cudnn.version() failed: {err}")
+        elif rt is not None:
+            v = try_parse(rt)
+            kw["cudnn_runtime"] = str(v) if v else str(rt)
+        cc = getattr(getattr(mod, "_C", None), "_cudnn", None)
+        if cc is not None and hasattr(cc, "getCompileVersion"):
+            got, err = _call(cc.getCompileVersion)
+            v = try_parse(tuple(got)) if isinstance(got, (tuple, list)) else try_parse(got) if got is not None else None
+            if err:
+                notes.append(f"PyTorch: torch._C._cudnn.getCompileVersion() failed: {err}")
+            elif v is not None:
+                compiled, source = v, "torch._C._cudnn.getCompileVersion() (torch is imported)"
+        if not kw["cuda_compiled"]:
+            c = getattr(getattr(mod, "version", None), "cuda", None)
+            kw["cuda_compiled"] = str(c) if c else None
+            cuda = cuda or c
+    if compiled is None:
+        if hip:
+            source = f"ROCm build (torch/version.py hip {hip!r}: MIOpen, no cuDNN)"
+        elif not cuda and ("+cpu" in version or "cuda" in consts):
+            source = "CPU-only build (torch/version.py cuda is None)"
+        elif cuda:
+            source = None
+            notes.append(
+                f"PyTorch {version}: CUDA {cuda} build without a cuDNN wheel pin or bundled copy "
+                "(conda or source build, or cuDNN linked statically); import torch "
+                "(--import-frameworks) for torch._C._cudnn.getCompileVersion()"
+            )
+    kw["cudnn_compiled"] = _v3(compiled) if compiled is not None else None
+    kw["cudnn_compiled_source"] = source
+    if compiled is not None or cuda:
+        kw["cudnn_soname"] = _soname(compiled)
+        kw["consumer_library"] = _first_existing(pkg, _TORCH_CONSUMERS[:3])
+    return [FrameworkBuild(**kw)]
