@@ -45,7 +45,7 @@ def check(import_frameworks: bool = False, deep: bool = False) -> Report:
 
     Never raises for environment problems; they appear in ``report.notes``.
     """
-    from .check import run_check
+    from .check import run_check  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return run_check(import_frameworks=import_frameworks, deep=deep)
 
@@ -58,7 +58,7 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
     annotation in a notebook; empty when nothing is cuDNN-related, with ``.message`` saying so
     when the input is empty or binary (a shared library, an archive: not a log).
     """
-    from .diagnose import diagnose
+    from .diagnose import diagnose  # the package imports nothing until used: `import cudnn_magic` stays free
     from .model import Diagnoses
     from .textinput import describe
 
@@ -72,7 +72,7 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
 def gpu_memory() -> MemorySnapshot:
     """One sample of every visible GPU's memory (bytes), via NVML. Never raises: with no
     driver, ``snapshot.error`` says why."""
-    from .memory import sample
+    from .memory import sample  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return sample()
 
@@ -85,6 +85,7 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
     marked). Raises ``cudnn_magic.cluster.ClusterCheckError`` for bad input, an unreachable
     scheduler, or no Dask installed (``pip install 'cudnn-magic[dask]'``).
     """
+    # the package imports nothing until used: `import cudnn_magic` stays free
     from .cluster import cluster_check as _cluster_check
 
     return _cluster_check(client_or_address, timeout=timeout)
@@ -92,14 +93,14 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
 
 def load_ipython_extension(ip: Any) -> None:
     """Called by ``%load_ext cudnn_magic``: register the magics and turn on annotation."""
-    from .shell.extension import load
+    from .shell.extension import load  # the package imports nothing until used: `import cudnn_magic` stays free
 
     load(ip)
 
 
 def unload_ipython_extension(ip: Any) -> None:
     """Called by ``%unload_ext cudnn_magic``: undo everything ``load_ipython_extension`` did."""
-    from .shell.extension import unload
+    from .shell.extension import unload  # the package imports nothing until used: `import cudnn_magic` stays free
 
     unload(ip)
 

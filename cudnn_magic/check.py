@@ -63,6 +63,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     framework's native library built as a stand-in, or a build described by hand)."""
     t0 = time.perf_counter()
     notes: list[str] = []
+    # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .probes.installed import environ_at_start, probe_installed
     from .probes.loaded import MappedState, probe_mapped
     from .probes.owners import probe_overwritten_wheels
@@ -85,6 +86,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     judged_fws: list[FrameworkBuild] = list(frameworks) if frameworks is not None else []
     if frameworks is None:
         try:
+            # start-up cost: the probes load only when a check runs (cached_report needs none)
             from .probes.frameworks import probe_frameworks
 
             fws, fnotes = probe_frameworks(import_frameworks=import_frameworks)
@@ -126,6 +128,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     driver: Driver | Unavailable | None
     gpus: tuple[Gpu, ...] = ()
     try:
+        # start-up cost: the probes load only when a check runs (cached_report needs none)
         from .probes.nvml import driver_and_gpus
 
         driver, gpus = driver_and_gpus()
@@ -138,6 +141,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     # any library that NEEDs libcudnn*): judged rows, vendored copies, findings (issue 18).
     consumer_report = None
     try:
+        # start-up cost: the probes load only when a check runs (cached_report needs none)
         from .consumer_check import check_consumers
 
         consumer_report = check_consumers(frameworks=judged_fws, loaded=tuple(loaded), installed=tuple(installed),
@@ -214,6 +218,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             (:func:`cudnn_magic.probes.loaded.bound_cudnn`); a library bound before another
             copy arrived keeps its copy, whatever a new library would bind to.
     """
+    # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .probes.installed import resolve
 
     findings: list[Finding] = []
@@ -323,13 +328,14 @@ def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
 def _canonical_name(name: str) -> str:
     """The PEP 503 form of a distribution name (``packaging.utils``, imported on first use:
     ``packaging.requirements`` costs about 20 ms of ``cudnn-magic check --json``'s start-up)."""
-    from packaging.utils import canonicalize_name
+    from packaging.utils import canonicalize_name  # start-up cost: packaging's requirement parser only for pins
 
     return canonicalize_name(name)
 
 
 def _requirement(spec: str) -> Any:
     """``packaging.requirements.Requirement(spec)``, or None when ``spec`` is not one."""
+    # start-up cost: packaging's requirement parser only for pins
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
@@ -355,6 +361,7 @@ def _where(path: str, entry: str | None, owner: str | None) -> str:
 
 
 def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
+    # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .rules.consumers import CONSUMER_CHECKERS
     from .rules.compat import RULES
 
@@ -742,6 +749,7 @@ def cached_report() -> Report | None:
     of ``/proc/self/maps``, about a millisecond). For the error annotation. Never raises."""
     global _cache
     try:
+        # start-up cost: the probes load only when a check runs (cached_report needs none)
         from .probes.loaded import mapped_cudnn_paths
 
         key = tuple(mapped_cudnn_paths()[0])

@@ -63,7 +63,7 @@ def worker_probe() -> dict[str, Any]:
     Never raises: on failure it returns ``{"error": "<type>: <message>", ...}`` with the same
     identification keys.
     """
-    from .probes.installed import environ_at_start
+    from .probes.installed import environ_at_start  # start-up cost: only the worker probe needs the check
 
     start = environ_at_start()
     out: dict[str, Any] = {
@@ -75,9 +75,9 @@ def worker_probe() -> dict[str, Any]:
         "environ_at_start_read": start is not None,
     }
     try:
-        from . import __version__
-        from .check import run_check
-        from .render.report import report_json
+        from . import __version__  # the package's own attribute, set before any submodule loads
+        from .check import run_check  # start-up cost: only the worker probe needs the check
+        from .render.report import report_json  # start-up cost: only the worker probe needs the check
 
         out["cudnn_magic_version"] = __version__
         report = report_json(run_check(import_frameworks=False, deep=False))
@@ -98,7 +98,7 @@ def worker_probe() -> dict[str, Any]:
 
 def _import_distributed() -> Any:
     try:
-        import distributed
+        import distributed  # optional dependency (cudnn-magic[dask]), imported only to reach a cluster
     except ImportError as exc:
         raise DaskNotInstalledError(
             f"Checking a Dask cluster needs dask.distributed, which is not installed here "
@@ -150,6 +150,7 @@ def _check_address(address: str) -> None:
     without host and port (``inproc://``, ``ucx://``) are left to the Client. Source:
     ``distributed.comm.get_address_host_port``."""
     try:
+        # optional dependency (cudnn-magic[dask]), imported only to reach a cluster
         from distributed.comm import get_address_host_port
     except ImportError:
         return

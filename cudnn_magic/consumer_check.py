@@ -17,10 +17,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+import re
 
 from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Resolution
 from .probes import libnames
 from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
+from .rules.cudnn_version import try_parse
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -56,8 +58,6 @@ class ConsumerReport:
 
 
 def _norm(name: str) -> str:
-    import re
-
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -69,7 +69,7 @@ def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str
         return parsed[2]  # a vendored copy's name is its version (auditwheel keeps the real file name's)
     if c is not None and c.version:
         return c.version
-    from .probes.installed import static_version
+    from .probes.installed import static_version  # start-up cost: the consumer scan's probes load only when it runs
     from .probes.owners import owner_of
 
     try:
@@ -111,6 +111,7 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
 def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
            conda: str | bool | None, top: list[str] | None) -> None:
+    # start-up cost: the consumer scan's probes load only when it runs
     from .probes.frameworks.generic import scan_environment
     from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
     from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
@@ -262,8 +263,8 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
+    # start-up cost: the consumer scan's probes load only when it runs
     from .probes.subprocess_probe import query_versions
-    from .rules.cudnn_version import try_parse
 
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
@@ -312,8 +313,6 @@ def _major(soname: str) -> int | None:
 
 def _major_of(c: ConsumerLibrary) -> int | None:
     if c.picked_version:
-        from .rules.cudnn_version import try_parse
-
         v = try_parse(c.picked_version)
         if v is not None:
             return v.major

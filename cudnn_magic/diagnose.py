@@ -15,19 +15,20 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 from typing import Iterable
+import os.path
 
 
 from .fixes.advice import offer
 from .fixes.catalogue import RUNNABLE
+from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .knowledge.matcher import FIX_IDS, scan
 from .knowledge.signature import Hit
-from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
+from .knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
 from .rules.compat import judge
 from .rules.consumers import CONSUMER_CHECKERS
 from .rules.cudnn_version import CudnnVersion, try_parse
 from .rules.gpu import driver_at_least, driver_floor
-from .knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 
 __all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 
@@ -622,8 +623,6 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     if not any(f.id in causal for f in report.findings):
         for res in report.resolutions:  # a report without the check's findings (built by hand)
             if res.picked and res.shadowed:
-                import os.path
-
                 d = os.path.dirname(res.picked)
                 fix = Fix(
                     "remove-shadowing-dir", f"Take {d} off the library path",
@@ -649,8 +648,6 @@ def _shadowing_without_framework(aggs: dict[str, _Agg], report: Report, mapped: 
     mapped cuDNN came from an ``LD_LIBRARY_PATH`` entry, and this environment has its own cuDNN
     of the compiled-against release further down the loader's search. Then taking that entry off
     the path is the fix, and installing cuDNN again would change nothing (it is installed)."""
-    import os.path
-
     a = aggs.get("cudnn-version-mismatch")
     compiled = try_parse(a.versions.get("compiled") or a.versions.get("minimum") or "") if a else None
     if a is None or compiled is None or compiled.minor is None:

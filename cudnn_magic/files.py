@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import stat
+import fcntl
+import time
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
@@ -40,8 +43,6 @@ def open_lock_file(path: str | os.PathLike[str]) -> int:
     """Open (creating it 0o600 with ``O_EXCL`` when missing) the lock file ``path``, never
     through a link; returns the fd. Raises OSError (``ELOOP`` for a link, ``EINVAL`` for
     something that is not a regular file)."""
-    import stat
-
     path = os.fspath(path)
     flags = os.O_RDWR | os.O_CLOEXEC | _NOFOLLOW
     try:
@@ -70,8 +71,6 @@ class file_lock:  # noqa: N801 - used as a context manager, like open()
         self.fd = -1
 
     def __enter__(self) -> "file_lock":
-        import fcntl
-        import time
 
         fd = open_lock_file(self.path)
         deadline = time.monotonic() + self.timeout

@@ -13,8 +13,10 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import Any
+import dataclasses
 
 from .model import GpuMemory, MemorySnapshot, ProcessMemory
+from .options import parse_seconds
 from .probes import nvml
 
 __all__ = ["sample", "snapshot_json", "parse_visible_devices", "framework_usage"]
@@ -275,7 +277,6 @@ def _with_framework_usage(row: GpuMemory) -> GpuMemory:
     value, source = framework_usage(row.visible_index)
     if value is None:
         return row
-    import dataclasses
 
     return dataclasses.replace(row, this_kernel_bytes=value, this_kernel_source=source)
 
@@ -325,8 +326,6 @@ def interval_seconds(text: object) -> float:
             [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
             magic_arguments turn it into a one-line usage error).
     """
-    from .options import parse_seconds
-
     return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
 
 

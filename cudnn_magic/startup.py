@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from .files import atomic_write
 
 BEGIN = "# >>> cudnn-magic install-startup >>>"
 END = "# <<< cudnn-magic install-startup <<<"
@@ -62,7 +63,7 @@ def env_config_dir() -> Path:
 def profile_config_dir(ipython_dir: str | os.PathLike | None = None, profile: str = "default") -> Path:
     """``<ipython_dir>/profile_<profile>`` (default IPython dir: ``$IPYTHONDIR`` or ``~/.ipython``)."""
     if ipython_dir is None:
-        from IPython.paths import get_ipython_dir
+        from IPython.paths import get_ipython_dir  # start-up cost: IPython only to find its profile directory
 
         ipython_dir = get_ipython_dir()
     return Path(ipython_dir) / f"profile_{profile}"
@@ -138,8 +139,6 @@ def _python_of(d: Path) -> str:
 
 def _write(path: Path, text: str) -> None:
     """Replace ``path`` atomically, keeping its permission bits (0o644 for a new file)."""
-    from .files import atomic_write
-
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:

@@ -185,7 +185,7 @@ def _trim_malloc() -> None:
     global _malloc_trim
     if _malloc_trim is None:
         try:
-            import ctypes
+            import ctypes  # start-up cost of the helper process (python -I -S, about 10 ms)
 
             _malloc_trim = ctypes.CDLL(None).malloc_trim
         except (ImportError, OSError, AttributeError):
@@ -210,7 +210,7 @@ class _Forwarder(threading.Thread):
     def __init__(self, downstream: int, fallback: int, publish, memory_bytes: int = MEMORY_BYTES,
                  spool_bytes: int = SPOOL_BYTES, directory: str = "", ack_fd: int = -1) -> None:
         super().__init__(daemon=True, name="forward")
-        import collections
+        import collections  # start-up cost of the helper process (python -I -S, about 10 ms)
 
         self.fds = [fd for fd in (downstream, fallback) if fd >= 0]
         self.cond = threading.Condition()
@@ -530,7 +530,7 @@ def _guardian(life_r: int, downstream: int, fallback: int) -> None:
 
 
 def main(argv: list) -> int:
-    import argparse
+    import argparse  # start-up cost of the helper process (python -I -S, about 10 ms)
 
     p = argparse.ArgumentParser(prog="cudnn_magic.capture.helper")
     p.add_argument("--dir", required=True, help="instance directory (log segments, meta.json)")
@@ -573,7 +573,7 @@ def main(argv: list) -> int:
         os.close(life_r)
     os.set_inheritable(life_w, False)
 
-    import mmap
+    import mmap  # start-up cost of the helper process (python -I -S, about 10 ms)
 
     sfd = os.open(args.state, os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     state = mmap.mmap(sfd, STATE_SIZE)

@@ -18,11 +18,18 @@ import logging
 import os
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
+import stat
+import stat as _stat
 
 from ..model.crash import CrashRecord
+from ..safetext import safe_text
+from . import helper as H
+from .helper import _pid_alive as alive
+from .tee import read_slice, record_key, records_root
 
 log = logging.getLogger("cudnn_magic")
 
@@ -83,8 +90,6 @@ def _safe_text(data: bytes) -> str:
     """Decode with replacement and replace control characters other than tab/newline,
     bidirectional controls and lone surrogates (:func:`cudnn_magic.safetext.safe_text`: binary
     garbage stays printable, terminal escapes are neutralised, nothing reorders the text)."""
-    from ..safetext import safe_text
-
     return safe_text(data.decode("utf-8", "replace"))
 
 
@@ -93,8 +98,6 @@ def _read_bytes(path: Path, limit: int, tail: bool = True) -> bytes:
     symbolic link. Raises OSError."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        import stat
-
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
@@ -131,7 +134,6 @@ def _create_exclusive(path: Path) -> int:
 def _pid_alive(pid: int | None) -> bool:
     if not pid or pid <= 0:
         return False
-    from .helper import _pid_alive as alive
 
     return alive(pid)
 
@@ -163,8 +165,6 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         settle_s: if the capture helper still runs for a kernel that is gone, wait up to this
             many seconds for it to finish logging.
     """
-    from . import helper as H
-    from .tee import read_slice
 
     d = Path(directory)
     rec = CrashRecord(key=key or d.parent.name, directory=str(d))
@@ -256,7 +256,6 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         names = []
         problems.append(f"the record directory cannot be listed ({exc.strerror or exc})")
     ends = []
-    import stat as _stat
 
     for n in list(names):
         try:
@@ -319,8 +318,6 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
 def _instances(keydir: Path) -> list[Path]:
     """Instance directories of a key, newest first (names are ``<time_ns>-<pid>``); links and
     anything but a directory are left out (never followed)."""
-    import stat as _stat
-
     try:
         names = os.listdir(keydir)
     except OSError:
@@ -351,8 +348,6 @@ def valid_key(key: object) -> bool:
 def _key_dir(key: str, root: Path) -> Path | None:
     """``root/key`` when ``key`` is valid and that is a real directory of this user (never a
     link), else ``None``."""
-    import stat as _stat
-
     if not valid_key(key):
         return None
     kd = root / key
@@ -390,8 +385,6 @@ def previous_crashes(key: str, root: Path | None = None, include_shown: bool = F
     Raises:
         ValueError: ``key`` is not one path component (see :func:`valid_key`).
     """
-    from .tee import records_root
-
     if not valid_key(key):
         raise ValueError(f"not a record key (one path component such as kernel-1234abcd or terminal-pts-3): {key!r}")
     keydir = _key_dir(key, root or records_root())
@@ -433,13 +426,10 @@ def claim_previous(key: str, root: Path | None = None) -> tuple[CrashRecord | No
 def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord | None:
     """The newest crash record (shown or not) of ``key`` (default: this process's key), with
     its diagnoses; ``None`` if there is none. Reads only; marks nothing."""
-    from .tee import record_key
-
     if key is None:
-        try:
-            from IPython import get_ipython
-
-            ip = get_ipython()
+        try:  # the running shell, if IPython is loaded at all (looked up, not imported: no IPython here)
+            ipython = sys.modules.get("IPython")
+            ip = ipython.get_ipython() if ipython is not None else None
         except Exception:  # noqa: BLE001
             ip = None
         key = record_key(ip)
@@ -452,8 +442,6 @@ def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord 
 
 def all_crashes(root: Path | None = None) -> list[CrashRecord]:
     """Every crash record under the records root (every key), newest first (for the CLI)."""
-    from .tee import records_root
-
     root = root or records_root()
     out = []
     try:
@@ -495,8 +483,6 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
     Returns:
         The removed key directories.
     """
-    from .tee import records_root
-
     root = root or records_root()
     now = time.time() if now is None else now
     stamp = root / ".cleanup-stamp"
@@ -524,7 +510,6 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
         keys = os.listdir(root)
     except OSError:
         return []
-    import stat as _stat
 
     for key in keys:
         if key.startswith(".") or key == keep_key:
@@ -584,6 +569,7 @@ def _key_gone(kd: Path, key: str, now: float) -> bool:
         conn = _read_bytes(kd / CONNECTION_NAME, 4096, tail=False).decode("utf-8", "replace").strip()
     except OSError:
         try:
+            # start-up cost: Jupyter's path and kernelspec modules, only on this path
             from jupyter_core.paths import jupyter_runtime_dir
 
             conn = os.path.join(jupyter_runtime_dir(), key + ".json")

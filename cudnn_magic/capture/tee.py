@@ -36,7 +36,9 @@ import threading
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional
+import stat as _stat
 
+from ..kernelinfo import connection_file
 from . import helper as _helper
 
 log = logging.getLogger("cudnn_magic")
@@ -108,11 +110,12 @@ class Mark(NamedTuple):
 def records_root() -> Path:
     """The directory holding every kernel's records (created 0o700)."""
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_core.paths import jupyter_runtime_dir
 
         root = Path(jupyter_runtime_dir()) / "cudnn-magic"
     except Exception:  # noqa: BLE001 - jupyter_core missing or broken
-        import tempfile
+        import tempfile  # start-up cost: tempfile (random, shutil) only without a runtime dir
 
         root = Path(tempfile.gettempdir()) / f"cudnn-magic-{os.getuid()}"
     _private_dir(root)
@@ -122,7 +125,6 @@ def records_root() -> Path:
 def _private_dir(path: Path) -> None:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = os.lstat(path)
-    import stat as _stat
 
     if not _stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise OSError(f"{path} is not a directory owned by this user")
@@ -134,9 +136,7 @@ def record_key(shell: object = None) -> str:
     """The stable key of this process's records (see the module docstring)."""
     if shell is not None and any(c.__name__ == "ZMQInteractiveShell" for c in type(shell).__mro__):
         try:
-            from ipykernel.connect import get_connection_file
-
-            name = os.path.basename(get_connection_file())
+            name = os.path.basename(connection_file() or "")
             if name.endswith(".json"):
                 name = name[:-5]
             if name:

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..capture.records import all_crashes, previous_crashes, valid_key
+from ..capture.tee import records_root
 
 
 def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, err: Any = None) -> int:
@@ -15,7 +16,6 @@ def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, 
     record key (:func:`valid_key`: ``../../x``, an absolute path, ``a/b``)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    from ..capture.tee import records_root
 
     if key is not None and not valid_key(key):
         err.write(f"cudnn-magic crashes: --key takes one record key (a single path component such as "

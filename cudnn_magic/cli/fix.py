@@ -9,6 +9,7 @@ import sys
 from typing import Any, TextIO
 
 from .. import fixes
+from ..model import to_plain
 from ..options import fix_context as _context
 
 __all__ = ["add_fix_arguments", "cli_fix"]
@@ -71,8 +72,6 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _result_dict(res: fixes.FixResult) -> dict[str, Any]:
-    from ..model import to_plain
-
     return to_plain(res)  # type: ignore[no-any-return]
 
 

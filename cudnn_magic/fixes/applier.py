@@ -13,13 +13,15 @@ import sys
 import threading
 import time
 from typing import Any, Callable
+import contextlib
 
 from packaging.version import InvalidVersion, Version
 
 from ..files import file_lock
+from ..kernelinfo import kernel_app as _kernel_app
 from ..model.fixes import FixPlan, FixResult, _quote
 from ..rules.requirement import _CUDNN_DIST
-from .environment import BACKUP_TAG, _kernel_app, _load_spec, _python
+from .environment import BACKUP_TAG, _load_spec, _python
 from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _atomic_write, _journal_load,
                       _journal_locked, _journal_path, _journal_pop, _journal_push, _journal_save, _lock_path,
                       _read_or_none, _read_regular)
@@ -167,7 +169,6 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
     """
     if not p.applicable:
         return FixResult(p.fix_id, False, error=f"not applicable: {p.reason}")
-    import contextlib
 
     done: list[str] = []
     output: list[str] = []
@@ -357,6 +358,7 @@ def _undo_record(fix_id: str, rec: Any, output: list[str]) -> str:
 def _known_kernel_jsons() -> dict[str, str]:
     """``{kernel.json path: kernelspec name}`` of every kernelspec jupyter_client finds now."""
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_client.kernelspec import KernelSpecManager
 
         specs = KernelSpecManager().find_kernel_specs()
@@ -433,6 +435,7 @@ def _remove_created_copy(fix_id: str, rec: dict[str, Any], norm: str, kdir: str)
     """Undo a user-level kernelspec copy the fix created: only in the user's own kernels
     folder, only the files the record names there (``kernel.json``, ``logo-*``)."""
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_core.paths import jupyter_data_dir
 
         user_kernels = os.path.normpath(os.path.abspath(os.path.join(jupyter_data_dir(), "kernels")))
@@ -503,6 +506,7 @@ def _known_interpreters() -> dict[str, str]:
 
     out = {norm(sys.executable): "this kernel's interpreter"}
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_client.kernelspec import KernelSpecManager
 
         specs = KernelSpecManager().find_kernel_specs()

@@ -13,9 +13,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
+import importlib.metadata as md
 
 from packaging.version import InvalidVersion, Version
 
+from ..kernelinfo import connection_file
 from ..rules.requirement import _DIST_NAME
 
 
@@ -49,8 +51,6 @@ def _installed_version(python: str, dist: str) -> str | None:
         return None
     if python == sys.executable:
         try:
-            import importlib.metadata as md
-
             raw = md.version(dist)
         except Exception:  # noqa: BLE001
             return None
@@ -80,33 +80,10 @@ def _pip_extra_args(context: dict[str, Any]) -> list[str]:
     return out
 
 
-def _kernel_app() -> Any:
-    """The running ``IPKernelApp`` when this process is an ipykernel, else None. Imports
-    nothing that is not already imported."""
-    mod = sys.modules.get("ipykernel.kernelapp")
-    if mod is None:
-        return None
-    try:
-        app_cls = mod.IPKernelApp
-        return app_cls.instance() if app_cls.initialized() else None
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def _connection_file(context: dict[str, Any]) -> str | None:
     if context.get("connection_file"):
         return str(context["connection_file"])
-    app = _kernel_app()
-    if app is None:
-        return None
-    try:
-        # ipykernel.connect.get_connection_file(app), read here without importing ipykernel
-        # (only cudnn_magic.shell and .ui may): the app's file, found in "." or its connection_dir.
-        from traitlets.utils import filefind  # only inside a running kernel, where traitlets is loaded
-
-        return str(filefind(app.connection_file, [".", app.connection_dir]))
-    except Exception:  # noqa: BLE001
-        return getattr(app, "connection_file", None) or None
+    return connection_file()
 
 
 def _environ(context: dict[str, Any]) -> dict[str, str]:
@@ -157,6 +134,7 @@ def find_running_kernelspec(context: dict[str, Any] | None = None) -> KernelSpec
     """
     context = context or {}
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_client.kernelspec import KernelSpecManager
     except ImportError:
         return "jupyter_client is not installed, so kernelspecs cannot be found"
@@ -204,6 +182,7 @@ def find_running_kernelspec(context: dict[str, Any] | None = None) -> KernelSpec
         return KernelSpecTarget(name, spec_dir, own, spec, original, how)
     # Read-only or ipykernel's built-in spec: a user-level copy, if it would win the search.
     try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
         from jupyter_core.paths import jupyter_data_dir
 
         user_kernels = os.path.join(jupyter_data_dir(), "kernels")

@@ -10,6 +10,7 @@ import os
 import re
 import time
 from typing import Any
+import stat as _stat
 
 
 from ..files import atomic_write, file_lock
@@ -38,6 +39,7 @@ def _state_dir() -> str:
     d = os.environ.get("CUDNN_MAGIC_STATE_DIR")
     if not d:
         try:
+            # start-up cost: Jupyter's path and kernelspec modules, only on this path
             from jupyter_core.paths import jupyter_data_dir
 
             d = os.path.join(jupyter_data_dir(), "cudnn_magic")
@@ -58,8 +60,6 @@ def _lock_path(path: str) -> str:
 def _read_regular(path: str, dir_fd: int | None = None) -> tuple[bytes, int]:
     """Bytes and permission bits of the regular file ``path``, never through a link (and
     never a FIFO or device). Raises FileNotFoundError, or OSError naming the problem."""
-    import stat as _stat
-
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
     try:
         st = os.fstat(fd)

@@ -18,13 +18,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ..kernelinfo import kernel_app as _kernel_app
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
-from ..rules.gpu import driver_floor
+from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, CudnnNeed, framework_need, witness
 from .advice import _advice
-from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _kernel_app,
-                          _pip_check, _pip_extra_args, _python, find_running_kernelspec)
+from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _pip_check,
+                          _pip_extra_args, _python, find_running_kernelspec)
 from .journal import _journal_load
 from .solver import solve_cudnn
 
@@ -167,7 +168,7 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
     resolutions = [r for r in report.resolutions if r.picked and r.shadowed and in_an_entry(r.picked)]
     if not resolutions:
         try:
-            from ..probes.installed import resolve
+            from ..probes.installed import resolve  # start-up cost: only this fix needs it
 
             sonames = sorted({c.soname for c in report.cudnn_installed if c.is_main and c.soname} | {"libcudnn.so.9"})
             for so in sonames:
@@ -404,7 +405,6 @@ def driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                        "install a driver that supports the CUDA version your framework was built with",
                        ["CUDA 13.x needs >= 580; 12.x >= 525.60.13; 11.x >= 450.80.02 (Linux; NVIDIA CUDA "
                         "minor-version compatibility)"])
-    from ..rules.gpu import driver_at_least
 
     best, fw = floors[0]
     for f, w in floors[1:]:

@@ -23,6 +23,7 @@ import importlib
 import itertools
 import re
 from typing import Callable, Iterable
+import logging
 
 from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
@@ -191,7 +192,6 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
                 hits.extend(joined)
         return hits
     except Exception:  # noqa: BLE001
-        import logging
 
         logging.getLogger("cudnn_magic").debug("knowledge scan failed", exc_info=True)
         return []

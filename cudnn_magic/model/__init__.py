@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+import os.path
+import html
+import importlib
 
 Severity = Literal["error", "warning", "info"]
 Verdict = Literal["ok", "mismatch", "unknown", "not-applicable"]
@@ -83,8 +86,6 @@ class LibraryCopy:
 
     @property
     def directory(self) -> str:
-        import os.path
-
         return os.path.dirname(self.path)
 
 
@@ -369,12 +370,12 @@ class Diagnosis:
     score: float = 0.0
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..render.diagnosis import diagnoses_html, diagnoses_text
+        from ..render.diagnosis import diagnoses_html, diagnoses_text  # a cycle: the renderers import the model
 
         return {"text/plain": diagnoses_text([self]), "text/html": diagnoses_html([self])}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from ..render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text  # a cycle: the renderers import the model
 
         p.text(diagnoses_text([self]).rstrip("\n"))
 
@@ -415,12 +416,12 @@ class Report:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """HTML in notebooks, the text report elsewhere (``cudnn_magic.check()`` in a cell)."""
-        from ..render.report import report_html, report_text
+        from ..render.report import report_html, report_text  # a cycle: the renderers import the model
 
         return {"text/plain": report_text(self), "text/html": report_html(self)}
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from ..render.report import report_text
+        from ..render.report import report_text  # a cycle: the renderers import the model
 
         p.text(report_text(self))
 
@@ -490,16 +491,14 @@ class Diagnoses(list):  # type: ignore[type-arg]
     def _text(self) -> str:
         if not self:
             return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from ..render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text  # a cycle: the renderers import the model
 
         return diagnoses_text(self).rstrip("\n")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self:
-            import html
-
             return {"text/plain": self._text(), "text/html": f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"}
-        from ..render.diagnosis import diagnoses_html
+        from ..render.diagnosis import diagnoses_html  # a cycle: the renderers import the model
 
         return {"text/plain": self._text(), "text/html": diagnoses_html(self)}
 
@@ -516,6 +515,5 @@ def __getattr__(name: str) -> Any:
     home = _LAZY.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(f".{home}", __name__), name)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+import shlex
+from ..model import to_plain
 
 
 
@@ -114,8 +116,6 @@ class FixPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (no private payload)."""
-        from ..model import to_plain
-
         d = {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "payload"}
         d["action"] = self.action
         return d
@@ -167,6 +167,4 @@ class FixResult:
 
 
 def _quote(arg: str) -> str:
-    import shlex
-
     return shlex.quote(arg)

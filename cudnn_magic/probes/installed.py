@@ -24,8 +24,10 @@ import os
 import struct
 import sys
 from dataclasses import dataclass, field
+import dataclasses
 
 from ..model import LibraryCopy, Resolution
+from ..rules.cudnn_version import try_parse
 from . import libnames
 from .elf import NotElf, read_dynamic
 from .owners import Ownership, ownership, pip_version_of
@@ -212,9 +214,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             if version is None and error is None and copy.is_main:
                 unknown.append(len(inv.copies) - 1)
     if unknown and query_unknown:
-        from .subprocess_probe import query_versions
-        from ..rules.cudnn_version import try_parse
-        import dataclasses
+        from .subprocess_probe import query_versions  # start-up cost: only this probe path needs it
 
         res = query_versions([inv.copies[i].path for i in unknown], alone=True)
         for i in unknown:

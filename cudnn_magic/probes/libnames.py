@@ -128,7 +128,7 @@ def embedded_version(path: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
-    from .elf import NotElf, read_symbol_bytes
+    from .elf import NotElf, read_symbol_bytes  # start-up cost: only this probe path needs it
 
     parsed = parse_name(os.path.basename(path))
     if not parsed or parsed[1] is None:

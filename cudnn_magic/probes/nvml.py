@@ -132,7 +132,7 @@ def _reason(exc: BaseException, fn_name: str | None = None) -> str:
 def _library_loadable() -> bool:
     """``libnvidia-ml.so.1`` can be loaded (the soname pynvml's ``_LoadNvmlLibrary`` opens on
     Linux, found the same way: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default dirs)."""
-    import ctypes
+    import ctypes  # start-up cost: ctypes only when a native library is loaded
 
     try:
         ctypes.CDLL("libnvidia-ml.so.1")

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping
+import sys
 
 from ..model import WheelOverwrite
 
@@ -344,8 +345,6 @@ def _digest_index(site_dirs: tuple[str, ...], _stamp: tuple[float, ...]) -> dict
 
 
 def _site_dirs() -> tuple[str, ...]:
-    import sys
-
     return tuple(p for p in dict.fromkeys(sys.path) if p and p.endswith(("site-packages", "dist-packages"))
                  and os.path.isdir(p))
 
@@ -370,8 +369,6 @@ def _is_site_dir(folder: str) -> bool:
     ``sys.path`` entry (a ``pip install --target`` folder on ``PYTHONPATH``: Python imports
     from it and ``pip list`` shows its distributions, as the consumer scan does): a
     distribution whose ``.dist-info`` lies there is installed, not just unpacked somewhere."""
-    import sys
-
     if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
         return True
     return os.path.realpath(folder) in _import_dirs(tuple(sys.path))

@@ -57,7 +57,7 @@ def main_major(path: str) -> int | None:
 
 
 def _version(path: str) -> str | None:
-    from .installed import static_version
+    from .installed import static_version  # start-up cost: only this probe path needs it
     from .owners import owner_of
 
     try:

@@ -18,6 +18,8 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+import dataclasses
+import time
 
 _CHILD = r"""
 import ctypes, json, os, sys
@@ -180,8 +182,7 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
     Returns:
         ``{path: ChildResult}``. Never raises.
     """
-    import dataclasses
-    import time
+    # start-up cost: the thread pool only for parallel version queries
     from concurrent.futures import ThreadPoolExecutor
 
     base = env if env is not None else os.environ.copy()
@@ -423,7 +424,7 @@ def _classify_load_error(lib: str, msg: str) -> DeepProblem:
 
 def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], checks: list[tuple[str, str]],
                 subs: list[str], rc: int | None, stdout: str, stderr: str, timeout_s: float) -> DeepResult:
-    from ..knowledge.status import decode_status
+    from ..knowledge.status import decode_status  # start-up cost: only this probe path needs it
 
     stage = None
     loaded: list[str] = []
@@ -533,8 +534,6 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
     Returns:
         ``{path: DeepResult}``. Never raises.
     """
-    import time
-
     procs: dict[str, tuple] = {}
     for p in dict.fromkeys(paths):
         major, subs, problems, checks = deep_plan(p)

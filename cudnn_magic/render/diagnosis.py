@@ -83,7 +83,7 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
     snippets as code."""
     if not diagnoses:
         return ""
-    from .report import action_html
+    from .report import action_html  # a cycle: render.report imports this module
 
     restart_words = _RESTART.get(where, _RESTART["kernel"])
     e = html.escape

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+import dataclasses
 
 from packaging.version import InvalidVersion, Version
 
@@ -278,8 +279,6 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
 
 
 def _replace(row: FrameworkBuild, **kw: object) -> FrameworkBuild:
-    import dataclasses
-
     return dataclasses.replace(row, **kw)  # type: ignore[arg-type]
 
 

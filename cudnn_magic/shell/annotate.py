@@ -34,8 +34,12 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
+import types
 
+from ..capture.helper import mib
 from ..safetext import safe_text
+from IPython.display import display
+from IPython.core.error import UsageError
 
 log = logging.getLogger("cudnn_magic")
 
@@ -62,7 +66,7 @@ def _decode(data: bytes) -> str:
 def _report() -> Any:
     """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
     try:
-        from ..check import cached_report
+        from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
     except Exception:  # noqa: BLE001 - not built yet, or broken
         return None
     try:
@@ -96,14 +100,14 @@ class Explanation:
     def _text(self) -> str:
         if not self.diagnoses:
             return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from ..render.diagnosis import diagnoses_text
+        from ..render.diagnosis import diagnoses_text  # start-up cost: not at %load_ext, only when this runs
 
         return diagnoses_text(self.diagnoses)
 
     def _html(self) -> str:
         if not self.diagnoses:
             return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
-        from ..render.diagnosis import diagnoses_html
+        from ..render.diagnosis import diagnoses_html  # start-up cost: not at %load_ext, only when this runs
 
         return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
 
@@ -176,7 +180,7 @@ class Annotator:
             self.capture_error = "turned off by CUDNN_MAGIC_CAPTURE"
             return
         try:
-            from ..capture.tee import Tee, record_key
+            from ..capture.tee import Tee, record_key  # start-up cost: not at %load_ext, only when this runs
 
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
@@ -343,7 +347,7 @@ class Annotator:
             return None
 
     def _drain(self) -> None:
-        from ..capture.tee import drain_ipykernel
+        from ..capture.tee import drain_ipykernel  # start-up cost: not at %load_ext, only when this runs
 
         try:
             drain_ipykernel()
@@ -361,7 +365,6 @@ class Annotator:
         if spilled <= s0 and dropped <= d0:
             return
         self.noted = (spilled, dropped)
-        from ..capture.helper import mib
 
         parts = []
         if spilled > s0:
@@ -395,7 +398,7 @@ class Annotator:
         tee = self.tee
         if tee is None or self.mark is None or end is None or tee.directory is None:
             return b"", end or 0
-        from ..capture.tee import read_range
+        from ..capture.tee import read_range  # start-up cost: not at %load_ext, only when this runs
 
         start = self.mark.offset
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
@@ -437,13 +440,13 @@ class Annotator:
             data, _ = self._cell_bytes(end)
         if not data:
             return
-        from ..capture.fastfind import memmem_finder
+        from ..capture.fastfind import memmem_finder  # start-up cost: not at %load_ext, only when this runs
         from ..knowledge.matcher import keyword_lines
 
         lines = keyword_lines(data, find=memmem_finder())
         if not lines:
             return
-        from ..diagnose import gpu_unused_warnings
+        from ..diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
 
         text = _decode(lines)
         found = gpu_unused_warnings(text, joined=False)
@@ -539,7 +542,7 @@ class Annotator:
             self._display(rec.diagnoses, text)
 
     def _diagnose(self, rec: ErrorRecord) -> list:
-        from ..diagnose import diagnose
+        from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
 
         kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
         found = diagnose(report=None, **kw)
@@ -548,8 +551,7 @@ class Annotator:
         return list(diagnose(report=_report(), **kw) or found)
 
     def _display(self, diagnoses: list, log_text: str, warning: bool = False) -> None:
-        from IPython.display import display
-
+        # start-up cost: not at %load_ext, only when this runs
         from ..render.diagnosis import diagnoses_html, diagnoses_text
 
         shown_log = _display_safe_log(log_text)
@@ -566,7 +568,7 @@ class Annotator:
     def explain(self, text: str = "") -> Explanation:
         """``%cudnn_explain`` body: explain ``text``, or the last error again."""
         if text.strip():
-            from ..diagnose import diagnose
+            from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
 
             return Explanation(diagnose(exception="", log=text, report=_report()), "")
         rec = self.last
@@ -582,8 +584,6 @@ def _own_usage_error(etype: type, tb: Any) -> bool:
     """A ``UsageError`` raised from one of our magics (a frame of ``cudnn_magic`` in its
     traceback): never "the last error" that ``%cudnn_explain`` explains."""
     try:
-        from IPython.core.error import UsageError
-
         if not issubclass(etype, UsageError):
             return False
         depth = 0
@@ -635,8 +635,6 @@ def _baseline_traceback(exc: BaseException) -> Any:
     """``exc``'s traceback as IPython's ``run_ast_nodes`` would have caught it had our handler
     not been between: the two frames above the caller of ``CustomTB`` (``run_ast_nodes``,
     ``run_code``), then ``exc``'s own frames without ours."""
-    import types
-
     here = __file__.rsplit(".", 1)[0]
 
     def ours(frame: Any) -> bool:
@@ -666,8 +664,6 @@ def _set_handler(shell: Any, exc_tuple: tuple) -> Any:
     """Install :func:`_handler` as ``shell.CustomTB`` for ``exc_tuple``; returns the bound
     handler (to tell later whether it is still ours). Same effect as
     ``set_custom_exc(exc_tuple, _handler)`` minus IPython's wrapper (see :func:`_handler`)."""
-    import types
-
     ctb = types.MethodType(_handler, shell)
     shell.CustomTB = ctb
     shell.custom_exceptions = exc_tuple
@@ -677,8 +673,7 @@ def _set_handler(shell: Any, exc_tuple: tuple) -> Any:
 def _show_widgets(diagnoses: list, log_text: str) -> None:
     """One button per fix of the strongest diagnosis (preview, Apply, undo through the fix
     registry). ipywidgets is imported here, never at ``%load_ext``."""
-    import ipywidgets as W
-    from IPython.display import display
+    import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
     fixes = []
     seen = set()
@@ -688,7 +683,7 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
                 seen.add(fx.id)
                 fixes.append(fx)
     try:  # the fix registry: preview (computed from live facts), Apply, undo
-        from ..ui.fix_buttons import fix_box
+        from ..ui.fix_buttons import fix_box  # start-up cost: not at %load_ext, only when this runs
 
         fix_widget = fix_box(fixes, _report()) if fixes else None
     except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
@@ -718,7 +713,7 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         children.append(out)
     # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
-        from ..ui.fallback import display_widget, fixes_fallback
+        from ..ui.fallback import display_widget, fixes_fallback  # start-up cost: not at %load_ext, only when this runs
 
         text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
         display_widget(W.VBox(children), text, page)

@@ -42,6 +42,7 @@ class CudnnMagics(Magics):
         """
         args = parse_magic_line(self.cudnn_check, line)
         if args.dask:
+            # start-up cost: not at %load_ext, only when this runs
             from ..cluster import ClusterCheckError, cluster_check
 
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
@@ -55,7 +56,7 @@ class CudnnMagics(Magics):
                 print(f"cudnn-magic: {exc}")
                 return None
             return rep.to_json() if args.json else rep
-        from ..check import run_check
+        from ..check import run_check  # start-up cost: not at %load_ext, only when this runs
         from ..render.report import ReportView, report_json
 
         report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)

@@ -13,10 +13,15 @@ import logging
 import os
 from pathlib import Path
 from typing import Any
+import faulthandler
+import sys
 
 from IPython.display import display
 
-from ..capture.records import CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous, cleanup
+from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous,
+                               cleanup)
+from ..capture.tee import _private_dir, record_key, records_root
+from ..files import atomic_write
 from ..model.crash import CrashRecord
 
 log = logging.getLogger("cudnn_magic")
@@ -99,8 +104,6 @@ def _capture_off() -> bool:
 
 
 def _enable_faulthandler(st: _Loaded) -> None:
-    import faulthandler
-
     if _capture_off() or st.keydir is None:
         return
     if faulthandler.is_enabled() and not _is_kernel_shell(st.ip) and os.isatty(2):
@@ -128,9 +131,10 @@ def _show(ip: Any, rec: CrashRecord) -> None:
             fixes += list(getattr(d, "fixes", ()) or ())
         if fixes:
             try:
-                from ..check import cached_report
+                from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
                 from ..ui.fix_buttons import fix_box
 
+                # start-up cost: not at %load_ext, only when this runs
                 from ..ui.fallback import display_widget, fixes_fallback
 
                 display_widget(fix_box(fixes, cached_report()), *fixes_fallback(fixes))
@@ -150,8 +154,6 @@ def load(ip: Any) -> None:
     st = _Loaded(ip)
     _STATE = st
     try:
-        from ..capture.tee import _private_dir, record_key, records_root
-
         st.key = record_key(ip)
         root = records_root()
         st.keydir = root / st.key
@@ -171,6 +173,7 @@ def load(ip: Any) -> None:
         log.debug("cudnn_magic: reading the previous crash record failed", exc_info=True)
     if _is_kernel_shell(ip):
         try:
+            # only in a kernel (terminal IPython may have no ipykernel)
             from ipykernel.connect import get_connection_file
 
             conn = os.path.abspath(get_connection_file())
@@ -180,8 +183,6 @@ def load(ip: Any) -> None:
             except OSError:
                 same = False
             if not same:
-                from ..files import atomic_write
-
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
                 # never written through a link planted in the key directory (issue 13)
                 atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)
@@ -211,8 +212,6 @@ def unload(ip: Any) -> None:
     _STATE = None
     st._unhook()
     if st.fh_file is not None:
-        import faulthandler
-        import sys
 
         try:
             if st.fh_was_enabled and sys.__stderr__ is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+import html
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
@@ -59,10 +60,8 @@ class ResultView:
 
     def _repr_html_(self) -> str:
         if self.message:
-            import html
-
             return f"<div class='cudnn-fix-result'>{html.escape(self.message)}</div>"
-        from ..ui.fix_buttons import result_html
+        from ..ui.fix_buttons import result_html  # start-up cost: not at %load_ext, only when this runs
 
         return result_html(self.result)
 
@@ -127,13 +126,13 @@ class FixMagics(Magics):
                 print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
             return PlanView(plan)
         try:
-            from ..model import Fix
+            from ..model import Fix  # start-up cost: not at %load_ext, only when this runs
             from ..ui.fix_buttons import fix_box
 
             box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
                                plan.reason)], report, context=plan.context)
             box.panels[0].show_preview()
-            from ..ui.fallback import display_widget
+            from ..ui.fallback import display_widget  # start-up cost: not at %load_ext, only when this runs
 
             more = (f"\nRun `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else "")
             display_widget(box, plan.text() + more,

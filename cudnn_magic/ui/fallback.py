@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html as _html
 from typing import Any, Sequence
+from IPython.display import display
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -33,8 +34,6 @@ def widget_bundle(widget: Any, text: str, html: str) -> dict[str, Any]:
 
 def display_widget(widget: Any, text: str, html: str) -> None:
     """Display ``widget`` with its fallbacks (one output)."""
-    from IPython.display import display
-
     display(widget_bundle(widget, text, html), raw=True)
 
 

@@ -21,6 +21,7 @@ from .. import fixes as _fixes
 from ..fixes.catalogue import ADVICE_ONLY  # fix ids that never execute anything: the button shows the advice
 from ..model import Fix, Report
 from .threads import start_cell_thread
+from IPython import get_ipython
 
 def _label(text: str, limit: int = 60) -> str:
     """A button label of at most ``limit`` characters, cut with an ellipsis."""
@@ -34,8 +35,6 @@ MAX_LOG_LINES = 200  # lines of streamed output kept in the log widget
 
 def _shell() -> Any:
     try:
-        from IPython import get_ipython
-
         return get_ipython()
     except Exception:  # noqa: BLE001
         return None
@@ -201,7 +200,7 @@ def fix_box(fixes: Sequence[Fix], report: Report | None = None, *, context: dict
     Returns:
         an ``ipywidgets.VBox``; its ``panels`` attribute lists the :class:`FixPanel` objects.
     """
-    import ipywidgets as W
+    import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
     seen: set[str] = set()
     panels: list[FixPanel] = []

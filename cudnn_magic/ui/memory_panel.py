@@ -22,6 +22,7 @@ from collections import deque
 from typing import Any, Callable
 
 from typing import TYPE_CHECKING
+import html
 
 from .threads import start_cell_thread
 
@@ -54,12 +55,12 @@ class MemoryView:
         self.snapshot = snapshot
 
     def __repr__(self) -> str:
-        from ..render.memory import snapshot_text
+        from ..render.memory import snapshot_text  # start-up cost: not at %load_ext, only when this runs
 
         return snapshot_text(self.snapshot)
 
     def _repr_html_(self) -> str:
-        from ..render.memory import snapshot_html
+        from ..render.memory import snapshot_html  # start-up cost: not at %load_ext, only when this runs
 
         return snapshot_html(self.snapshot)
 
@@ -94,6 +95,7 @@ class _Row:
         self.total_bytes: int | None = None
 
     def update(self, g: GpuMemory, now: float) -> None:
+        # start-up cost: not at %load_ext, only when this runs
         from ..render.memory import row_detail_html, row_label_html, sparkline_svg
 
         self.label.value = row_label_html(g)
@@ -109,7 +111,7 @@ class _Row:
         self.plot.value = sparkline_svg(list(self.history), self.total_bytes)
 
     def gone(self, reason: str) -> None:
-        from ..render.memory import row_detail_html
+        from ..render.memory import row_detail_html  # start-up cost: not at %load_ext, only when this runs
 
         self.detail.value = row_detail_html(None, reason)
         self.bar.bar_style = "danger"
@@ -130,7 +132,7 @@ class MemoryPanel:
 
     def __init__(self, interval_s: float = DEFAULT_INTERVAL_S, sampler: Callable[[], MemorySnapshot] | None = None,
                  shell: Any = None, history_s: float = HISTORY_S) -> None:
-        import ipywidgets as W
+        import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
         if sampler is None:
             from ..memory import sample as sampler  # type: ignore[assignment]
@@ -190,8 +192,6 @@ class MemoryPanel:
             state = f"every {self.interval_s:g} s" if self.running else "stopped"
             err = ""
             if s.error:
-                import html
-
                 err = f' &middot; <span style="color:#d1242f">{html.escape(s.error)}</span>'
             self.status.value = f"<small>sample {self.samples} at {when} &middot; {state}{err}</small>"
 
@@ -223,8 +223,6 @@ class MemoryPanel:
                 self.refresh()
             except Exception as exc:  # noqa: BLE001 - show it, keep sampling
                 try:
-                    import html
-
                     self.status.value = (f'<small style="color:#d1242f">sampling failed: '
                                          f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</small>")
                 except Exception:  # noqa: BLE001
@@ -258,7 +256,7 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        from ..render.memory import snapshot_html, snapshot_text
+        from ..render.memory import snapshot_html, snapshot_text  # start-up cost: not at %load_ext, only when this runs
         from .fallback import display_widget
 
         note = ("The live panel needs Jupyter's widget manager; this is the first sample "

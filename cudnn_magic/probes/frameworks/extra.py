@@ -16,6 +16,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
+import importlib.machinery
+import functools
 
 from ...model import FrameworkBuild
 from .generic import Distribution, EnvironmentScan
@@ -71,8 +73,6 @@ def norm(name: str) -> str:
 
 def find_package(name: str, paths: list[str] | None) -> str | None:
     """Directory of top-level package ``name`` on ``paths`` (or ``sys.path``), without importing."""
-    import importlib.machinery
-
     mod = sys.modules.get(name) if paths is None else None
     if mod is not None and getattr(mod, "__path__", None):
         return str(list(mod.__path__)[0])
@@ -89,7 +89,7 @@ def find_package(name: str, paths: list[str] | None) -> str | None:
 def dist_info(site: str, names: tuple[str, ...]) -> tuple[str, str, list[str]] | None:
     """(name, version, Requires-Dist) of the first ``*.dist-info`` in ``site`` whose normalised
     name is among ``names`` (in the order of ``names``)."""
-    from .common import read_dist_metadata
+    from .common import read_dist_metadata  # start-up cost: only this probe path needs it
 
     try:
         entries = os.listdir(site)
@@ -141,10 +141,8 @@ def probe_extra_frameworks(scan: EnvironmentScan, paths: list[str] | None = None
     """Run every probe of this package. ``top``: the loaders above a Python extension module
     (default :func:`~cudnn_magic.probes.loader.interpreter_loaders`); ``environ``: the start
     environment (Paddle reads ``FLAGS_cudnn_dir`` from it). Returns (facts, notes). Never raises."""
-    import functools
-
-    from . import ctranslate2, mxnet, paddle, tensorrt
-    from ..loader import interpreter_loaders
+    from . import ctranslate2, mxnet, paddle, tensorrt  # a cycle: these consumer probes import this module
+    from ..loader import interpreter_loaders  # start-up cost: only this probe path needs it
 
     top = interpreter_loaders() if top is None else top
     facts: list[ConsumerFacts] = []
