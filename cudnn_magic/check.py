@@ -32,7 +32,6 @@ from .probes import libnames
 from .rules.compat import judge
 from .rules.cudnn_version import try_parse
 from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
-from .rules.requirement import cudnn_requirement
 
 # Finding ids beyond the diagnosis catalogue (spec/diagnoses.md); stable, listed in the README.
 FINDING_IDS = {
@@ -512,6 +511,9 @@ def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
     """The pip fix for ``fw``; not applicable (with the reason) when a distribution whose files
     are on disk already satisfies the requirement, since pip would change nothing then."""
+    # start-up cost: packaging's markers and specifiers load only when a framework needs a fix
+    from .rules.requirement import cudnn_requirement
+
     req = cudnn_requirement(fw)
     if req is None:
         return None

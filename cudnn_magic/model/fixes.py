@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 import shlex
-from ..model import to_plain
+from .report import to_plain
 
 
 
