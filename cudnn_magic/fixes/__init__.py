@@ -70,7 +70,13 @@ __all__ = [
 ]
 
 
+#: The package's modules, reachable as attributes (``fixes.environment``) before anything loaded them.
+_SUBMODULES = frozenset({"advice", "applier", "catalogue", "environment", "journal", "planners", "plans", "solver"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,9 @@ _HOMES = {
     "Signature": ".signature", "Hit": ".signature", "sig": ".signature", "Refine": ".signature",
     "scan": ".matcher", "keyword_lines": ".matcher", "signatures": ".matcher", "FAMILIES": ".matcher",
     "FIX_IDS": ".matcher", "WARNING_LITERALS": ".matcher", "TRIGGERS": ".matcher", "MAX_LINE": ".matcher",
-    "MAX_JOIN_BYTES": ".matcher", "EVIDENCE_CHARS": ".matcher",
+    "MAX_JOIN_BYTES": ".matcher", "EVIDENCE_CHARS": ".matcher", "HITS_PER_KEYWORD_HEAD": ".matcher",
+    "HITS_PER_KEYWORD_TAIL": ".matcher", "WARNING_TAIL": ".matcher", "WARNING_MAX_LINES": ".matcher",
+    "SCAN_CHUNK": ".matcher", "GATHER_LIMIT": ".matcher", "GATHER_PER_BYTES": ".matcher",
 }
 
 __all__ = sorted(_HOMES)
