@@ -21,7 +21,6 @@ from IPython.display import display
 from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous,
                                cleanup)
 from ..capture.tee import _private_dir, record_key, records_root
-from ..files import atomic_write
 from ..model.crash import CrashRecord
 
 log = logging.getLogger("cudnn_magic")
@@ -183,6 +182,9 @@ def load(ip: Any) -> None:
             except OSError:
                 same = False
             if not same:
+                # start-up cost: files.py imports tempfile, only when the connection file changed
+                from ..files import atomic_write
+
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
                 # never written through a link planted in the key directory (issue 13)
                 atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)

@@ -9,7 +9,6 @@ import re
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
-from ..textinput import binary_kind
 from .annotate import Explanation, _report, annotator
 
 __all__ = ["AnnotateMagics"]
@@ -66,6 +65,8 @@ class AnnotateMagics(Magics):
                              "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
+        from ..textinput import binary_kind  # start-up cost: only when the magic runs
+
         kind = binary_kind(text) if text.strip() else None
         if kind:
             return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
