@@ -24,12 +24,11 @@ import dataclasses
 
 from packaging.version import InvalidVersion, Version
 
-from ..fixes.catalogue import FINDING_WORDED
 from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
 from .cudnn_version import try_parse
 
 __all__ = ["CONSUMER_RULES", "CONSUMER_CHECKERS", "CTRANSLATE2_BUILDS", "ctranslate2_build", "judge_consumer",
-           "clash_findings", "CONSUMER_FINDING_IDS", "CONSUMER_FIX_IDS", "sublibrary_problems"]
+           "clash_findings", "CONSUMER_FINDING_IDS", "sublibrary_problems"]
 
 CONSUMER_RULES: dict[str, str] = {
     "ctranslate2": (
@@ -72,7 +71,6 @@ CONSUMER_FINDING_IDS = {
     "cudnn-import-order": "consumers of one cuDNN major would get their sub-libraries from different copies: in one "
                           "kernel the first one loaded serves all, so import order decides",
 }
-CONSUMER_FIX_IDS = FINDING_WORDED  # the fix catalogue's advice-only fixes worded by these findings
 
 #: CTranslate2 Linux wheels: (first, last) version -> (CUDA, cuDNN or None when built without).
 #: Source: python/tools/prepare_build_environment_linux.sh at each tag (the cuda-nvcc and
@@ -379,3 +377,14 @@ def clash_findings(needs: list[ConsumerNeed], *, gpus: bool) -> list[Finding]:
                      "one environment and kernel per consumer whose cuDNN differs", True))))
             break  # one finding per major is enough: the rest follows the same first load
     return out
+
+
+def __getattr__(name: str) -> object:
+    """``CONSUMER_FIX_IDS``: the fix catalogue's advice-only fixes worded by these findings
+    (``fixes.catalogue.FINDING_WORDED``), looked up on use."""
+    if name == "CONSUMER_FIX_IDS":
+        # start-up cost: `cudnn-magic check` needs the rules, not the fix table
+        from ..fixes.catalogue import FINDING_WORDED
+
+        return FINDING_WORDED
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
