@@ -383,7 +383,13 @@ def notebook(lab: Lab, browser: Any) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def shots_dir() -> Path:
-    """Where the screenshots go: ``docs/`` (``CUDNN_MAGIC_SCREENSHOTS`` overrides)."""
-    d = Path(os.environ.get("CUDNN_MAGIC_SCREENSHOTS") or (REPO / "docs"))
+    """Where the screenshots go: ``out/screenshots/``, so a test run leaves the checkout clean.
+
+    ``CUDNN_MAGIC_SCREENSHOTS=docs`` (or any folder) writes them there instead: that is how the
+    README's pictures in ``docs/`` are re-taken.
+    """
+    d = Path(os.environ.get("CUDNN_MAGIC_SCREENSHOTS") or (REPO / "out" / "screenshots"))
+    if not d.is_absolute():
+        d = REPO / d
     d.mkdir(parents=True, exist_ok=True)
     return d

@@ -16,8 +16,8 @@ whose kernelspec puts the real cuDNN 9.12 wheel (``nvidia-cudnn-jit-cu12`` 9.12.
 5. A cell that writes TensorFlow's "Check failed ... Failed to set cuDNN stream." line and aborts
    the kernel; after JupyterLab's auto-restart the crash explanation appears.
 
-Screenshots of 1-5 go to ``docs/`` (README tour; ``CUDNN_MAGIC_SCREENSHOTS=DIR`` puts them elsewhere);
-they are regenerated on every run. Run: ``.venv/bin/python -m pytest -m browser tests/browser``.
+Screenshots of 1-5 go to ``out/screenshots/`` on every run; ``CUDNN_MAGIC_SCREENSHOTS=docs``
+re-takes the README's tour in ``docs/``. Run: ``.venv/bin/python -m pytest -m browser tests/browser``.
 """
 
 from __future__ import annotations
