@@ -63,6 +63,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="per-worker timeout with --dask (default 30)")
         c.add_argument("--load", metavar="PATH", action="append", default=[],
                        help="load this libcudnn first (as a framework would), then check; repeatable")
+        from .cli_prevention import add_check_arguments
+
+        add_check_arguments(c)
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
     if wanted("explain"):
@@ -156,6 +159,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     from .check import run_check
     from .render.report import report_json, report_text
 
+    if args.what_if is not None or args.against is not None:
+        from . import cli_prevention
+
+        return cli_prevention.cli_what_if(args, out) if args.what_if is not None else cli_prevention.cli_against(args, out)
     if args.dask:
         from .cluster import cli_cluster
 
