@@ -13,7 +13,7 @@ import sys
 from typing import BinaryIO, Sequence, TextIO
 
 
-COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
+COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes", "manifest")
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -97,6 +97,11 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("crashes"):
         cr.add_argument("--json", action="store_true", help="print the records as JSON")
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
+    mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
+    if wanted("manifest"):
+        from .cli_prevention import add_manifest_arguments
+
+        add_manifest_arguments(mf)
     return p
 
 
@@ -144,6 +149,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from .crash import cli_crashes
 
             return cli_crashes(as_json=args.json, out=out, key=args.key)
+        if args.command == "manifest":
+            from .cli_prevention import cli_manifest
+
+            return cli_manifest(args, out)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -48,3 +48,52 @@ def cli_what_if(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(whatif_text(result))
     return 1 if result.error else 0
+
+
+def cli_manifest(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from .manifest import constraints, dumps, live_manifest
+
+    manifest, _report = live_manifest()
+    text = constraints(manifest) if args.constraints else dumps(manifest)
+    if args.output in (None, "-"):
+        out.write(text)
+        return 0
+    tmp = f"{args.output}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, args.output)  # never a half-written manifest
+    except OSError as exc:
+        print(f"cudnn-magic: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return 2
+    print(f"cudnn-magic: wrote {'constraints' if args.constraints else 'manifest'} {args.output}", file=sys.stderr)
+    return 0
+
+
+def cli_against(args: argparse.Namespace, out: TextIO) -> int:
+    from .manifest import NotAManifest, compare, drift_json, live_manifest, loads
+    from .render.manifest import drift_text
+
+    try:
+        with open(args.against, "rb") as fh:
+            saved = loads(fh.read(16 << 20))
+    except OSError as exc:
+        print(f"cudnn-magic: cannot read {args.against}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except NotAManifest as exc:
+        print(f"cudnn-magic: {args.against} is not a manifest: {exc}", file=sys.stderr)
+        return 2
+    live, _report = live_manifest()
+    drift = compare(saved, live)
+    if args.json:
+        json.dump({"manifest": args.against, "drift": drift_json(drift), "unchanged": not drift}, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(drift_text(drift, args.against, live))
+    return 1 if drift else 0
