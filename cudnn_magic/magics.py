@@ -25,7 +25,8 @@ log = logging.getLogger("cudnn_magic")
 
 # Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse. crash comes first:
 # it reads the previous kernel's record before annotate starts this kernel's capture.
-_FEATURES = ("cudnn_magic.crash", "cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics")
+_FEATURES = ("cudnn_magic.crash", "cudnn_magic.annotate", "cudnn_magic.ui.memory_panel", "cudnn_magic.fix_magics",
+             "cudnn_magic.prevention_magics")
 
 
 @magics_class
@@ -47,6 +48,10 @@ class CudnnMagics(Magics):
                               help="check every worker of the Dask cluster at ADDRESS (tcp://HOST:8786), or a Client variable")
     @magic_arguments.argument("--timeout", type=timeout_seconds, default=30.0,
                               help="with --dask: seconds to wait for each worker (default 30)")
+    @magic_arguments.argument("--what-if", metavar="REQS", default=None,
+                              help="predict what 'pip install REQS' would do to cuDNN (pip's dry run; installs nothing)")
+    @magic_arguments.argument("--against", metavar="FILE", default=None,
+                              help="compare this stack with a manifest written by 'cudnn-magic manifest'")
     def cudnn_check(self, line: str = "") -> Any:
         """Show the cuDNN mapped in this kernel, every other copy on disk, each framework's
         compiled-against cuDNN and verdict, the driver and GPUs, and findings with fixes.
@@ -55,8 +60,13 @@ class CudnnMagics(Magics):
         In [2]: %cudnn_check
         In [3]: report = %cudnn_check --json
         In [4]: %cudnn_check --dask tcp://scheduler:8786
+        In [5]: %cudnn_check --what-if "nvidia-cudnn-cu12==9.10.2.21"
         """
         args = parse_magic_line(self.cudnn_check, line)
+        if args.what_if is not None or args.against is not None:
+            from . import prevention_magics as pm
+
+            return pm.check_what_if(args.what_if, args.json) if args.what_if is not None else pm.check_against(args.against, args.json)
         if args.dask:
             from .cluster import ClusterCheckError, cluster_check
 

@@ -176,7 +176,7 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
         return PipError("pip-too-old", f"pip {'.'.join(map(str, ver))} in {python} is too old: the what-if needs "
                                        "pip 22.2 or newer (install --dry-run --report); upgrade pip first")
     cmd = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--disable-pip-version-check",
-           "--no-input", *opts, *reqs]
+           "--no-input", "--no-color", *opts, *reqs]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
@@ -228,7 +228,7 @@ def pip_inspect(python: str | None = None, timeout: float = 120.0) -> Installed 
     absolute ``.dist-info`` folder of each. Never raises."""
     python = python or sys.executable
     try:
-        proc = subprocess.run([python, "-m", "pip", "inspect", "--disable-pip-version-check"],
+        proc = subprocess.run([python, "-m", "pip", "inspect", "--disable-pip-version-check", "--no-color"],
                               capture_output=True, text=True, timeout=timeout, env=_env())
     except (OSError, subprocess.SubprocessError) as exc:
         return PipError("pip-failed", f"cannot run pip inspect: {exc}")
@@ -253,6 +253,10 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONIOENCODING="utf-8")
     env.pop("PIP_REQUIRE_VIRTUALENV", None)
+    # pip prints the report through rich, which colours it when FORCE_COLOR is set (ipykernel sets it)
+    for var in ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS"):
+        env.pop(var, None)
+    env["NO_COLOR"] = "1"
     return env
 
 
