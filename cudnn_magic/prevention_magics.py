@@ -147,13 +147,19 @@ class PreventionMagics(Magics):
         print(guard(self.shell, args.state))
 
 
+def _unquote(text: str) -> str:
+    """IPython's ``magic_arguments`` keeps the quotes around a quoted value; drop one pair."""
+    t = text.strip()
+    return t[1:-1] if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"" else t
+
+
 def check_what_if(requirements: str, as_json: bool) -> Any:
     """``%cudnn_check --what-if REQS``: the prediction (a view), its JSON, or None after one
     printed line for bad input."""
     from .probes.pip_report import PipError, what_if
     from .render.whatif import WhatIfView, whatif_json
 
-    result = what_if(requirements)
+    result = what_if(_unquote(requirements))
     if isinstance(result, PipError):
         print(f"cudnn-magic: what-if: {result.message}")
         return {"error": {"kind": result.kind, "message": result.message}} if as_json else None
@@ -182,6 +188,7 @@ def check_against(path: str, as_json: bool) -> Any:
     line when the file cannot be read or is not a manifest."""
     from .manifest import NotAManifest, compare, drift_json, live_manifest, loads
 
+    path = _unquote(path)
     try:
         with open(path, "rb") as fh:
             saved = loads(fh.read(16 << 20))
