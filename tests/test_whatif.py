@@ -136,3 +136,18 @@ def test_new_cuda_major_on_an_old_driver_is_predicted():
     assert drv and "580" in drv[0].detail
     pt = next(f for f in r.predicted.frameworks if f.name == "PyTorch")
     assert pt.verdict == "ok" and pt.cudnn_used == "9.24.0"
+
+
+def test_prevention_engines_import_no_ipython_widgets_or_ctypes():
+    import subprocess
+    import sys
+
+    code = ("import sys, json\n"
+            "import cudnn_magic.whatif, cudnn_magic.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
+            "import cudnn_magic.probes.pip_report, cudnn_magic.cli_prevention\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('IPython', 'ipywidgets', 'ipykernel', 'ctypes', 'traitlets'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
