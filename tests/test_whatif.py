@@ -79,6 +79,7 @@ def test_later_same_family_predicts_only_the_version_change(venv):
     ("nvidia-cudnn-jit-cu12=9.27", "is not a valid requirement"),
     ("nvidia-cudnn-jit-cu12 --target /tmp/x", "is not an option a what-if passes to pip"),
     ("nvidia-cudnn-jit-cu13==9.24.0.43 nvidia-cudnn-jit-cu13==9.25.0.15 --no-deps", "resolver found a conflict"),
+    ("nvidia-cudnn-jit-cu13==0.0.1 --no-deps", "no release matches nvidia-cudnn-jit-cu13==0.0.1"),
 ])
 def test_bad_input_is_one_line_and_exit_2(venv, reqs, words):
     before = freeze(venv)
@@ -151,3 +152,23 @@ def test_prevention_engines_import_no_ipython_widgets_or_ctypes():
                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
+
+
+def test_pip_older_than_22_2_is_refused_before_it_runs(tmp_path):
+    """A real venv whose pip is 22.1.2 (no install --report): one clear line, nothing run."""
+    import subprocess
+    import sys
+
+    from cudnn_magic.probes.pip_report import PipError, pip_dry_run
+
+    venv = tmp_path / "oldpip"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    py = venv / "bin" / "python"
+    p = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "pip==22.1.2"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"could not install pip 22.1.2: {p.stderr.strip().splitlines()[-1:]}")
+    r = pip_dry_run("nvidia-cudnn-jit-cu12==9.27.0.42", python=str(py))
+    assert isinstance(r, PipError) and r.kind == "pip-too-old"
+    assert r.message == (f"pip 22.1 in {py} is too old: the what-if needs pip 22.2 or newer (install --dry-run "
+                         "--report); upgrade pip first")
