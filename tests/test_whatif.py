@@ -172,3 +172,21 @@ def test_pip_older_than_22_2_is_refused_before_it_runs(tmp_path):
     assert isinstance(r, PipError) and r.kind == "pip-too-old"
     assert r.message == (f"pip 22.1 in {py} is too old: the what-if needs pip 22.2 or newer (install --dry-run "
                          "--report); upgrade pip first")
+
+
+def test_in_process_inventory_matches_pip_inspect(venv):
+    """For its own interpreter the what-if reads the installed distributions with
+    importlib.metadata instead of starting ``pip inspect``: the same names, versions,
+    ``Requires-Dist`` and ``.dist-info`` folders."""
+    import subprocess
+
+    code = ("import json\nfrom cudnn_magic.probes.pip_report import installed_here, pip_inspect\n"
+            "rows = lambda i: sorted((d.name.lower(), d.version, d.dist_info, sorted(d.requires_dist)) for d in i.dists)\n"
+            "a, b = installed_here(), pip_inspect()\n"
+            "print(json.dumps([rows(a) == rows(b), a.site_dirs == b.site_dirs, len(a.dists), "
+            "[r[0] for r in rows(a)], [r for r in rows(a) if r not in rows(b)], [r for r in rows(b) if r not in rows(a)]]))")
+    out = subprocess.run([str(venv), "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    same, sites, n, names, only_here, only_pip = json.loads(out.stdout)
+    assert same, (only_here, only_pip)
+    assert sites and n >= 4 and "nvidia-cudnn-jit-cu13" in names
