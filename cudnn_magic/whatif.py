@@ -236,6 +236,7 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
     fresh = set(new_frameworks)
     if not fresh:
         return report
+    by_path = {c.path: c for c in copies}
     rows = list(report.frameworks)
     findings = list(report.findings)
     for i, fw in enumerate(rows):
@@ -243,10 +244,9 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
             continue
         findings = [f for f in findings if not (f.id in ("cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-shadowed")
                                                 and f.title.startswith(fw.name))]
-        pinned = {canonical(_CUDNN_PIN.match(p).group(1)) for p in fw.pins if _CUDNN_PIN.match(p)}
-        own = next((c for c in copies if c.is_main and any(
-            canonical(n) in pinned for n in [_dist_name(d) for d in env.records if c.path.startswith(d.root + os.sep)
-                                             and any(d.abspath(e) == c.path for e in d.entries)])), None)
+        pinned = {canonical(m.group(1)) for m in (_CUDNN_PIN.match(p) for p in fw.pins) if m}
+        own = next((by_path[d.abspath(e)] for d in env.records if canonical(d.name) in pinned for e in d.entries
+                    if d.abspath(e) in by_path and by_path[d.abspath(e)].is_main), None)
         if own is None:
             rows[i] = dataclasses.replace(fw, verdict="unknown", detail="its pinned cuDNN wheel is not in the predicted "
                                                                         "environment; the copy it loads is read from its "
@@ -262,10 +262,6 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
                                     f"{fw.name} {fw.version} was built with cuDNN {fw.cudnn_compiled}, but will load {own.version}",
                                     f"{j.detail}. The copy is {own.path} ({own.owner}). Rule: {j.rule}.", ()))
     return dataclasses.replace(report, frameworks=tuple(rows), findings=tuple(findings))
-
-
-def _dist_name(d: DistRecord) -> str:
-    return d.name
 
 
 def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment, *, site: str,
