@@ -6,8 +6,8 @@ and a ``.pth`` to this checkout), alternating, ``--repeat`` times each, medians 
 
 * ``plain``: ``python -m pip install --dry-run --quiet --report - REQ`` (what pip alone costs);
 * ``whatif``: ``python -m cudnn_magic check --json --what-if REQ`` as a whole process (pip's dry
-  run and ``pip inspect`` at the same time, our rules, and, when an error is predicted, one more
-  dry run that verifies the safer requirement);
+  run, the installed distributions read in-process, our rules, and, when an error is predicted,
+  one more dry run that verifies the safer requirement);
 * ``whatif-no-safer``: the same in-process with ``what_if(REQ, safer=False)``, with the seconds
   in pip and in our rules that the result records.
 
@@ -87,7 +87,7 @@ def main() -> None:
         results[req] = {k: statistics.median(v) for k, v in rows.items()}
         results[req]["runs"] = a.repeat
         results[req]["error_predicted"] = json.loads(out)["error"]
-    print("| requirement | plain pip dry run | `check --what-if` (process) | what-if in-process, no safer search | of which pip (dry run + inspect, parallel) | our rules |")
+    print("| requirement | plain pip dry run | `check --what-if` (process) | what-if in-process, no safer search | of which pip's dry run | our rules |")
     print("|---|---:|---:|---:|---:|---:|")
     for req, r in results.items():
         print(f"| `{req}` | {r['plain']:.2f} s | {r['whatif']:.2f} s | {r['whatif-no-safer']:.2f} s | "
