@@ -11,6 +11,8 @@ From Python (no IPython needed)::
     report = cudnn_magic.check()            # Report (cudnn_magic.model)
     diagnoses = cudnn_magic.explain(text)   # Diagnoses: list[Diagnosis], strongest first
     snapshot = cudnn_magic.gpu_memory()     # MemorySnapshot (bytes)
+    result = cudnn_magic.what_if("torch==2.14.1")  # WhatIf (pip's dry run: nothing installed)
+    saved = cudnn_magic.manifest()          # the verified stack as a JSON-ready dict
 
 Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
 :mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only.
@@ -18,7 +20,8 @@ Importing this package imports neither IPython, ipywidgets, pynvml nor any frame
 ``cudnn_magic.check`` is both the function above and, once imported, the submodule
 ``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
 loads): the submodule is made callable with the same signature, so ``cudnn_magic.check()``
-works however often and in whatever order it is called.
+works however often and in whatever order it is called. ``cudnn_magic.manifest`` (function and
+submodule) is made callable the same way.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .model import Diagnoses, MemorySnapshot, Report
+    from .model import Diagnoses, MemorySnapshot, Report, WhatIf
+    from .probes.pip_report import PipError
 
-__all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "manifest",
+           "unload_ipython_extension", "what_if"]
 
 
 def check(import_frameworks: bool = False, deep: bool = False) -> Report:
@@ -91,6 +96,35 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
     return _cluster_check(client_or_address, timeout=timeout)
 
 
+def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:
+    """Predict what ``pip install REQUIREMENTS`` (one string, as typed after ``pip install``:
+    requirements and index options) would do to cuDNN in ``python``'s environment (default:
+    this interpreter), with pip's own resolver (``pip install --dry-run --report``; pip 22.2 or
+    newer). Nothing is installed.
+
+    Returns a :class:`~cudnn_magic.model.WhatIf` (``.introduced``: the findings the install
+    would add; ``.error``: a predicted finding is an error; ``.safer``: a requirement predicted
+    error-free, or None), or a :class:`~cudnn_magic.probes.pip_report.PipError` (``.kind``,
+    ``.message``: an unparsable requirement, pip too old, no index, a resolver conflict).
+    Never raises.
+    """
+    from .probes.pip_report import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
+
+    return _what_if(requirements, python)
+
+
+def manifest() -> dict[str, Any]:
+    """The verified GPU stack of this process as a manifest (the JSON-ready dict that
+    ``cudnn-magic manifest`` writes; keys in the README, "JSON output"): driver, GPUs, each main
+    cuDNN library with its SHA-256, frameworks with their verdicts, the tracked distributions'
+    versions, and the findings. Runs a check (as slow as :func:`check`). Never raises for what
+    it cannot read (an unreadable library gets ``"sha256": None``).
+    """
+    from .manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
+
+    return live_manifest()[0]
+
+
 def load_ipython_extension(ip: Any) -> None:
     """Called by ``%load_ext cudnn_magic``: register the magics and turn on annotation."""
     from .shell.extension import load  # the package imports nothing until used: `import cudnn_magic` stays free
@@ -112,19 +146,30 @@ class _CallableCheckModule(types.ModuleType):
         return self.run_check(import_frameworks=import_frameworks, deep=deep)
 
 
+class _CallableManifestModule(types.ModuleType):
+    """The submodule ``cudnn_magic.manifest``, callable as :func:`manifest`."""
+
+    def __call__(self) -> dict[str, Any]:
+        return self.live_manifest()[0]
+
+
+_CALLABLE_MODULES = {"check": _CallableCheckModule, "manifest": _CallableManifestModule}
+
+
 class _Package(types.ModuleType):
     """This package's module type: when the import system stores the loaded submodule
-    ``check`` on the package (over the function), the submodule becomes callable."""
+    ``check`` or ``manifest`` on the package (over the function), the submodule becomes callable."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "check" and type(value) is types.ModuleType:
-            value.__class__ = _CallableCheckModule
+        if name in _CALLABLE_MODULES and type(value) is types.ModuleType:
+            value.__class__ = _CALLABLE_MODULES[name]
         super().__setattr__(name, value)
 
 
 _self = sys.modules[__name__]
 _self.__class__ = _Package
-_loaded = sys.modules.get(__name__ + ".check")
-if _loaded is not None:  # a reload of this package after the submodule was imported
-    setattr(_self, "check", _loaded)
-del _self, _loaded
+for _name in _CALLABLE_MODULES:
+    _loaded = sys.modules.get(f"{__name__}.{_name}")
+    if _loaded is not None:  # a reload of this package after the submodule was imported
+        setattr(_self, _name, _loaded)
+del _self, _loaded, _name

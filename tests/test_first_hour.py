@@ -39,8 +39,11 @@ API_CALLS = {
     "explain": "d = cudnn_magic.explain('Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED'); "
                "assert d and d[0].id == 'cudnn-init-failed', d",
     "gpu_memory": "s = cudnn_magic.gpu_memory(); assert type(s).__name__ == 'MemorySnapshot', type(s)",
-    "import-submodules": "import cudnn_magic.check, cudnn_magic.memory, cudnn_magic.diagnose; "
-                         "from cudnn_magic import check as c; assert callable(c)",
+    "manifest": "m = cudnn_magic.manifest(); assert m['schema'] == 'cudnn-magic-manifest', m",
+    "what_if": "w = cudnn_magic.what_if('nvidia-cudnn-jit-cu13=9.24'); "
+               "assert type(w).__name__ == 'PipError' and w.kind == 'bad-requirement', w",
+    "import-submodules": "import cudnn_magic.check, cudnn_magic.memory, cudnn_magic.diagnose, cudnn_magic.manifest; "
+                         "from cudnn_magic import check as c, manifest as mf; assert callable(c) and callable(mf)",
 }
 
 
@@ -76,6 +79,21 @@ def test_check_module_is_still_the_module():
     p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "import_frameworks" in p.stdout and "deep" in p.stdout
+
+
+def test_manifest_module_is_still_the_module():
+    """``cudnn_magic.manifest`` is a public function and a submodule, like ``check``: once the
+    submodule is imported it is callable and gives the same manifest as the CLI's engine."""
+    body = ("import cudnn_magic, json\n"
+            "before = cudnn_magic.manifest()\n"
+            "import cudnn_magic.manifest as m\n"
+            "from cudnn_magic.manifest import live_manifest, dumps\n"
+            "assert m.live_manifest is live_manifest and cudnn_magic.manifest is m\n"
+            "after = cudnn_magic.manifest()\n"
+            "assert dumps(before) == dumps(after) == dumps(live_manifest()[0])\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
 
 
 # --------------------------------------------------------------------------- --dask with a bad address

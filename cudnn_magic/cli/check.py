@@ -1,5 +1,7 @@
 """``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH] [--dask ADDRESS]``:
-the report of this environment; exit 1 when a finding has severity "error"."""
+the report of this environment; exit 1 when a finding has severity "error".
+``--what-if REQS`` goes to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest` (their own exit
+codes)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,14 @@ __all__ = ["cli_check"]
 
 
 def cli_check(args: argparse.Namespace, out: TextIO) -> int:
+    if args.what_if is not None:
+        from .whatif import cli_what_if  # start-up cost: pip's report and the what-if engine only when asked
+
+        return cli_what_if(args, out)
+    if args.against is not None:
+        from .manifest import cli_against  # start-up cost (as above)
+
+        return cli_against(args, out)
     if args.dask:
         from .cluster import cli_cluster  # start-up cost: only --dask needs the cluster code
 

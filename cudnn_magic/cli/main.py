@@ -13,7 +13,7 @@ import sys
 from typing import Sequence, TextIO
 
 
-COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes")
+COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes", "manifest")
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -63,6 +63,11 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="per-worker timeout with --dask (default 30)")
         c.add_argument("--load", metavar="PATH", action="append", default=[],
                        help="load this libcudnn first (as a framework would), then check; repeatable")
+        c.add_argument("--what-if", metavar="REQS", default=None,
+                       help="predict what 'pip install REQS' would do to cuDNN (pip's dry run; nothing is installed); "
+                            "exit 1 when a predicted finding is an error")
+        c.add_argument("--against", metavar="FILE", default=None,
+                       help="compare this stack with a manifest (cudnn-magic manifest -o FILE); exit 1 on drift")
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
     if wanted("explain"):
@@ -94,6 +99,11 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("crashes"):
         cr.add_argument("--json", action="store_true", help="print the records as JSON")
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
+    mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
+    if wanted("manifest"):
+        from .manifest import add_manifest_arguments  # start-up cost (as above)
+
+        add_manifest_arguments(mf)
     return p
 
 
@@ -145,6 +155,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             from .crashes import cli_crashes  # start-up cost (as above)
 
             return cli_crashes(as_json=args.json, out=out, key=args.key)
+        if args.command == "manifest":
+            from .manifest import cli_manifest  # start-up cost (as above)
+
+            return cli_manifest(args, out)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,7 +2,8 @@
 :class:`Diagnosis`/:class:`Diagnoses`, :class:`Fix`, :class:`MemorySnapshot` (:mod:`.report`);
 the fix registry's :class:`FixPlan`/:class:`FixResult`/:class:`Step` (:mod:`.fixes`); the
 crash :class:`CrashRecord` (:mod:`.crash`); the cluster's :class:`ClusterReport`/:class:`WorkerRow`
-(:mod:`.cluster`). Each renders through :mod:`cudnn_magic.render`.
+(:mod:`.cluster`); the what-if's :class:`WhatIf`/:class:`Change` and a manifest's :class:`Drift`
+(:mod:`.prevention`). Each renders through :mod:`cudnn_magic.render`.
 
 This module only re-exports those names, on first use: importing one submodule (the crash
 record at ``%load_ext``) does not load the others.
@@ -39,6 +40,7 @@ _HOMES = {
     "FixPlan": "fixes", "FixResult": "fixes", "Step": "fixes",
     "CrashRecord": "crash",
     "ClusterReport": "cluster", "WorkerRow": "cluster",
+    "Change": "prevention", "WhatIf": "prevention", "Drift": "prevention",
 }
 
 __all__ = sorted(_HOMES)

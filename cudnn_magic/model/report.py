@@ -256,7 +256,7 @@ class FrameworkBuild:
         cuda_compute_capabilities: e.g. ("sm_60", "sm_90"), when the build says.
         pins: the cuDNN requirements in the distribution's metadata
             ("nvidia-cudnn-cu12==9.10.2.21").
-        checker: key of ``versions.RULES`` whose rule this framework applies (consumers judged
+        checker: key of ``rules.compat.RULES`` whose rule this framework applies (consumers judged
             by :mod:`cudnn_magic.rules.consumers` use its keys: "ctranslate2", "paddle", ...).
         pip_solvable: False when no cuDNN wheel is on this consumer's loader path (a vendored
             copy, a ``dlopen`` of a name pip wheels do not ship): the pip solver leaves it out.

@@ -1,5 +1,7 @@
 """``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython.
-The engine is :mod:`cudnn_magic.check` (and :mod:`cudnn_magic.cluster` for ``--dask``)."""
+The engine is :mod:`cudnn_magic.check` (and :mod:`cudnn_magic.cluster` for ``--dask``;
+:mod:`cudnn_magic.whatif` through :func:`cudnn_magic.probes.pip_report.what_if` for
+``--what-if``; :mod:`cudnn_magic.manifest` for ``--against``)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,10 @@ class CudnnMagics(Magics):
                               help="check every worker of the Dask cluster at ADDRESS (tcp://HOST:8786), or a Client variable")
     @magic_arguments.argument("--timeout", type=timeout_seconds, default=30.0,
                               help="with --dask: seconds to wait for each worker (default 30)")
+    @magic_arguments.argument("--what-if", metavar="REQS", default=None,
+                              help="predict what 'pip install REQS' would do to cuDNN (pip's dry run; installs nothing)")
+    @magic_arguments.argument("--against", metavar="FILE", default=None,
+                              help="compare this stack with a manifest written by 'cudnn-magic manifest'")
     def cudnn_check(self, line: str = "") -> Any:
         """Show the cuDNN mapped in this kernel, every other copy on disk, each framework's
         compiled-against cuDNN and verdict, the driver and GPUs, and findings with fixes.
@@ -39,8 +45,13 @@ class CudnnMagics(Magics):
         In [2]: %cudnn_check
         In [3]: report = %cudnn_check --json
         In [4]: %cudnn_check --dask tcp://scheduler:8786
+        In [5]: %cudnn_check --what-if "nvidia-cudnn-cu12==9.10.2.21"
         """
         args = parse_magic_line(self.cudnn_check, line)
+        if args.what_if is not None:
+            return check_what_if(args.what_if, args.json)
+        if args.against is not None:
+            return check_against(args.against, args.json)
         if args.dask:
             # start-up cost: not at %load_ext, only when this runs
             from ..cluster import ClusterCheckError, cluster_check
@@ -63,3 +74,47 @@ class CudnnMagics(Magics):
         if args.json:
             return report_json(report)
         return ReportView(report)
+
+
+def _unquote(text: str) -> str:
+    """IPython's ``magic_arguments`` keeps the quotes around a quoted value; drop one pair."""
+    t = text.strip()
+    return t[1:-1] if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"" else t
+
+
+def check_what_if(requirements: str, as_json: bool) -> Any:
+    """``%cudnn_check --what-if REQS``: the prediction (a :class:`~cudnn_magic.render.whatif.WhatIfView`),
+    its JSON (a dict), or None after one printed line for bad input (``{"error": ...}`` with
+    ``--json``). Nothing is installed."""
+    from ..probes.pip_report import PipError, what_if  # start-up cost: not at %load_ext, only when this runs
+    from ..render.whatif import WhatIfView, whatif_json
+
+    result = what_if(_unquote(requirements))
+    if isinstance(result, PipError):
+        print(f"cudnn-magic: what-if: {result.message}")
+        return {"error": {"kind": result.kind, "message": result.message}} if as_json else None
+    return whatif_json(result) if as_json else WhatIfView(result)
+
+
+def check_against(path: str, as_json: bool) -> Any:
+    """``%cudnn_check --against FILE``: the drift (a :class:`~cudnn_magic.render.manifest.DriftView`,
+    or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
+    when the file cannot be read or is not a manifest."""
+    from ..manifest import NotAManifest, compare, drift_json, live_manifest, loads  # start-up cost (as above)
+    from ..render.manifest import DriftView
+
+    path = _unquote(path)
+    try:
+        with open(path, "rb") as fh:
+            saved = loads(fh.read(16 << 20))
+    except OSError as exc:
+        print(f"cudnn-magic: cannot read {path}: {exc.strerror or exc}")
+        return None
+    except NotAManifest as exc:
+        print(f"cudnn-magic: {path} is not a manifest: {exc}")
+        return None
+    live, _ = live_manifest()
+    drift = compare(saved, live)
+    if as_json:
+        return {"manifest": path, "drift": drift_json(drift), "unchanged": not drift}
+    return DriftView(drift, path, live)

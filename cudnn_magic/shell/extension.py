@@ -4,7 +4,8 @@ Only :mod:`cudnn_magic.shell` (and :mod:`cudnn_magic.ui`, the widgets) knows IPy
 family is one module here with ``load(ip)``/``unload(ip)`` (IPython's own ``core/magics/``
 layout): :mod:`.crash_notice` (the previous kernel's crash, at load time), :mod:`.annotate`
 (error annotation; its magics ``%cudnn_explain``/``%cudnn_annotate`` are in :mod:`.explain`),
-:mod:`.check` (``%cudnn_check``), :mod:`.memory` (``%gpu_memory``), :mod:`.fix` (``%cudnn_fix``).
+:mod:`.check` (``%cudnn_check``), :mod:`.memory` (``%gpu_memory``), :mod:`.fix` (``%cudnn_fix``),
+:mod:`.guard` (``%cudnn_guard``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ log = logging.getLogger("cudnn_magic")
 # Modules with load(ip)/unload(ip), loaded in this order, unloaded in reverse. crash_notice comes
 # first: it reads the previous kernel's record before annotate starts this kernel's capture.
 _FEATURES = ("cudnn_magic.shell.crash_notice", "cudnn_magic.shell.annotate", "cudnn_magic.shell.memory",
-             "cudnn_magic.shell.fix")
+             "cudnn_magic.shell.fix", "cudnn_magic.shell.guard")
 
 
 def load(ip: Any) -> None:

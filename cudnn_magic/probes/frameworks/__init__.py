@@ -15,7 +15,7 @@ from"; research/native-lab-notes.md §2-§5):
   ``collections.OrderedDict([...])`` since TF 2.4, a plain ``{...}`` in 2.3, module constants
   (``is_cuda_build``, ``cuda_version_number``, ``cudnn_version_number``) in 1.x. It gives the
   cuDNN major only (``'9'``; Windows builds write ``'64_8'``); the minor comes from TensorFlow's
-  tested build configurations (``versions.tf_tested_build``, tensorflow/docs
+  tested build configurations (``rules.build_tables.tf_tested_build``, tensorflow/docs
   ``site/en/install/source.md``) when the majors agree, else from the ``[and-cuda]`` pin
   ``nvidia-cudnn-cu12>=9.3.0.75`` (its lower bound).
 * PyTorch: the wheel's ``Requires-Dist: nvidia-cudnn-cu12==9.10.2.21`` (torch 2.9.1) /

@@ -1,0 +1,219 @@
+"""The GPU-stack manifest: what ``cudnn-magic check`` verified, as one JSON file, and the drift
+between a manifest and the live stack (issue 16).
+
+:func:`build_manifest` and :func:`compare` are pure (facts in, data out);
+:func:`live_manifest` gathers the facts (``check.run_check``, ``importlib.metadata``, the
+SHA-256 of each main library) and may be slow as a check is. No IPython, ctypes or widgets here.
+
+Format (``schema`` ``"cudnn-magic-manifest"``, ``schema_version`` :data:`SCHEMA_VERSION`; keys
+sorted, lists sorted, no timestamp, so one stack always writes the same bytes)::
+
+    {"schema", "schema_version", "created_by",
+     "driver": {"version", "cuda_driver_version"} | null,
+     "gpus": [{"index", "name", "uuid", "compute_capability"}],
+     "cudnn": [{"path", "version", "owner", "soname", "sha256", "loaded"}],   # main libraries
+     "frameworks": [{"name", "distribution", "version", "cudnn_compiled", "cuda_compiled", "verdict"}],
+     "distributions": {"name": "version"},                                   # nvidia-* and frameworks
+     "findings": [{"id", "severity", "title"}]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from importlib import metadata
+from typing import Any, Iterable, Mapping
+
+from packaging.utils import canonicalize_name
+
+from . import __version__
+from .model import Driver, Report
+from .model.prevention import Drift
+
+SCHEMA = "cudnn-magic-manifest"
+SCHEMA_VERSION = 1
+
+#: Distributions a manifest pins besides every ``nvidia-*`` one: the frameworks and cuDNN
+#: consumers the check knows (the modules of probes/frameworks/).
+FRAMEWORK_DISTS = re.compile(r"^(torch|torchvision|torchaudio|tensorflow|tensorflow-gpu|tf-nightly|jax|jaxlib|"
+                             r"jax-cuda\d+-(plugin|pjrt)|cupy(-cuda\w+)?|onnxruntime-gpu|ctranslate2|"
+                             r"paddlepaddle(-gpu)?|mxnet(-cu\w+)?|tensorrt(-\w+)?)$")
+
+
+class NotAManifest(ValueError):
+    """The file is not a cudnn-magic manifest (not JSON, another schema, a newer version)."""
+
+
+def _tracked(name: str) -> bool:
+    return name.startswith("nvidia-") or bool(FRAMEWORK_DISTS.match(name))
+
+
+def build_manifest(report: Report, distributions: Mapping[str, str], sha256: Mapping[str, str | None],
+                   created_by: str = "") -> dict[str, Any]:
+    """The manifest of a judged stack. Pure.
+
+    Args:
+        report: the check's report (``check.run_check``).
+        distributions: ``{canonical name: version}`` of the installed distributions; only
+            ``nvidia-*`` and framework ones are kept.
+        sha256: hex SHA-256 of each main library file, by path (None: unreadable).
+    """
+    drv = report.driver if isinstance(report.driver, Driver) else None
+    copies: dict[str, dict[str, Any]] = {}
+    for c in list(report.cudnn_loaded) + list(report.cudnn_installed):
+        if not c.is_main or c.path in copies:
+            continue
+        copies[c.path] = {"path": c.path, "version": c.version, "owner": c.owner, "soname": c.soname,
+                          "sha256": sha256.get(c.path), "loaded": c.loaded}
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "created_by": created_by,
+        "driver": {"version": drv.version, "cuda_driver_version": drv.cuda_driver_version} if drv else None,
+        "gpus": [{"index": g.index, "name": g.name, "uuid": g.uuid,
+                  "compute_capability": "%d.%d" % g.compute_capability if g.compute_capability else None}
+                 for g in sorted(report.gpus, key=lambda g: g.index)],
+        "cudnn": [copies[p] for p in sorted(copies)],
+        "frameworks": sorted(({"name": f.name, "distribution": f.distribution, "version": f.version,
+                               "cudnn_compiled": f.cudnn_compiled, "cuda_compiled": f.cuda_compiled, "verdict": f.verdict}
+                              for f in report.frameworks), key=lambda f: (f["name"], f["distribution"])),
+        "distributions": {n: distributions[n] for n in sorted(distributions) if _tracked(n)},
+        "findings": sorted(({"id": f.id, "severity": f.severity, "title": f.title} for f in report.findings),
+                           key=lambda f: (f["id"], f["title"])),
+    }
+
+
+def dumps(manifest: Mapping[str, Any]) -> str:
+    """The manifest's text: stable key order, two-space indent, a final newline."""
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
+def loads(text: str | bytes) -> dict[str, Any]:
+    """Parse and validate a manifest.
+
+    Raises:
+        NotAManifest: not JSON, not an object, another ``schema``, or a ``schema_version``
+            this cudnn-magic does not read (the message says which).
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise NotAManifest(f"not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise NotAManifest(f"no \"schema\": \"{SCHEMA}\" key: not a cudnn-magic manifest")
+    ver = data.get("schema_version")
+    if not isinstance(ver, int) or ver < 1 or ver > SCHEMA_VERSION:
+        raise NotAManifest(f"schema_version {ver!r} is not one this cudnn-magic reads (1 to {SCHEMA_VERSION})")
+    for key, kind in (("cudnn", list), ("frameworks", list), ("distributions", dict), ("gpus", list)):
+        if not isinstance(data.get(key), kind):
+            raise NotAManifest(f"\"{key}\" is missing or not a {kind.__name__}")
+    return data
+
+
+def _rules_now(live: Mapping[str, Any], *keys: str) -> str:
+    """What the live findings say about something named by ``keys`` (a path, a distribution
+    name or version, a framework name); the framework's verdict otherwise."""
+    hits = [f"{f['severity']} {f['id']}: {f['title']}" for f in live.get("findings", ())
+            if any(k and k in f["title"] for k in keys)]
+    if hits:
+        return "rules now: " + "; ".join(hits[:2])
+    return "rules now: no finding about it"
+
+
+def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
+    """The drift from ``saved`` to ``live`` (both manifests). Pure. Compared: driver version and
+    CUDA driver version, GPUs (name, compute capability), each cuDNN main library (version,
+    owner, sha256; appeared or gone), each framework (version, compiled-against, verdict), each
+    tracked distribution's version. Findings are not compared themselves: each drift says what
+    the rules say now."""
+    out: list[Drift] = []
+    d0, d1 = saved.get("driver") or {}, live.get("driver") or {}
+    for k in ("version", "cuda_driver_version"):
+        if d0.get(k) != d1.get(k):
+            out.append(Drift("driver", k, d0.get(k), d1.get(k), _rules_now(live, "driver", "Driver")))
+    g0 = {g.get("index"): g for g in saved.get("gpus", ())}
+    g1 = {g.get("index"): g for g in live.get("gpus", ())}
+    for i in sorted(set(g0) | set(g1), key=str):
+        for k in ("name", "compute_capability"):
+            a, b = (g0.get(i) or {}).get(k), (g1.get(i) or {}).get(k)
+            if a != b:
+                out.append(Drift(f"GPU {i}", k, a, b, _rules_now(live, f"GPU {i}")))
+    c0 = {c["path"]: c for c in saved.get("cudnn", ()) if isinstance(c, dict) and "path" in c}
+    c1 = {c["path"]: c for c in live.get("cudnn", ()) if isinstance(c, dict) and "path" in c}
+    for p in sorted(set(c0) | set(c1)):
+        a, b = c0.get(p), c1.get(p)
+        if a is None or b is None:
+            out.append(Drift(f"cuDNN copy {p}", "present", a and a.get("version"), b and b.get("version"),
+                             _rules_now(live, p)))
+            continue
+        for k in ("version", "owner", "sha256"):
+            if a.get(k) != b.get(k):
+                out.append(Drift(f"cuDNN copy {p}", k, a.get(k), b.get(k), _rules_now(live, p, str(b.get("owner", "")))))
+    f0 = {(f["name"], f["distribution"]): f for f in saved.get("frameworks", ())}
+    f1 = {(f["name"], f["distribution"]): f for f in live.get("frameworks", ())}
+    for key in sorted(set(f0) | set(f1)):
+        a, b = f0.get(key), f1.get(key)
+        if a is None or b is None:
+            out.append(Drift(f"framework {key[0]}", "present", a and a.get("version"), b and b.get("version"),
+                             _rules_now(live, key[0])))
+            continue
+        for k in ("version", "cudnn_compiled", "cuda_compiled", "verdict"):
+            if a.get(k) != b.get(k):
+                out.append(Drift(f"framework {key[0]}", k, a.get(k), b.get(k), f"verdict now: {b.get('verdict')}; "
+                                 + _rules_now(live, key[0])))
+    v0, v1 = saved.get("distributions", {}), live.get("distributions", {})
+    for n in sorted(set(v0) | set(v1)):
+        if v0.get(n) != v1.get(n):
+            out.append(Drift(f"distribution {n}", "version", v0.get(n), v1.get(n), _rules_now(live, n)))
+    return out
+
+
+def constraints(manifest: Mapping[str, Any]) -> str:
+    """A pip constraints file (``name==version`` per line) of the manifest's distributions:
+    ``pip install -c FILE ...`` then rebuilds the same versions elsewhere."""
+    lines = ["# pip constraints of a cuDNN stack verified by cudnn-magic "
+             f"({manifest.get('created_by') or 'cudnn-magic'}); use: pip install -c THIS_FILE ..."]
+    lines += [f"{n}=={v}" for n, v in sorted(manifest.get("distributions", {}).items())]
+    return "\n".join(lines) + "\n"
+
+
+def drift_json(drift: Iterable[Drift]) -> list[dict[str, Any]]:
+    """The drift as JSON rows ``{"what", "field", "from", "to", "now"}``."""
+    return [{"what": d.what, "field": d.field, "from": d.old, "to": d.new, "now": d.now} for d in drift]
+
+
+# --------------------------------------------------------------------------- gathering (not pure)
+
+
+def _sha256(path: str) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def installed_distributions() -> dict[str, str]:
+    """``{canonical name: version}`` of this interpreter's distributions (``importlib.metadata``)."""
+    out: dict[str, str] = {}
+    for d in metadata.distributions():
+        name = d.metadata.get("Name") if d.metadata else None
+        if name:
+            out.setdefault(str(canonicalize_name(name)), d.version)
+    return out
+
+
+def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]:
+    """The manifest of this process's stack, and the report it was built from (a fresh
+    ``check.run_check()`` when ``report`` is None). Never raises for what it cannot read:
+    an unreadable library gets ``"sha256": null``."""
+    from .check import run_check  # start-up cost: compare() and loads() need no probes
+
+    report = report or run_check()
+    mains = {c.path for c in list(report.cudnn_loaded) + list(report.cudnn_installed) if c.is_main}
+    return build_manifest(report, installed_distributions(), {p: _sha256(p) for p in mains},
+                          created_by=f"cudnn-magic {__version__}"), report

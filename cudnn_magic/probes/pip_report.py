@@ -1,0 +1,420 @@
+"""Ask pip itself what an install would do, and what is installed, without installing anything.
+
+* :func:`pip_dry_run`: ``PYTHON -m pip install --dry-run --quiet --report - REQ...`` (pip 22.2+,
+  "Installation Report" format version 1, pip's docs: ``reference/installation-report``). pip's
+  own resolver decides; we never resolve. ``--dry-run`` installs nothing and changes nothing.
+* :func:`pip_inspect`: ``PYTHON -m pip inspect`` (pip 22.2+, "pip inspect JSON output" format
+  version 1): every installed distribution with its metadata and ``.dist-info`` location.
+
+Both run the given interpreter (the kernel's own by default), never raise, and return either
+their result or a :class:`PipError` with one clear line (``kind``: ``bad-requirement``,
+``index-unreachable``, ``pip-too-old``, ``conflict``, ``no-match``, ``pip-failed``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ..model import Unavailable
+from .owners import digest_if_small, read_record
+
+#: The first pip with ``install --dry-run --report`` and ``inspect`` (pip 22.2 release notes).
+MIN_PIP = (22, 2)
+
+# Options passed through to pip unchanged (the index and selection options of ``pip install``);
+# anything else that starts with "-" is refused, so a what-if can never install or uninstall.
+_PASS_WITH_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint",
+                    "--only-binary", "--no-binary", "--platform", "--python-version", "--implementation",
+                    "--abi", "--upgrade-strategy", "--timeout", "--retries", "--proxy", "--trusted-host"}
+_PASS_FLAGS = {"--pre", "-U", "--upgrade", "--no-index", "--no-deps", "--force-reinstall", "--prefer-binary",
+               "--ignore-installed", "-I", "--no-build-isolation", "--isolated", "--no-cache-dir"}
+
+
+@dataclass(frozen=True)
+class PipError:
+    """Why pip gave no answer: ``kind`` (see module docstring), ``message`` (one line),
+    ``detail`` (pip's last lines of output, for the curious)."""
+
+    kind: str
+    message: str
+    detail: str = ""
+
+    def __bool__(self) -> bool:  # an error is never a usable result
+        return False
+
+
+@dataclass(frozen=True)
+class PlannedInstall:
+    """One distribution pip's report says it would install: ``name`` (as in its metadata),
+    ``version``, ``requires_dist`` (``Requires-Dist`` lines), ``requested`` (named on the
+    command line), ``url`` (where pip would download it)."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    requested: bool = False
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class PipPlan:
+    """The parsed ``--report``: what pip would install (``installs``), the command it ran
+    (``command``, a list), pip's version, and the seconds it took (``elapsed_s``)."""
+
+    installs: tuple[PlannedInstall, ...]
+    command: tuple[str, ...]
+    pip_version: str
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class InstalledDist:
+    """One installed distribution as ``pip inspect`` lists it: ``name``, ``version``,
+    ``requires_dist``, ``dist_info`` (absolute path of its ``.dist-info`` folder, or "")."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    dist_info: str = ""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """``pip inspect``'s answer: the distributions and the environment's ``sys.path`` site folders."""
+
+    dists: tuple[InstalledDist, ...]
+    pip_version: str
+    site_dirs: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _same_interpreter(python: str) -> bool:
+    """``python`` is this interpreter: the same path, links NOT resolved (a venv's ``bin/python``
+    is a link to the base interpreter, yet its environment is another)."""
+    return os.path.normpath(os.path.abspath(python)) == os.path.normpath(os.path.abspath(sys.executable))
+
+
+def pip_version(python: str) -> tuple[int, ...] | PipError:
+    """The version of pip in ``python``'s environment, or a :class:`PipError`. For this very
+    interpreter it is read in-process (``importlib.metadata``: no 0.5 s pip start); another one
+    is asked with ``python -m pip --version``. Never raises."""
+    if _same_interpreter(python):
+        try:
+            m = re.match(r"(\d+)\.(\d+)", metadata.version("pip"))
+            if m:
+                return tuple(int(x) for x in m.groups())
+        except Exception:  # noqa: BLE001 - ask pip itself below
+            pass
+    try:
+        proc = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60,
+                              env=_env())
+    except (OSError, subprocess.SubprocessError) as exc:
+        return PipError("pip-failed", f"cannot run {python} -m pip: {exc}")
+    m = re.match(r"pip (\d+)\.(\d+)", proc.stdout)
+    if proc.returncode != 0 or not m:
+        return PipError("pip-failed", f"{python} has no working pip ({_last_line(proc.stderr) or 'no output'})")
+    return tuple(int(x) for x in m.groups())
+
+
+def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]] | PipError:
+    """Split the what-if argument ("REQ ... [--index-url URL]") into (requirements, pip options).
+    Every requirement must parse as a PEP 508 requirement (``packaging.requirements``); options
+    must be among the install options that select versions (index, constraints, ``--pre``...).
+    Returns a :class:`PipError` (``bad-requirement``) otherwise, naming the offending word."""
+
+    try:
+        words = shlex.split(text) if isinstance(text, str) else list(text)
+    except ValueError as exc:
+        return PipError("bad-requirement", f"cannot split the requirements: {exc}")
+    reqs: list[str] = []
+    opts: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-"):
+            key = w.split("=", 1)[0]
+            if key in _PASS_WITH_VALUE:
+                if "=" in w:
+                    opts.append(w)
+                elif i + 1 < len(words):
+                    opts += [w, words[i + 1]]
+                    i += 1
+                else:
+                    return PipError("bad-requirement", f"{w} needs a value")
+            elif w in _PASS_FLAGS:
+                opts.append(w)
+            else:
+                return PipError("bad-requirement", f"{w!r} is not an option a what-if passes to pip (allowed: "
+                                                   f"{', '.join(sorted(_PASS_WITH_VALUE | _PASS_FLAGS))})")
+        else:
+            try:
+                Requirement(w)
+            except InvalidRequirement as exc:
+                return PipError("bad-requirement", f"{w!r} is not a valid requirement: {str(exc).splitlines()[0]}")
+            reqs.append(w)
+        i += 1
+    if not reqs:
+        return PipError("bad-requirement", "no requirement given (e.g. --what-if \"nvidia-cudnn-cu12==9.10.2.21\")")
+    return reqs, opts
+
+
+def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, timeout: float = 600.0) -> PipPlan | PipError:
+    """What ``pip install REQ...`` would install in ``python``'s environment (default: this
+    interpreter), by pip's own resolver with ``--dry-run --report -``; nothing is installed.
+
+    Args:
+        requirements: the words after ``pip install`` (requirements and index options), as one
+            string (split like a shell) or a list.
+        python: the interpreter whose environment is resolved.
+        timeout: seconds before pip is stopped.
+
+    Returns:
+        :class:`PipPlan`, or :class:`PipError` for an unparsable requirement, pip older than
+        22.2, an index that cannot be reached, a resolver conflict, no matching release, or
+        any other pip failure (one line each). Never raises.
+    """
+    python = python or sys.executable
+    split = split_requirements(requirements)
+    if isinstance(split, PipError):
+        return split
+    reqs, opts = split
+    ver = pip_version(python)
+    if isinstance(ver, PipError):
+        return ver
+    if ver < MIN_PIP:
+        return PipError("pip-too-old", f"pip {'.'.join(map(str, ver))} in {python} is too old: the what-if needs "
+                                       "pip 22.2 or newer (install --dry-run --report); upgrade pip first")
+    cmd = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--disable-pip-version-check",
+           "--no-input", "--no-color", *opts, *reqs]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+    except subprocess.TimeoutExpired:
+        return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
+    except OSError as exc:
+        return PipError("pip-failed", f"cannot run pip: {exc}")
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return classify_failure(proc.stdout + "\n" + proc.stderr, reqs, opts)
+    try:
+        data = json.loads(proc.stdout[proc.stdout.index("{"):])
+    except ValueError:
+        return PipError("pip-failed", "pip's report is not JSON", proc.stdout[-500:])
+    installs = []
+    for item in data.get("install", ()):
+        md = item.get("metadata") or {}
+        installs.append(PlannedInstall(str(md.get("name", "")), str(md.get("version", "")),
+                                       tuple(md.get("requires_dist") or ()), bool(item.get("requested")),
+                                       str((item.get("download_info") or {}).get("url", ""))))
+    return PipPlan(tuple(installs), tuple(cmd), ".".join(map(str, ver)), elapsed)
+
+
+def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] = ()) -> PipError:
+    """One clear line for a failed ``pip install --dry-run`` from pip's own output. Pure."""
+    tail = "\n".join(output.strip().splitlines()[-12:])
+    index = next((opts[i + 1] for i, o in enumerate(opts[:-1]) if o in ("-i", "--index-url")), None) or next(
+        (o.split("=", 1)[1] for o in opts if o.startswith("--index-url=")), None)
+    if re.search(r"NewConnectionError|Connection refused|Failed to establish a new connection|Max retries exceeded|"
+                 r"Name or service not known|Temporary failure in name resolution|ConnectTimeout", output):
+        where = index or "the package index"
+        return PipError("index-unreachable", f"the package index cannot be reached ({where}): nothing was resolved, "
+                                             "nothing installed", tail)
+    if "ResolutionImpossible" in output or "conflicting dependencies" in output or "conflict is caused by" in output:
+        cause = re.findall(r"^\s+(\S.*depends on .*)$", output, re.M)
+        return PipError("conflict", "pip's resolver found a conflict: " + ("; ".join(c.strip() for c in cause[:3]) or
+                                                                            _last_line(output)), tail)
+    m = re.search(r"No matching distribution found for (.+)", output)
+    if m:
+        return PipError("no-match", f"no release matches {m.group(1).strip()} on the index", tail)
+    m = re.search(r"(?:Invalid requirement|InvalidRequirement)[:\s]+(.+)", output)
+    if m:
+        return PipError("bad-requirement", f"pip refused the requirement: {m.group(1).strip()}", tail)
+    return PipError("pip-failed", f"pip failed: {_last_line(output)}", tail)
+
+
+def pip_inspect(python: str | None = None, timeout: float = 120.0) -> Installed | PipError:
+    """Every distribution installed in ``python``'s environment (``pip inspect``), with the
+    absolute ``.dist-info`` folder of each. Never raises."""
+    python = python or sys.executable
+    try:
+        proc = subprocess.run([python, "-m", "pip", "inspect", "--disable-pip-version-check", "--no-color"],
+                              capture_output=True, text=True, timeout=timeout, env=_env())
+    except (OSError, subprocess.SubprocessError) as exc:
+        return PipError("pip-failed", f"cannot run pip inspect: {exc}")
+    if proc.returncode != 0:
+        return PipError("pip-failed", f"pip inspect failed: {_last_line(proc.stderr)}")
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError:
+        return PipError("pip-failed", "pip inspect's output is not JSON")
+    dists = []
+    for item in data.get("installed", ()):
+        md = item.get("metadata") or {}
+        loc = str(item.get("metadata_location") or "")
+        dists.append(InstalledDist(str(md.get("name", "")), str(md.get("version", "")),
+                                   tuple(md.get("requires_dist") or ()), os.path.realpath(loc) if loc else ""))
+    sites = tuple(dict.fromkeys(os.path.dirname(d.dist_info) for d in dists
+                                if d.dist_info.endswith(".dist-info")))
+    return Installed(tuple(dists), str(data.get("pip_version", "")), sites)
+
+
+def installed_here() -> Installed:
+    """What ``pip inspect`` would list for this very interpreter, read in-process with
+    ``importlib.metadata`` (the same ``.dist-info`` folders on ``sys.path``; about 30x cheaper than
+    starting pip: ``benchmarks/bench_whatif.py``). Never raises."""
+
+    dists = []
+    seen: set[str] = set()
+    for d in metadata.distributions():
+        try:
+            name = d.metadata.get("Name") if d.metadata else None
+            key = re.sub(r"[-_.]+", "-", str(name or "")).lower()
+            if not name or key in seen:  # a folder twice on sys.path: the first one is what imports use
+                continue
+            seen.add(key)
+            path = getattr(d, "_path", None)  # the .dist-info folder (PathDistribution)
+            dists.append(InstalledDist(str(name), str(d.version), tuple(d.requires or ()),
+                                       os.path.realpath(str(path)) if path else ""))
+        except Exception:  # noqa: BLE001 - one broken metadata folder never stops the what-if
+            continue
+    sites = tuple(dict.fromkeys(os.path.dirname(d.dist_info) for d in dists if d.dist_info.endswith(".dist-info")))
+    return Installed(tuple(dists), "", sites)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONIOENCODING="utf-8")
+    env.pop("PIP_REQUIRE_VIRTUALENV", None)
+    # pip prints the report through rich, which colours it when FORCE_COLOR is set (ipykernel sets it)
+    for var in ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS"):
+        env.pop(var, None)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
+    errs = [ln for ln in lines if ln.startswith("ERROR:")]
+    return (errs[-1] if errs else lines[-1] if lines else "")[:300]
+
+
+def report_json(plan: PipPlan) -> dict[str, Any]:
+    """The plan as plain JSON data."""
+    return {"installs": [{"name": p.name, "version": p.version, "requested": p.requested} for p in plan.installs],
+            "pip_version": plan.pip_version}
+
+
+# --------------------------------------------------------------------------- the what-if, end to end
+
+
+def environment_now(installed: Installed) -> "Any":
+    """The present :class:`cudnn_magic.whatif.Environment` of an environment ``pip inspect``
+    described: versions, the ``RECORD`` of every cuDNN wheel (``owners.read_record``), the sha256
+    of the files two of them list (small files only, ``owners.digest_if_small``), and the
+    frameworks found on disk in its site folders (``frameworks.probe_frameworks(paths=...)``).
+    Never raises (what it cannot read is left out)."""
+    from ..whatif import Environment, canonical, cudnn_folder  # start-up cost: the engine (and the check) only for a what-if
+
+    versions = {canonical(d.name): d.version for d in installed.dists}
+    records = []
+    for d in installed.dists:
+        if cudnn_folder(d.name) and d.dist_info:
+            rec = read_record(d.dist_info)
+            if rec is not None:
+                records.append(rec)
+    seen: dict[str, int] = {}
+    for r in records:
+        for e in r.entries:
+            seen[r.abspath(e)] = seen.get(r.abspath(e), 0) + 1
+    observed = {}
+    for p, n in seen.items():
+        if n > 1 and ".dist-info" not in p:
+            dg = digest_if_small(p)
+            if dg is not None:
+                observed[p] = dg
+    fws: list = []
+    try:
+        from .frameworks import probe_frameworks  # start-up cost: every framework probe, only for a what-if
+
+        fws, _ = probe_frameworks(paths=list(installed.site_dirs))
+    except Exception:  # noqa: BLE001 - a probe never raises
+        fws = []
+    return Environment(versions, tuple(records), observed, tuple(fws))
+
+
+def _site_of(installed: Installed) -> str:
+    """The site-packages pip installs into: where pip's own ``.dist-info`` lies."""
+    for d in installed.dists:
+        if d.name.lower() == "pip" and d.dist_info:
+            return os.path.dirname(d.dist_info)
+    return installed.site_dirs[0] if installed.site_dirs else ""
+
+
+def what_if(requirements: str | Sequence[str], python: str | None = None, *, safer: bool = True,
+            driver: Any = "probe", gpus: Any = None) -> Any:
+    """Predict what ``pip install REQUIREMENTS`` would do to cuDNN in ``python``'s environment
+    (default: this interpreter): pip's dry run, and what is installed (this interpreter:
+    ``importlib.metadata`` in-process; another one: its ``pip inspect``, run at the same time), then
+    :func:`cudnn_magic.whatif.predict`. When the prediction has an error and ``safer`` is set,
+    the candidates of :func:`cudnn_magic.whatif.safer_candidates` are tried with pip's dry run in
+    turn, and the first one predicted error-free is reported.
+
+    Returns:
+        :class:`cudnn_magic.model.WhatIf`, or :class:`PipError` (one clear line). Nothing is
+        installed either way. Never raises.
+    """
+    try:
+        from ..whatif import predict, safer_candidates  # start-up cost (as above)
+
+        python = python or sys.executable
+        t0 = time.perf_counter()
+        if _same_interpreter(python):
+            plan, inst = pip_dry_run(requirements, python), installed_here()
+        else:  # another environment: ask its own pip what is installed, at the same time
+            with ThreadPoolExecutor(2) as pool:
+                fut_plan = pool.submit(pip_dry_run, requirements, python)
+                fut_inst = pool.submit(pip_inspect, python)
+                plan, inst = fut_plan.result(), fut_inst.result()
+        pip_s = time.perf_counter() - t0
+        if isinstance(plan, PipError):
+            return plan
+        if isinstance(inst, PipError):
+            return inst
+        if driver == "probe":
+            try:
+                from .nvml import driver_and_gpus  # start-up cost: ctypes and NVML only when asked to probe
+
+                driver, gpus = driver_and_gpus()
+            except Exception as exc:  # noqa: BLE001
+                driver, gpus = Unavailable(f"NVML probe failed: {exc}"), ()
+        now = environment_now(inst)
+        split = split_requirements(requirements)
+        words = tuple(split[0] + split[1]) if not isinstance(split, PipError) else ()
+        notes = [f"resolved by pip {plan.pip_version} (install --dry-run --report) for {python}; nothing was installed"]
+        result = predict([(p.name, p.version, p.requires_dist) for p in plan.installs], now, site=_site_of(inst),
+                         driver=driver, gpus=tuple(gpus or ()), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")},
+                         requirements=words, notes=notes)
+        result = dataclasses.replace(result, pip_s=pip_s)
+        if safer and result.introduces_error:
+            opts = split[1] if not isinstance(split, PipError) else []
+            for cand, why in safer_candidates(result):
+                alt = what_if([cand, *opts], python, safer=False, driver=driver, gpus=gpus)
+                if not isinstance(alt, PipError) and not alt.error:
+                    changes = "; ".join(str(c) for c in alt.changes) or "pip would change nothing"
+                    return dataclasses.replace(result, safer=cand, safer_why=f"{why}; pip resolves it ({changes}) "
+                                                                             "and the same rules predict no error")
+        return result
+    except Exception as exc:  # noqa: BLE001 - never raise into the cell
+        return PipError("pip-failed", f"the what-if failed: {type(exc).__name__}: {exc}")

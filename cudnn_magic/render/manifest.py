@@ -1,0 +1,44 @@
+"""Render a manifest comparison (:func:`cudnn_magic.manifest.compare`) as text or HTML, and
+:class:`DriftView`, which displays one in a notebook or terminal IPython. Pure."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Mapping
+
+from ..model.prevention import Drift
+
+
+def drift_text(drift: Iterable[Drift], source: str, live: Mapping[str, Any] | None = None) -> str:
+    """"No drift" or one line per difference: what, from, to, and what the rules say now."""
+    rows = list(drift)
+    if not rows:
+        n = len((live or {}).get("cudnn", ())), len((live or {}).get("distributions", {}))
+        return (f"No drift from {source}: the driver, GPUs, {n[0]} cuDNN cop{'y' if n[0] == 1 else 'ies'} and "
+                f"{n[1]} tracked distribution{'' if n[1] == 1 else 's'} are as verified.\n")
+    lines = [f"Drift from {source} ({len(rows)} change{'' if len(rows) == 1 else 's'}):"]
+    lines += [f"  - {d}" for d in rows]
+    return "\n".join(lines) + "\n"
+
+
+def drift_html(drift: Iterable[Drift], source: str) -> str:
+    rows = list(drift)
+    if not rows:
+        return f"<div>No drift from <code>{html.escape(source)}</code>.</div>"
+    items = "".join(f"<li>{html.escape(str(d))}</li>" for d in rows)
+    return f"<div><b>Drift from <code>{html.escape(source)}</code>:</b><ul>{items}</ul></div>"
+
+
+class DriftView:
+    """Displays a manifest comparison (``%cudnn_check --against FILE``): ``.drift`` is the list
+    of :class:`cudnn_magic.model.Drift` (empty: no drift), ``.source`` the manifest's path,
+    ``.live`` the live manifest it was compared with."""
+
+    def __init__(self, drift: list[Drift], source: str, live: Mapping[str, Any]) -> None:
+        self.drift, self.source, self.live = drift, source, live
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": drift_text(self.drift, self.source, self.live), "text/html": drift_html(self.drift, self.source)}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(drift_text(self.drift, self.source, self.live).rstrip("\n"))

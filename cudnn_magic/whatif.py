@@ -1,0 +1,308 @@
+"""What-if: the cuDNN findings an install would cause, predicted before it runs. Pure.
+
+Inputs are facts already gathered: pip's own resolution (``pip install --dry-run --report``,
+:mod:`cudnn_magic.probes.pip_report`), the installed distributions (``pip inspect``) with their
+``RECORD`` files and the hashes of the files two of them list, the frameworks found on disk,
+the driver and GPUs. :func:`predict` builds the environment as it would be after the install
+(installed distributions, minus the ones pip replaces, plus the new ones) and judges it with
+the SAME code as ``%cudnn_check``: :func:`cudnn_magic.probes.owners.find_overwritten_wheels`
+for wheels that overwrite each other and :func:`cudnn_magic.check.judge_report` for each
+framework's rule, the loader's pick, ``cudnn-wheel-overwritten`` and the driver floors. The
+environment as it is now goes through the same model, so predicted findings are compared with
+present ones judged the same way. No IPython, ctypes or widgets here; no disk, no pip.
+
+Which files a wheel that is not installed yet will write: pip's report carries the metadata
+(name, version, ``Requires-Dist``), not the ``RECORD``, and with PyPI's PEP 658 metadata pip
+does not even download the wheel. So the folder comes from :data:`CUDNN_FOLDERS` (each cuDNN
+wheel family writes one folder under ``site-packages``; sources: the wheels' own ``RECORD``
+files, FACTS.md "Two cuDNNs at once"; ``tests/test_whatif.py`` checks the table against the
+``RECORD`` of real ``nvidia-cudnn-jit-cu12``/``-cu13`` wheels), and the file names from the
+installed distributions that already write that folder (the same folder of the same cuDNN
+major holds the same names), else the two files every cuDNN 9 wheel has there
+(``lib/libcudnn.so.9``, ``lib/libcudnn_graph.so.9``). The files are then predicted to be the
+new distribution's: pip writes them last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from .check import judge_report
+from .fixes.solver import solve_cudnn
+from .model import Driver, Finding, FrameworkBuild, Gpu, LibraryCopy, Report, Unavailable
+from .model.prevention import Change, WhatIf
+from .probes import libnames
+from .probes.owners import DistRecord, RecordEntry, find_overwritten_wheels
+from .rules.build_tables import tf_tested_build
+from .rules.compat import checker_for_tensorflow, judge
+from .rules.cudnn_version import try_parse
+
+#: cuDNN wheel family (canonical name pattern) -> the folder it writes under site-packages.
+#: Sources: the wheels' RECORD (nvidia-cudnn-jit-cu12 9.27.0.42, -cu13 9.24.0.43: nvidia/cudnn_jit;
+#: nvidia-cudnn-cu12 9.x and -cu13: nvidia/cudnn, FACTS.md "Two cuDNNs at once"; nvidia-cudnn-cu11:
+#: nvidia/cudnn).
+CUDNN_FOLDERS: tuple[tuple[str, str], ...] = (
+    (r"^nvidia-cudnn-jit-cu\d+$", "nvidia/cudnn_jit"),
+    (r"^nvidia-cudnn-cu\d+$", "nvidia/cudnn"),
+)
+
+# Distribution name -> (framework name, checker key of rules.compat.RULES); TensorFlow's checker
+# depends on its version (rules.compat.checker_for_tensorflow).
+_FRAMEWORK_DISTS: dict[str, tuple[str, str]] = {
+    "torch": ("PyTorch", "pytorch"),
+    "tensorflow": ("TensorFlow", "tensorflow"),
+    "tf-nightly": ("TensorFlow", "tensorflow"),
+    "jax-cuda12-plugin": ("JAX", "jax"),
+    "jax-cuda13-plugin": ("JAX", "jax"),
+    "cupy-cuda12x": ("CuPy", "cupy"),
+    "cupy-cuda13x": ("CuPy", "cupy"),
+    "onnxruntime-gpu": ("ONNX Runtime", "onnxruntime"),
+}
+_CUDNN_PIN = re.compile(r"^\s*(nvidia-cudnn(?:-jit)?-cu(\d+))\b", re.I)
+
+
+def canonical(name: str) -> str:
+    """PEP 503 name (``packaging.utils.canonicalize_name``)."""
+    return str(canonicalize_name(name))
+
+
+def cudnn_folder(dist_name: str) -> str | None:
+    """The folder (relative to site-packages) a cuDNN wheel family writes, or None when
+    ``dist_name`` is not a cuDNN wheel of a known family (:data:`CUDNN_FOLDERS`)."""
+    n = canonical(dist_name)
+    for pattern, folder in CUDNN_FOLDERS:
+        if re.match(pattern, n):
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """An environment as the rules see it: the distributions (name -> version), the cuDNN
+    distributions' records, the file hashes that decide whose files are on disk, and the
+    framework builds."""
+
+    versions: Mapping[str, str]
+    records: tuple[DistRecord, ...]
+    observed: Mapping[str, str]
+    frameworks: tuple[FrameworkBuild, ...]
+
+
+def framework_from_metadata(name: str, version: str, requires_dist: Iterable[str]) -> FrameworkBuild | None:
+    """A framework build described by its wheel's metadata alone (it is not installed yet):
+    its cuDNN pins (``Requires-Dist``), the compiled-against cuDNN from the exact pin (PyTorch
+    pins its build's cuDNN), else TensorFlow's tested-build table (``rules.build_tables.tf_tested_build``),
+    else the pin's lower bound (JAX's plugin pins its build version as a lower bound); CUDA from
+    the pinned wheel family (``-cu13``). None for a distribution that is no known framework."""
+    n = canonical(name)
+    if n not in _FRAMEWORK_DISTS:
+        return None
+    label, checker = _FRAMEWORK_DISTS[n]
+    pins = tuple(r for r in requires_dist if _CUDNN_PIN.match(r))
+    compiled = source = cuda = None
+    for pin in pins:
+        m = _CUDNN_PIN.match(pin)
+        cuda = cuda or (m.group(2) if m else None)
+        for op, ver in re.findall(r"(==|>=|~=)\s*([0-9][0-9.]*)", pin):
+            if op == "==" and compiled is None:
+                compiled, source = ".".join(ver.split(".")[:3]), f"exact pin {pin.split(';')[0].strip()} (wheel metadata)"
+    if label == "TensorFlow":
+        checker = checker_for_tensorflow(version)
+        tested = tf_tested_build(version)
+        if tested and compiled is None:
+            compiled, source = tested[0], "TensorFlow tested build table (wheel not installed yet)"
+            cuda = cuda or tested[1]
+    if compiled is None:
+        for pin in pins:
+            lo = re.search(r"(?:>=|~=)\s*([0-9][0-9.]*)", pin)
+            if lo and try_parse(lo.group(1)):
+                compiled, source = ".".join(lo.group(1).split(".")[:3]), f"lower bound of {pin.split(';')[0].strip()} (wheel metadata)"
+                break
+    if compiled is None:
+        return FrameworkBuild(label, n, version, pins=pins, checker=checker,
+                              detail="its metadata pins no cuDNN wheel: compiled-against cuDNN not known before install")
+    return FrameworkBuild(label, n, version, cudnn_compiled=compiled, cudnn_compiled_source=source,
+                          cuda_compiled=cuda, pins=pins, checker=checker)
+
+
+def _predicted_record(name: str, version: str, site: str, current: Sequence[DistRecord]) -> DistRecord | None:
+    folder = cudnn_folder(name)
+    if folder is None:
+        return None
+    prefix = folder + "/"
+    names: dict[str, None] = {}
+    for d in current:
+        if os.path.normpath(d.root) != os.path.normpath(site):
+            continue
+        for e in d.entries:
+            if e.path.replace(os.sep, "/").startswith(prefix):
+                names[e.path.replace(os.sep, "/")] = None
+    if not names:
+        major = version.split(".")[0] if version.split(".")[0].isdigit() else "9"
+        names = {f"{prefix}lib/libcudnn.so.{major}": None, f"{prefix}lib/libcudnn_graph.so.{major}": None}
+    digest = f"sha256=predicted:{canonical(name)}=={version}"
+    return DistRecord(canonical(name), version, site, tuple(RecordEntry(p, digest) for p in names))
+
+
+def _copies(records: Iterable[DistRecord], overwrites) -> tuple[LibraryCopy, ...]:  # type: ignore[no-untyped-def]
+    present_of: dict[str, tuple[str, str] | None] = {}
+    for ow in overwrites:
+        for p in ow.files:
+            present_of[p] = ow.present
+    out: dict[str, LibraryCopy] = {}
+    for d in records:
+        for e in d.entries:
+            base = os.path.basename(e.path)
+            if "/lib/" not in "/" + e.path.replace(os.sep, "/") or not libnames.is_cudnn_name(base):
+                continue
+            path = d.abspath(e)
+            who = present_of.get(path, (d.name, d.version)) if path in present_of else (d.name, d.version)
+            if who is None:  # the hashes decide nothing: keep the later record's claim
+                who = (d.name, d.version)
+            version = libnames.pip_dist_version_to_cudnn(who[1]) or ".".join(who[1].split(".")[:3])
+            out[path] = LibraryCopy(path, base, libnames.soname_of(base), version, "wheel version (predicted)",
+                                    f"pip: {who[0]} {who[1]}", "pip wheel", False, libnames.is_main(base))
+    return tuple(out.values())
+
+
+def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, gpus: tuple[Gpu, ...],
+                      environ: Mapping[str, str] | None = None, new_frameworks: Iterable[str] = ()) -> Report:
+    """Judge an environment (present or predicted) with the check's own rules, for a fresh
+    process (nothing mapped yet). ``new_frameworks`` names frameworks whose native library is not
+    on disk yet: the copy they load is taken as their pinned wheel's folder (their RUNPATH points
+    there: FACTS.md), judged by their rule (``rules.compat.judge``)."""
+    overwrites = find_overwritten_wheels(env.records, env.observed)
+    copies = _copies(env.records, overwrites)
+    report = judge_report(loaded=(), installed=copies, frameworks=tuple(env.frameworks), driver=driver, gpus=gpus,
+                          environ=dict(environ or {"LD_LIBRARY_PATH": ""}), in_use=(), overwrites=overwrites)
+    fresh = set(new_frameworks)
+    if not fresh:
+        return report
+    by_path = {c.path: c for c in copies}
+    rows = list(report.frameworks)
+    findings = list(report.findings)
+    for i, fw in enumerate(rows):
+        if fw.distribution not in fresh or not fw.cudnn_compiled:
+            continue
+        findings = [f for f in findings if not (f.id in ("cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-shadowed")
+                                                and f.title.startswith(fw.name))]
+        pinned = {canonical(m.group(1)) for m in (_CUDNN_PIN.match(p) for p in fw.pins) if m}
+        own = next((by_path[d.abspath(e)] for d in env.records if canonical(d.name) in pinned for e in d.entries
+                    if d.abspath(e) in by_path and by_path[d.abspath(e)].is_main), None)
+        if own is None:
+            rows[i] = dataclasses.replace(fw, verdict="unknown", detail="its pinned cuDNN wheel is not in the predicted "
+                                                                        "environment; the copy it loads is read from its "
+                                                                        "library once installed")
+            continue
+        j = judge(fw.checker, own.version, fw.cudnn_compiled)  # type: ignore[arg-type]
+        rows[i] = dataclasses.replace(fw, cudnn_soname=own.soname, cudnn_used=own.version, cudnn_used_path=own.path,
+                                      verdict=j.verdict, rule=j.rule,
+                                      detail=f"{j.detail} (its wheel's RUNPATH folder {os.path.dirname(own.path)}, "
+                                             f"{own.owner})")
+        if j.verdict == "mismatch":
+            findings.append(Finding("cudnn-version-mismatch", "error",
+                                    f"{fw.name} {fw.version} was built with cuDNN {fw.cudnn_compiled}, but will load {own.version}",
+                                    f"{j.detail}. The copy is {own.path} ({own.owner}). Rule: {j.rule}.", ()))
+    return dataclasses.replace(report, frameworks=tuple(rows), findings=tuple(findings))
+
+
+def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment, *, site: str,
+            driver: Driver | Unavailable | None = None, gpus: tuple[Gpu, ...] = (),
+            environ: Mapping[str, str] | None = None, requirements: Sequence[str] = (),
+            notes: Sequence[str] = ()) -> WhatIf:
+    """The environment after installing ``installs`` and its findings next to the present ones.
+
+    Args:
+        installs: ``(name, version, requires_dist)`` of each distribution pip's report says it
+            would install (:class:`cudnn_magic.probes.pip_report.PlannedInstall`).
+        now: the environment as it is (:func:`Environment` from ``pip inspect`` and the RECORDs).
+        site: the site-packages pip installs into (absolute).
+        driver, gpus: from NVML (for ``cuda-driver-too-old`` and ``gpu-arch-unsupported``).
+        environ: the environment variables a fresh process starts with (``LD_LIBRARY_PATH``).
+
+    Returns:
+        :class:`WhatIf` (``safer`` is left None: finding one needs pip again, see
+        :func:`safer_candidates`).
+    """
+    t0 = time.perf_counter()
+    versions = {canonical(k): v for k, v in now.versions.items()}
+    changes = tuple(Change(canonical(n), v, versions.get(canonical(n))) for n, v, _ in installs)
+    replaced = {c.name for c in changes}
+    records = [d for d in now.records if canonical(d.name) not in replaced]
+    observed = dict(now.observed)
+    for n, v, _ in installs:
+        rec = _predicted_record(n, v, site, records)
+        if rec is not None:
+            records.append(rec)
+            for e in rec.entries:
+                observed[rec.abspath(e)] = e.digest or ""
+    new_fw_dists: list[str] = []
+    fws = {fw.distribution: fw for fw in now.frameworks}
+    for n, v, req in installs:
+        fw = framework_from_metadata(n, v, req)
+        if fw is None:
+            continue
+        old = fws.get(fw.distribution)
+        if old is not None and old.consumer_library and os.path.exists(old.consumer_library):
+            fw = dataclasses.replace(fw, consumer_library=old.consumer_library)  # pip rewrites it at the same place
+        else:
+            new_fw_dists.append(fw.distribution)
+        fws[fw.distribution] = fw
+    after = Environment({**versions, **{c.name: c.new for c in changes}}, tuple(records), observed, tuple(fws.values()))
+    present = judge_environment(now, driver=driver, gpus=gpus, environ=environ)
+    predicted = judge_environment(after, driver=driver, gpus=gpus, environ=environ, new_frameworks=new_fw_dists)
+    key = lambda f: (f.id, f.title)  # noqa: E731
+    before = {key(f) for f in present.findings}
+    later = {key(f) for f in predicted.findings}
+    return WhatIf(tuple(requirements), changes, present, predicted,
+                  tuple(f for f in predicted.findings if key(f) not in before),
+                  tuple(f for f in present.findings if key(f) not in later),
+                  notes=tuple(notes), rules_s=time.perf_counter() - t0)
+
+
+def safer_candidates(result: WhatIf) -> list[tuple[str, str]]:
+    """Requirements that may avoid the predicted errors, each with why, computed with
+    ``packaging`` (never resolved here: the caller asks pip with a second what-if and keeps
+    only one predicted to be error-free).
+
+    * The one cuDNN requirement every predicted framework accepts
+      (:func:`cudnn_magic.fixes.solver.solve_cudnn`, as ``install-matching-cudnn`` computes it).
+    * For a cuDNN wheel of another CUDA family than the one already writing the same folder,
+      the installed family's wheel with the same version specifier."""
+    out: list[tuple[str, str]] = []
+    sol = solve_cudnn(result.predicted.frameworks)
+    if sol.requirement:
+        out.append((sol.requirement, "the one cuDNN wheel requirement every framework's rule and pin accepts "
+                                     "(as install-matching-cudnn computes it)"))
+    for f in result.introduced:
+        if f.id != "cudnn-wheel-overwritten":
+            continue
+        for word in result.requirements:
+            try:
+                r = Requirement(word)
+            except InvalidRequirement:
+                continue
+            folder = cudnn_folder(r.name)
+            if folder is None:
+                continue
+            for ow in result.predicted.wheels_overwritten:
+                for n, _v in ow.distributions:
+                    if canonical(n) != canonical(r.name) and cudnn_folder(n) == folder:
+                        text = f"{canonical(n)}{r.specifier}"
+                        why = (f"{canonical(n)} already writes {folder}: the same release for its CUDA family "
+                               f"overwrites nothing of another family")
+                        if (text, why) not in out:
+                            out.append((text, why))
+    return out
+
+
+__all__ = ["CUDNN_FOLDERS", "Change", "Environment", "WhatIf", "cudnn_folder", "framework_from_metadata",
+           "judge_environment", "predict", "safer_candidates"]

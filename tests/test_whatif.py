@@ -1,0 +1,192 @@
+"""What-if (issue 16): ``cudnn-magic check --what-if`` with real pip in a real venv holding the
+real ``nvidia-cudnn-jit-cu13==9.24.0.43`` wheel, and the pure prediction on described inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from prevention_env import closed_port, freeze, make_venv, run_cli
+from real_wheels import install_wheel
+
+from cudnn_magic.model import Driver, FrameworkBuild
+from cudnn_magic.probes.owners import DistRecord, RecordEntry, read_record
+from cudnn_magic.whatif import CUDNN_FOLDERS, Environment, cudnn_folder, framework_from_metadata, predict
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    return make_venv(tmp_path_factory.mktemp("whatif"), "nvidia-cudnn-jit-cu13==9.24.0.43")
+
+
+@pytest.mark.parametrize("dist,version", [("nvidia-cudnn-jit-cu12", "9.27.0.42"), ("nvidia-cudnn-jit-cu13", "9.24.0.43"),
+                                          ("nvidia-cudnn-jit-cu13", "9.25.0.15")])
+def test_folder_table_matches_the_record_of_real_wheels(dist, version):
+    target = install_wheel(dist, version)
+    info = next(p for p in target.iterdir() if p.name.endswith(".dist-info"))
+    rec = read_record(str(info))
+    libs = [e.path for e in rec.entries if os.path.basename(e.path).startswith("libcudnn")]
+    assert libs, "the wheel ships cuDNN libraries"
+    folder = cudnn_folder(dist)
+    assert folder is not None
+    assert all(p.startswith(folder + "/lib/") for p in libs), (folder, libs)
+    # every file outside .dist-info lies in that one folder
+    assert all(e.path.startswith(folder + "/") for e in rec.entries if ".dist-info/" not in e.path)
+
+
+def test_folder_table_families():
+    assert dict(CUDNN_FOLDERS)  # patterns compile
+    assert cudnn_folder("nvidia_cudnn_cu12") == "nvidia/cudnn"
+    assert cudnn_folder("nvidia-cudnn-jit-cu13") == "nvidia/cudnn_jit"
+    assert cudnn_folder("torch") is None
+
+
+def test_other_cuda_family_predicts_overwrite_and_installs_nothing(venv):
+    before = freeze(venv)
+    proc = run_cli(venv, "check", "--json", "--what-if", "nvidia-cudnn-jit-cu12==9.27.0.42")
+    after = freeze(venv)
+    assert before == after, "a what-if must install nothing"
+    assert "nvidia-cudnn-jit-cu13==9.24.0.43" in after and "nvidia-cudnn-jit-cu12" not in after
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert {"name": "nvidia-cudnn-jit-cu12", "from": None, "to": "9.27.0.42"} in data["changes"]
+    new = [f for f in data["predicted_findings"] if f["new"]]
+    ow = [f for f in new if f["id"] == "cudnn-wheel-overwritten"]
+    assert len(ow) == 1 and ow[0]["severity"] == "error" and ow[0]["predicted"] is True
+    assert "nvidia-cudnn-jit-cu13 9.24.0.43" in ow[0]["title"] and "nvidia-cudnn-jit-cu12 9.27.0.42's files are there now" in ow[0]["title"]
+    assert not any(f["id"] == "cudnn-wheel-overwritten" for f in data["present_findings"])
+    pw = data["predicted_wheels_overwritten"][0]
+    assert pw["directory"].endswith(os.path.join("nvidia", "cudnn_jit"))
+    assert pw["present"] == {"name": "nvidia-cudnn-jit-cu12", "version": "9.27.0.42"}
+    # the safer requirement was itself resolved by pip and predicted clean
+    assert data["safer_requirement"] and data["safer_requirement"].startswith("nvidia-cudnn-jit-cu13")
+    assert data["error"] is True
+
+
+def test_later_same_family_predicts_only_the_version_change(venv):
+    before = freeze(venv)
+    proc = run_cli(venv, "check", "--what-if", "nvidia-cudnn-jit-cu13==9.25.0.15 --no-deps")
+    assert freeze(venv) == before
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Would change: nvidia-cudnn-jit-cu13 9.24.0.43 -> 9.25.0.15\n" in proc.stdout
+    assert "Predicted findings: none new." in proc.stdout
+    assert "cudnn-wheel-overwritten" not in proc.stdout
+
+
+@pytest.mark.parametrize("reqs,words", [
+    ("nvidia-cudnn-jit-cu12=9.27", "is not a valid requirement"),
+    ("nvidia-cudnn-jit-cu12 --target /tmp/x", "is not an option a what-if passes to pip"),
+    ("nvidia-cudnn-jit-cu13==9.24.0.43 nvidia-cudnn-jit-cu13==9.25.0.15 --no-deps", "resolver found a conflict"),
+    ("nvidia-cudnn-jit-cu13==0.0.1 --no-deps", "no release matches nvidia-cudnn-jit-cu13==0.0.1"),
+])
+def test_bad_input_is_one_line_and_exit_2(venv, reqs, words):
+    before = freeze(venv)
+    proc = run_cli(venv, "check", "--what-if", reqs)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], proc.stderr
+    assert proc.stdout == ""
+    assert freeze(venv) == before
+
+
+def test_unreachable_index_is_a_clear_error(venv):
+    url = f"http://127.0.0.1:{closed_port()}/simple"
+    proc = run_cli(venv, "check", "--json", "--what-if", f"nvidia-cudnn-jit-cu12==9.27.0.42 --index-url {url}")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"cudnn-magic: what-if: the package index cannot be reached ({url}): nothing was "
+                                   "resolved, nothing installed")
+    assert json.loads(proc.stdout)["error"]["kind"] == "index-unreachable"
+
+
+# ----------------------------------------------------------------------- pure prediction, described inputs
+
+SITE = "/venv/lib/python3.12/site-packages"
+
+
+def _cu13_env(frameworks=()):
+    files = ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/cudnn/lib/libcudnn_graph.so.9", "nvidia/cudnn/include/cudnn.h")
+    rec = DistRecord("nvidia-cudnn-cu13", "9.24.0.43", SITE, tuple(RecordEntry(p, "sha256=cu13-" + p, 1) for p in files))
+    return Environment({"nvidia-cudnn-cu13": "9.24.0.43", "torch": "2.14.1"}, (rec,), {}, tuple(frameworks))
+
+
+def test_framework_from_metadata_reads_the_exact_pin():
+    fw = framework_from_metadata("torch", "2.14.1", ["nvidia-cudnn-cu13==9.24.0.43; platform_system == 'Linux'", "filelock"])
+    assert (fw.name, fw.cudnn_compiled, fw.cuda_compiled, fw.checker) == ("PyTorch", "9.24.0", "13", "pytorch")
+    assert framework_from_metadata("requests", "2.0", []) is None
+
+
+def test_tf_cuda12_wheel_over_torch_cuda13_names_the_framework():
+    torch = framework_from_metadata("torch", "2.14.1", ["nvidia-cudnn-cu13==9.24.0.43"])
+    tf_reqs = ["nvidia-cudnn-cu12<10,>=9.3.0.75; extra == \"and-cuda\""]
+    r = predict([("tensorflow", "2.21.0", tf_reqs), ("nvidia-cudnn-cu12", "9.28.0.42", [])], _cu13_env([torch]),
+                site=SITE, driver=Driver("580.65.06", "13.0"))
+    assert [str(c) for c in r.changes] == ["tensorflow 2.21.0 (new)", "nvidia-cudnn-cu12 9.28.0.42 (new)"]
+    ow = [f for f in r.introduced if f.id == "cudnn-wheel-overwritten"]
+    assert len(ow) == 1 and ow[0].severity == "error"
+    assert "PyTorch 2.14.1 (built for CUDA 13, wants nvidia-cudnn-cu13 9.24.0.43) now runs nvidia-cudnn-cu12 9.28.0.42's files" in ow[0].detail
+    assert r.error and r.introduces_error
+
+
+def test_new_cuda_major_on_an_old_driver_is_predicted():
+    torch = framework_from_metadata("torch", "2.14.1", ["nvidia-cudnn-cu13==9.24.0.43"])
+    r = predict([("torch", "2.14.1", torch.pins), ("nvidia-cudnn-cu13", "9.24.0.43", [])],
+                Environment({}, (), {}, ()), site=SITE, driver=Driver("550.54.15", "12.4"))
+    drv = [f for f in r.introduced if f.id == "cuda-driver-too-old"]
+    assert drv and "580" in drv[0].detail
+    pt = next(f for f in r.predicted.frameworks if f.name == "PyTorch")
+    assert pt.verdict == "ok" and pt.cudnn_used == "9.24.0"
+
+
+def test_prevention_engines_import_no_ipython_widgets_or_ctypes():
+    import subprocess
+    import sys
+
+    code = ("import sys, json\n"
+            "import cudnn_magic.whatif, cudnn_magic.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
+            "import cudnn_magic.probes.pip_report, cudnn_magic.cli.whatif, cudnn_magic.cli.manifest, cudnn_magic.model.prevention\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('IPython', 'ipywidgets', 'ipykernel', 'ctypes', 'traitlets'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
+
+
+def test_pip_older_than_22_2_is_refused_before_it_runs(tmp_path):
+    """A real venv whose pip is 22.1.2 (no install --report): one clear line, nothing run."""
+    import subprocess
+    import sys
+
+    from cudnn_magic.probes.pip_report import PipError, pip_dry_run
+
+    venv = tmp_path / "oldpip"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    py = venv / "bin" / "python"
+    p = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "pip==22.1.2"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"could not install pip 22.1.2: {p.stderr.strip().splitlines()[-1:]}")
+    r = pip_dry_run("nvidia-cudnn-jit-cu12==9.27.0.42", python=str(py))
+    assert isinstance(r, PipError) and r.kind == "pip-too-old"
+    assert r.message == (f"pip 22.1 in {py} is too old: the what-if needs pip 22.2 or newer (install --dry-run "
+                         "--report); upgrade pip first")
+
+
+def test_in_process_inventory_matches_pip_inspect(venv):
+    """For its own interpreter the what-if reads the installed distributions with
+    importlib.metadata instead of starting ``pip inspect``: the same names, versions,
+    ``Requires-Dist`` and ``.dist-info`` folders."""
+    import subprocess
+
+    code = ("import json\nfrom cudnn_magic.probes.pip_report import installed_here, pip_inspect\n"
+            "rows = lambda i: sorted((d.name.lower(), d.version, d.dist_info, sorted(d.requires_dist)) for d in i.dists)\n"
+            "a, b = installed_here(), pip_inspect()\n"
+            "print(json.dumps([rows(a) == rows(b), a.site_dirs == b.site_dirs, len(a.dists), "
+            "[r[0] for r in rows(a)], [r for r in rows(a) if r not in rows(b)], [r for r in rows(b) if r not in rows(a)]]))")
+    out = subprocess.run([str(venv), "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    same, sites, n, names, only_here, only_pip = json.loads(out.stdout)
+    assert same, (only_here, only_pip)
+    assert sites and n >= 4 and "nvidia-cudnn-jit-cu13" in names
