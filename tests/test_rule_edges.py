@@ -117,6 +117,8 @@ RULE_TABLE = [
     ("pytorch", "6.1.0", "6.0.0", False), ("pytorch", "6.0.21", "6.0.20", True),  # below 7: same minor
     ("pytorch", "8.9.7", "9.1.0", False),
     ("cupy", "8.9.0", "8.9.0", True), ("cupy", "8.8.1", "8.9.0", False), ("cupy", "8.10.0", "8.9.0", True),
+    # CuPy is judged by NVIDIA's rule, 9.10.0's break included (as the solver's requirement excludes it)
+    ("cupy", "9.10.0", "9.9.0", False), ("cupy", "9.10.0", "9.10.0", True), ("cupy", "9.10.1", "9.9.0", True),
     ("nvidia", "9.10.0", "9.9.0", False),  # 9.10.0 broke backward compatibility
     ("nvidia", "9.10.0", "9.10.0", True), ("nvidia", "9.10.1", "9.9.0", True), ("nvidia", "9.11.0", "9.10.0", True),
     ("nvidia", "9.10.0", "9.0.0", False), ("nvidia", "9.10.0", "9.11.0", False),
