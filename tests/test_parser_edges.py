@@ -219,3 +219,91 @@ def test_pin_version_takes_the_first_pin_with_the_operator(pins, ops, found):
 ])
 def test_release(version, release):
     assert _release(version) == release
+
+
+# --- ELF: the parser's answers against binutils' readelf on real shared objects (the system's
+# libraries and the real nvidia-cudnn-jit wheel installed in the test venv). Layout per the
+# System V gABI; readelf is the independent reader.
+import glob  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sysconfig  # noqa: E402
+
+from cudnn_magic.probes.elf import NotElf, read_dynamic, read_symbol_bytes, symbol_slots  # noqa: E402
+
+_SITE = sysconfig.get_paths()["purelib"]
+ELF_FILES = [p for p in (
+    *sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libssl.so.3")), *sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libz.so.1")),
+    *sorted(glob.glob(os.path.join(_SITE, "nvidia", "cudnn*", "lib", "libcudnn.so.9"))),
+    *sorted(glob.glob(os.path.join(_SITE, "nvidia", "cudnn*", "lib", "libcudnn_graph.so.9"))),
+    *sorted(glob.glob(os.path.join(_SITE, "zmq", "backend", "cython", "_zmq*.so"))),
+) if os.path.isfile(p)]
+needs_readelf = pytest.mark.skipif(shutil.which("readelf") is None or not ELF_FILES, reason="no readelf or no ELF files")
+
+
+def _readelf(*args):
+    return subprocess.run(["readelf", "-W", *args], capture_output=True, text=True, check=True).stdout
+
+
+@needs_readelf
+@pytest.mark.parametrize("path", ELF_FILES, ids=[os.path.basename(p) for p in ELF_FILES])
+def test_dynamic_section_as_readelf_reads_it(path):
+    dyn = _readelf("-d", path)
+    want_needed = tuple(re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", dyn))
+    sonames = re.findall(r"\(SONAME\)\s+Library soname: \[(.*?)\]", dyn)
+    rpath = re.findall(r"\(RPATH\)\s+Library rpath: \[(.*?)\]", dyn)
+    runpath = re.findall(r"\(RUNPATH\)\s+Library runpath: \[(.*?)\]", dyn)
+    got = read_dynamic(path)
+    assert got.needed == want_needed
+    assert got.soname == (sonames[0] if sonames else None)
+    assert got.rpath == (tuple(rpath[0].split(":")) if rpath else ())
+    assert got.runpath == (tuple(runpath[0].split(":")) if runpath else ())
+    assert got.machine == 62  # EM_X86_64 (readelf -h: "Advanced Micro Devices X86-64")
+    assert "X86-64" in _readelf("-h", path)
+
+
+@needs_readelf
+@pytest.mark.parametrize("path", ELF_FILES, ids=[os.path.basename(p) for p in ELF_FILES])
+def test_import_slots_as_readelf_reads_them(path):
+    relocs = _readelf("-r", path)
+    want = sorted((m.group(2).split("@")[0], int(m.group(1), 16)) for m in re.finditer(
+        r"^([0-9a-f]+)\s+[0-9a-f]+\s+R_X86_64_(?:GLOB_DAT|JUMP_SLOT|64)\s+[0-9a-f]+\s+(\S+)", relocs, re.M))
+    for prefix in ("", "_", "c", "cudnn", "zz-none"):
+        slots, loads = symbol_slots(path, prefix)
+        assert sorted(slots) == [w for w in want if w[0].startswith(prefix)]
+        want_loads = [(int(v, 16), int(m, 16)) for v, m in re.findall(
+            r"^\s*LOAD\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)", _readelf("-l", path), re.M)]
+        assert loads == want_loads
+
+
+@needs_readelf
+def test_symbol_bytes_as_the_file_holds_them():
+    graph = [p for p in ELF_FILES if p.endswith("libcudnn_graph.so.9")]
+    if not graph:
+        pytest.skip("no nvidia-cudnn wheel in this venv")
+    path = graph[0]
+    sym = re.search(r"^\s*\d+: ([0-9a-f]+)\s+(\d+) OBJECT\s+GLOBAL\s+DEFAULT\s+(\d+) cudnn_graph_version\b",
+                    _readelf("--dyn-syms", path), re.M)
+    value, size, shndx = int(sym.group(1), 16), int(sym.group(2)), int(sym.group(3))
+    sec = re.search(rf"^\s*\[\s*{shndx}\]\s+\S+\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)", _readelf("-S", path), re.M)
+    addr, off = int(sec.group(1), 16), int(sec.group(2), 16)
+    with open(path, "rb") as fh:
+        fh.seek(value - addr + off)
+        raw = fh.read(size)
+    assert read_symbol_bytes(path, "cudnn_graph_version", size) == raw
+    assert read_symbol_bytes(path, "cudnn_graph_version", 2) == raw[:2]
+    assert read_symbol_bytes(path, "cudnn_graph_versio") is None  # a prefix is not the name
+    assert read_symbol_bytes(path, "cudnnGetVersion_no_such_symbol") is None
+
+
+@pytest.mark.parametrize("data", [b"", b"\x7fEL", b"not an elf at all, just text", b"\x7fELF\x02\x01\x01" + b"\0" * 9,
+                                  b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\0" * 10])
+def test_not_elf_or_truncated(tmp_path, data):
+    p = tmp_path / "libcudnn.so.9"
+    p.write_bytes(data)
+    with pytest.raises(NotElf):
+        read_dynamic(str(p))
+    with pytest.raises(NotElf):
+        read_symbol_bytes(str(p), "cudnn_graph_version")
