@@ -116,3 +116,37 @@ def test_bytes_and_text_read_alike(source):
     b = [(h.signature.name, h.line, h.groups, h.position) for h in scan(text.encode(), source)]
     assert a == b and a
     assert all(h.source == source for h in scan(text, source))
+
+
+# TensorFlow's "Memory usage: N bytes free, M bytes total" next to a handle failure: the GPU was
+# nearly full when free < 256 MiB or free < 5% of total (knowledge/memory.py's thresholds, the
+# cudnn handle needs workspace; TF cuda_dnn.cc logs the line).
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("free, total, full", [
+    (256 * MIB - 1, 2048 * MIB, True), (256 * MIB, 2048 * MIB, False),  # the absolute floor (5 % of 2 GiB is less)
+    (256 * MIB + 1, 2048 * MIB, False),
+    (858_993_459, 16 * 1024 * MIB, True),  # 5 % of 16 GiB is 858,993,459.2 bytes: just below
+    (858_993_460, 16 * 1024 * MIB, False),  # just above
+    (0, 0, False), (5, 0, False),  # no total: nothing to judge
+])
+def test_memory_usage_line_at_the_nearly_full_edge(free, total, full):
+    text = f"Memory usage: {free} bytes free, {total} bytes total"
+    got = [(h.diagnosis, h.groups) for h in scan(text, "log") if h.signature.name == "tf-memory-usage"]
+    assert got == ([("gpu-out-of-memory", {"free": str(free), "total": str(total)})] if full else [])
+
+
+@pytest.mark.parametrize("suffix, diagnosis", [
+    ("(35): CUDA_ERROR_INSUFFICIENT_DRIVER", "cuda-driver-too-old"),  # by the CUDA error number
+    (": cudaErrorInsufficientDriver", "cuda-driver-too-old"),
+    (": CUDA driver version is insufficient for CUDA runtime version", "cuda-driver-too-old"),
+    ("(2): CUDA_ERROR_OUT_OF_MEMORY", "gpu-out-of-memory"),
+    (": cudaErrorMemoryAllocation", "gpu-out-of-memory"),
+    (": out of memory", "gpu-out-of-memory"),
+    ("(1): CUDA_ERROR_INVALID_VALUE", "cudnn-init-failed"),  # any other pending error
+])
+def test_xla_error_before_the_handle_names_the_pending_cuda_error(suffix, diagnosis):
+    text = "There was an error before creating cudnn handle" + suffix
+    hits = [h.diagnosis for h in scan(text, "log") if h.signature.name == "xla-error-before-cudnn-handle"]
+    assert hits == [diagnosis]
