@@ -105,7 +105,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u20
 
 def _evidence(line: str) -> str:
     # Control characters (ANSI/OSC escapes from a log) never reach a terminal or a page.
-    line = _CONTROL.sub(" ", line.strip().replace("\r", " "))
+    line = _CONTROL.sub(" ", line.replace("\r", " ")).strip()  # strip after: an escape at the start leaves no space
     if len(line) > EVIDENCE_CHARS:
         line = line[: EVIDENCE_CHARS - 1] + "…"
     return line
