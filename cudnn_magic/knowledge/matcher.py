@@ -233,7 +233,8 @@ def _windowed_keywords() -> dict[bytes, int]:
 def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, tail: int = WARNING_TAIL,
                   find: Callable[[bytes, bytes, int], int] | None = None) -> bytes:
     """The lines of ``data`` that hold one of ``literals`` (case-insensitive), plus the lines
-    after one that also holds a windowed signature's keyword, plus the last ``tail`` bytes, in
+    after one that also holds a windowed signature's keyword, plus the whole lines within the
+    last ``tail`` bytes (a line that starts exactly ``tail`` bytes before the end included), in
     their original order, joined by newlines; ``b""`` when no line holds a literal.
 
     Found in bytes: one lower-casing pass and one search pass per literal, plus a bounded look
@@ -296,7 +297,7 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
         return b""
     if tail:
         t = max(0, n - tail)
-        nl = low.find(b"\n", t)
+        nl = low.find(b"\n", t - 1) if t else -1  # t - 1: a line that starts exactly at the cut is whole
         t = t if t == 0 or nl < 0 else nl + 1
         if t < n:
             spans.append((t, n))
