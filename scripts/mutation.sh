@@ -2,7 +2,8 @@
 # Mutation testing of the pure core (issue 20), with mutmut 3 (pinned below). Not part of CI.
 #
 #   bash scripts/mutation.sh                 # every target (about 30 min on a 2-core machine)
-#   bash scripts/mutation.sh rules.gpu status   # only the targets whose pattern contains a word given
+#   bash scripts/mutation.sh rules.gpu solver   # only the targets whose pattern contains a word given
+#   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
 #   MUTATION_SAMPLE=half bash scripts/mutation.sh   # the odd-numbered mutants of every target
 #
 # The configuration is [tool.mutmut] in pyproject.toml: the whole package is copied into mutants/,
@@ -54,6 +55,16 @@ for t in "${TARGETS[@]}"; do
   keep=$(( $# == 0 ))
   for word in "$@"; do [[ "$t" == *"$word"* ]] && keep=1; done
   [ $keep -eq 1 ] && selected+=("$t")
+done
+# A word naming a module inside a whole-package target (knowledge.status inside knowledge.*) runs
+# that module only.
+for word in "$@"; do
+  for t in "${TARGETS[@]}"; do
+    [[ "$t" == *"$word"* ]] && continue 2
+  done
+  for t in "${TARGETS[@]}"; do
+    if [[ "$t" == *".*" && "cudnn_magic.$word" == "${t%\*}"* ]]; then selected+=("cudnn_magic.$word.*"); break; fi
+  done
 done
 [ ${#selected[@]} -gt 0 ] || { echo "no target matches: $*" >&2; exit 2; }
 # MUTATION_SAMPLE=half: only the odd-numbered mutants of every targeted function (a systematic
