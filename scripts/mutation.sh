@@ -4,6 +4,7 @@
 #   bash scripts/mutation.sh                 # every target (about 30 min on a 2-core machine)
 #   bash scripts/mutation.sh rules.gpu solver   # only the targets whose pattern contains a word given
 #   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
+#   bash scripts/mutation.sh 'cudnn_magic.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
 #   MUTATION_SAMPLE=half bash scripts/mutation.sh   # the odd-numbered mutants of every target
 #
 # The configuration is [tool.mutmut] in pyproject.toml: the whole package is copied into mutants/,
@@ -57,11 +58,13 @@ for t in "${TARGETS[@]}"; do
   [ $keep -eq 1 ] && selected+=("$t")
 done
 # A word naming a module inside a whole-package target (knowledge.status inside knowledge.*) runs
-# that module only.
+# that module only; a mutant-name pattern (cudnn_magic.diagnose.x__refine_with_facts__mutmut_*)
+# runs those mutants.
 for word in "$@"; do
   for t in "${TARGETS[@]}"; do
     [[ "$t" == *"$word"* ]] && continue 2
   done
+  if [[ "$word" == cudnn_magic.*__mutmut_* ]]; then selected+=("$word"); continue; fi
   for t in "${TARGETS[@]}"; do
     if [[ "$t" == *".*" && "cudnn_magic.$word" == "${t%\*}"* ]]; then selected+=("cudnn_magic.$word.*"); break; fi
   done
