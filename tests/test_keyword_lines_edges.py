@@ -145,3 +145,68 @@ def test_the_prefilter_keeps_what_the_warnings_need():
     whole = [d.id for d in gpu_unused_warnings(text)]
     assert whole
     assert [d.id for d in gpu_unused_warnings(keyword_lines(text.encode()).decode())] == whole
+
+
+HALF = MAX_LINE // 2
+WINDOWS = [
+    # text before the line, bytes of the line before the literal, after the literal's 5 bytes, text after the line;
+    # the piece kept: from the line's start (or HALF bytes before the literal when more than MAX_LINE precede it)
+    # to the line's end (or HALF bytes from the literal when more than MAX_LINE follow it)
+    (b"", 10, 10, b"", "line", "line"),
+    (b"prev line\n", 10, 10, b"\nnext line", "line", "line"),
+    (b"prev line\n", MAX_LINE - 1, 10, b"", "line", "line"),
+    (b"prev line\n", MAX_LINE + 1, 10, b"", "half", "line"),
+    (b"", MAX_LINE + 1, 10, b"\nnext line", "half", "line"),
+    (b"", 10, MAX_LINE - 6, b"\nnext line", "line", "line"),
+    (b"", 10, MAX_LINE - 5, b"", "line", "line"),  # the rest of the text is MAX_LINE bytes: kept
+    (b"", 10, HALF + 500, b"", "line", "line"),
+    (b"", 10, MAX_LINE + 1, b"", "line", "half"),
+    (b"", 10, MAX_LINE + 1, b"\nnext line", "line", "half"),
+    (b"prev\n", 3 * MAX_LINE, 3 * MAX_LINE, b"\nnext", "half", "half"),
+]
+
+
+@pytest.mark.parametrize("lead, before, after, trail, start, end", WINDOWS,
+                         ids=[f"{len(l)}-{b}-{a}-{len(t)}" for l, b, a, t, _, _ in WINDOWS])
+def test_the_window_kept_of_a_line(lead, before, after, trail, start, end):
+    data = lead + b"x" * before + b"cuDNN" + b"y" * after + trail
+    p = len(lead) + before
+    line_start, line_end = len(lead), p + 5 + after
+    a = line_start if start == "line" else p - HALF
+    b = line_end if end == "line" else p + HALF
+    assert keyword_lines(data, tail=0) == data[a:b]
+
+
+def test_an_empty_first_line_is_not_kept():
+    assert keyword_lines(b"\ncudnn x\n", tail=0) == b"cudnn x"
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_bytes_like_input(kind):
+    data = b"plain\nLoaded cuDNN 9\nplain\n"
+    assert keyword_lines(kind(data), tail=0) == b"Loaded cuDNN 9"
+
+
+def test_the_window_is_the_keyword_line_own():
+    # a windowed keyword elsewhere in the text gives no window to another literal line
+    before = b"cudnn first\nafter first\n" + b"plain\n" * 5
+    after = b"plain\n" * 5 + b"cudnn last\nafter last\n"
+    out = keyword_lines(before + JAX + after, tail=0)
+    assert b"after first" not in out and b"after last" not in out
+    assert JAX[: JAX.index(b"\nline 8")] in out
+
+
+def test_a_windowed_keyword_at_the_very_start():
+    jax = JAX[len(b"RuntimeError: "):]
+    assert keyword_lines(jax, tail=0) == jax[: jax.index(b"\nline 8")]
+
+
+def test_empty_lines_count_in_a_window():
+    jax = JAX.replace(b"\nMinimum supported", b"\n\nMinimum supported")
+    assert keyword_lines(jax, tail=0) == jax[: jax.index(b"\nline 7")]
+
+
+def test_a_window_stops_before_a_line_longer_than_max_line():
+    first = b"RuntimeError: Outdated cuDNN installation found."
+    data = first + b"\nVersion JAX was built against: 8906\n" + b"z" * (3 * MAX_LINE) + b"\nline after\n"
+    assert keyword_lines(data, tail=0) == first + b"\nVersion JAX was built against: 8906"

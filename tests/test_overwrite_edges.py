@@ -134,3 +134,31 @@ def test_three_wheels_on_one_file_are_one_group():
     (ow,) = find_overwritten_wheels(dists, {_abs(SHIM): "sha256=C"})
     assert ow.distributions == (cu11, CU12, CU13)
     assert ow.present == cu11 and ow.mixed is False
+
+
+def test_the_order_of_a_record_does_not_matter():
+    # pip writes the .dist-info lines last, but RECORD order is not specified (PEP 376): a
+    # metadata line or a file of one wheel only, before the shared file, hides nothing
+    a = _dist(CU12, ("nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA", "sha256=M", 9), ("nvidia/cudnn/lib/own.so", "sha256=O", 1),
+              (SHIM, "sha256=A", 100))
+    b = _dist(CU13, ("nvidia/cudnn/lib/also_own.so", "sha256=P", 1), (SHIM, "sha256=B", 120))
+    (ow,) = find_overwritten_wheels([a, b], {})
+    assert ow.files == (_abs(SHIM),)
+
+
+def test_groups_come_sorted_by_folder_not_by_name():
+    # stand-in names chosen so that name order and folder order differ
+    za, zb, ya, yb = ("a-first", "1"), ("a-second", "1"), ("z-first", "1"), ("z-second", "1")
+    dists = [_dist(za, ("zzz/lib.so", "sha256=1", 1)), _dist(zb, ("zzz/lib.so", "sha256=2", 1)),
+             _dist(ya, ("aaa/lib.so", "sha256=3", 1)), _dist(yb, ("aaa/lib.so", "sha256=4", 1))]
+    assert [ow.directory for ow in find_overwritten_wheels(dists, {})] == [f"{SITE}/aaa", f"{SITE}/zzz"]
+
+
+def test_two_wheels_with_the_same_bytes_both_match():
+    # cu11 and cu12 list the same digest for the shim, cu13 another: the file on disk matches both
+    cu11 = ("nvidia-cudnn-cu11", "9.1.0.70")
+    dists = [_dist(CU12, (SHIM, "sha256=A", 1)), _dist(CU13, (SHIM, "sha256=B", 1)), _dist(cu11, (SHIM, "sha256=A", 1))]
+    (ow,) = find_overwritten_wheels(dists, {_abs(SHIM): "sha256=A"})
+    assert ow.evidence == ("libcudnn.so.9: sha256 matches the RECORD of nvidia-cudnn-cu11 9.1.0.70 and "
+                           "nvidia-cudnn-cu12 9.10.2.21",)
+    assert ow.present is None  # the hashes cannot tell cu11 from cu12

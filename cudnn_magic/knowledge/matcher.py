@@ -239,7 +239,9 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
 
     Found in bytes: one lower-casing pass and one search pass per literal, plus a bounded look
     for the line ends around each occurrence; nothing is decoded. A line longer than
-    :data:`MAX_LINE` is cut to a window around the literal; a literal on more than
+    :data:`MAX_LINE` is cut to a window around the literal (more than ``MAX_LINE`` bytes of the
+    line on one side of it keep ``MAX_LINE // 2`` of them; a signature's window stops before such
+    a line); a literal on more than
     :data:`WARNING_MAX_LINES` lines keeps its first and last ones. Used on a succeeding cell's
     fd-2 output before :func:`cudnn_magic.diagnose.gpu_unused_warnings`, so that a cell that
     printed a megabyte of ordinary log costs a few passes over its bytes
