@@ -27,7 +27,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.diagnose import diagnose
-from cudnn_magic.model import Driver, FrameworkBuild, Gpu, Report, Unavailable
+from cudnn_magic.model import Driver, FrameworkBuild, Gpu, LibraryCopy, Report, Unavailable
 
 MiB, GiB = 2**20, 2**30
 HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
@@ -250,3 +250,95 @@ def test_no_driver_is_said_on_a_failed_handle(reason, no_driver):
 def test_no_driver_keeps_a_logged_out_of_memory():
     res = diagnose(log=OOM_LINE + "\n" + HANDLE, report=Report(driver=Unavailable("Driver Not Loaded")))
     assert "gpu-out-of-memory" in [d.id for d in res]
+
+
+@pytest.mark.parametrize("log, diag", [(INTERNAL, "cudnn-internal-error"),
+                                       ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cudnn-execution-failed"),
+                                       (OOM_LINE, "gpu-out-of-memory")])
+def test_no_driver_is_said_on_each_failure_that_needs_a_handle(log, diag):
+    res = diagnose(log=log, report=Report(driver=Unavailable("NVML Shared Library Not Found: libnvidia-ml.so.1: cannot "
+                                                             "open shared object file")))
+    d = next(d for d in res if d.id == diag)
+    assert ("fact: no NVIDIA driver on this machine (NVML: NVML Shared Library Not Found); cuDNN cannot create a handle "
+            "without a GPU and its driver") in d.evidence
+    (fix,) = [f for f in d.fixes if f.id == "upgrade-driver"]
+    assert fix.title == "Run on a machine with an NVIDIA GPU and driver"
+    assert "nvidia-smi must list the GPU" in fix.action and "Colab: Runtime > Change runtime type" in fix.action
+    assert fix.restart_required is True
+
+
+# --- the mapped cuDNN, as facts on the diagnoses about which cuDNN is loaded ----------------------
+def _lib(version, path="/site/nvidia/cudnn/lib/libcudnn.so.9", reached=None, owner="pip: nvidia-cudnn-cu12 9.1.0.70"):
+    name = path.rsplit("/", 1)[1]
+    return LibraryCopy(path, name, name, version, owner=owner, loaded=True, is_main=True,
+                       reached_version=reached)
+
+
+MAPPED = [
+    # mapped copies, fact lines expected on a failed handle
+    ([_lib("9.1.0")], ["fact: libcudnn.so.9 9.1.0 is mapped from /site/nvidia/cudnn/lib/libcudnn.so.9 "
+                       "(pip: nvidia-cudnn-cu12 9.1.0.70)"]),
+    ([_lib(None)], ["fact: libcudnn.so.9 (version unknown) is mapped from /site/nvidia/cudnn/lib/libcudnn.so.9 "
+                    "(pip: nvidia-cudnn-cu12 9.1.0.70)"]),
+    ([_lib("9.1.0", reached="9.1.0")], ["fact: libcudnn.so.9 9.1.0 is mapped from /site/nvidia/cudnn/lib/libcudnn.so.9 "
+                                        "(pip: nvidia-cudnn-cu12 9.1.0.70)"]),
+    ([_lib("9.1.0", reached="9.3.0")], ["fact: libcudnn.so.9 9.1.0 is mapped from /site/nvidia/cudnn/lib/libcudnn.so.9 "
+                                        "(pip: nvidia-cudnn-cu12 9.1.0.70); calls through it reach 9.3.0"]),
+]
+
+
+@pytest.mark.parametrize("libs, lines", MAPPED, ids=["plain", "no-version", "reach-same", "reach-other"])
+def test_the_mapped_cudnn_is_a_fact(libs, lines):
+    res = diagnose(log=HANDLE, report=Report(cudnn_loaded=tuple(libs)))
+    assert _facts(res[0]) == lines
+
+
+def test_at_most_three_mapped_copies_and_the_one_in_use():
+    libs = tuple(_lib(f"9.{i}.0", path=f"/c{i}/libcudnn.so.9", owner="system") for i in range(1, 5))
+    facts = _facts(diagnose(log=HANDLE, report=Report(cudnn_loaded=libs))[0])
+    assert [f for f in facts if "is mapped from" in f] == [f"fact: libcudnn.so.9 9.{i}.0 is mapped from /c{i}/libcudnn.so.9 "
+                                                          "(system)" for i in (1, 2, 3)]
+    # several copies: which one calls reach (without the in-process measurement: the first mapped)
+    assert "fact: the cuDNN in use is 9.1.0 at /c1/libcudnn.so.9" in facts
+    two = (_lib("9.1.0", path="/a/libcudnn.so.9", reached="9.3.0"), _lib("9.3.0", path="/b/libcudnn.so.9"))
+    facts = _facts(diagnose(log=HANDLE, report=Report(cudnn_loaded=two))[0])
+    assert "fact: the cuDNN in use is 9.1.0 at /a/libcudnn.so.9 (its calls reach 9.3.0)" in facts
+
+
+@pytest.mark.parametrize("log, diag", [(HANDLE, "cudnn-init-failed"), (VERSION_LINE, "cudnn-version-mismatch"),
+                                       ("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
+                                        "cannot open shared object file: No such file or directory",
+                                        "cudnn-sublibrary-load-failed"),
+                                       ("Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot "
+                                        "open shared object file: No such file or directory", "cudnn-library-not-found")])
+def test_the_mapped_cudnn_is_said_on_the_diagnoses_about_loading(log, diag):
+    res = diagnose(log=log, report=Report(cudnn_loaded=(_lib("8.9.4", path="/x/libcudnn.so.8"),)))
+    d = next(d for d in res if d.id == diag)
+    assert any(e.startswith("fact: libcudnn.so.8 8.9.4 is mapped from /x/libcudnn.so.8") for e in d.evidence)
+
+
+def test_the_mapped_cudnn_is_not_said_on_an_internal_error():
+    res = diagnose(log=INTERNAL, report=Report(cudnn_loaded=(_lib("9.1.0"),)))
+    assert not any("is mapped from" in e for d in res for e in d.evidence)
+
+
+LOGGED = [
+    # mapped version (and reached), the log's loaded version, does the diagnosis say they disagree?
+    ("8.9.4", None, "8.0.5", True),
+    ("8.0.5", None, "8.0.5", False),
+    ("8.0.5.39", None, "8.0.5", False),  # the same release, more digits
+    ("8.9.4", "8.0.5", "8.0.5", False),  # calls reach the logged one
+]
+
+
+@pytest.mark.parametrize("mapped, reached, logged, disagree", LOGGED, ids=[f"{m}-{r}-{l}" for m, r, l, _ in LOGGED])
+def test_the_log_and_the_live_facts_disagree(mapped, reached, logged, disagree):
+    assert logged == "8.0.5"
+    res = diagnose(log=VERSION_LINE, report=Report(cudnn_loaded=(_lib(mapped, path="/x/libcudnn.so.8", reached=reached),)))
+    notes = [e for e in res[0].evidence if e.startswith("note: the log says cuDNN 8.0.5 was loaded")]
+    if disagree:
+        assert notes == [f"note: the log says cuDNN 8.0.5 was loaded, but this kernel's cuDNN calls reach {mapped}: the "
+                         "message came from another process, or a library loaded another copy privately (check with "
+                         "%cudnn_check)"]
+    else:
+        assert notes == []
