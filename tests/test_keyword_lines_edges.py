@@ -210,3 +210,7 @@ def test_a_window_stops_before_a_line_longer_than_max_line():
     first = b"RuntimeError: Outdated cuDNN installation found."
     data = first + b"\nVersion JAX was built against: 8906\n" + b"z" * (3 * MAX_LINE) + b"\nline after\n"
     assert keyword_lines(data, tail=0) == first + b"\nVersion JAX was built against: 8906"
+
+
+def test_an_empty_line_between_two_kept_lines_is_left_out():
+    assert keyword_lines(b"cudnn a\n\ncudnn b\n", tail=0) == b"cudnn a\ncudnn b"
