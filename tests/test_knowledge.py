@@ -158,7 +158,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("text,expected,versions", CASES, ids=[c[0][:50] for c in CASES])
+@pytest.mark.parametrize("text,expected,versions", CASES, ids=[f"{i:03d}-{c[1]}" for i, c in enumerate(CASES)])
 def test_wording_family(text, expected, versions):
     res = diagnose(log=text)
     assert res, "nothing matched"

@@ -196,7 +196,12 @@ def install_cudnn_deps(fid: str, a: Any, report: Report | None) -> Fix | None:
     if "cublas" in dep:
         return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install nvidia-cublas-cu{cuda}",
                    restart_required=True, applicable=True)
-    if "zlib" in dep or "libz" in dep or "zlibwapi" in " ".join(h.line.lower() for _, h in a.hits):
+    if re.match(r"libz\.so(\.|$)", dep):  # Linux: cuDNN 8 links libz.so.1 (cuDNN 8 Linux installation guide)
+        return Fix(fid, "Install zlib (libz.so.1), which cuDNN 8 needs",
+                   "sudo apt-get install zlib1g   # Debian/Ubuntu (dnf install zlib on Fedora/RHEL), "
+                   "or conda install -c conda-forge zlib in a conda environment",
+                   restart_required=True, applicable=False, reason="a system package")
+    if "zlib" in dep or "zlibwapi" in " ".join(h.line.lower() for _, h in a.hits):
         return Fix(fid, "Install zlibwapi.dll next to the cuDNN DLLs",
                    "Put zlibwapi.dll (zlib 1.2.x, x64) in the cuDNN bin directory or another folder on PATH "
                    "(NVIDIA cuDNN 8 Windows installation guide).",

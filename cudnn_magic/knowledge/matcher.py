@@ -105,7 +105,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u20
 
 def _evidence(line: str) -> str:
     # Control characters (ANSI/OSC escapes from a log) never reach a terminal or a page.
-    line = _CONTROL.sub(" ", line.strip().replace("\r", " "))
+    line = _CONTROL.sub(" ", line.replace("\r", " ")).strip()  # strip after: an escape at the start leaves no space
     if len(line) > EVIDENCE_CHARS:
         line = line[: EVIDENCE_CHARS - 1] + "…"
     return line
@@ -233,12 +233,15 @@ def _windowed_keywords() -> dict[bytes, int]:
 def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, tail: int = WARNING_TAIL,
                   find: Callable[[bytes, bytes, int], int] | None = None) -> bytes:
     """The lines of ``data`` that hold one of ``literals`` (case-insensitive), plus the lines
-    after one that also holds a windowed signature's keyword, plus the last ``tail`` bytes, in
+    after one that also holds a windowed signature's keyword, plus the whole lines within the
+    last ``tail`` bytes (a line that starts exactly ``tail`` bytes before the end included), in
     their original order, joined by newlines; ``b""`` when no line holds a literal.
 
     Found in bytes: one lower-casing pass and one search pass per literal, plus a bounded look
     for the line ends around each occurrence; nothing is decoded. A line longer than
-    :data:`MAX_LINE` is cut to a window around the literal; a literal on more than
+    :data:`MAX_LINE` is cut to a window around the literal (more than ``MAX_LINE`` bytes of the
+    line on one side of it keep ``MAX_LINE // 2`` of them; a signature's window stops before such
+    a line); a literal on more than
     :data:`WARNING_MAX_LINES` lines keeps its first and last ones. Used on a succeeding cell's
     fd-2 output before :func:`cudnn_magic.diagnose.gpu_unused_warnings`, so that a cell that
     printed a megabyte of ordinary log costs a few passes over its bytes
@@ -296,7 +299,7 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
         return b""
     if tail:
         t = max(0, n - tail)
-        nl = low.find(b"\n", t)
+        nl = low.find(b"\n", t - 1) if t else -1  # t - 1: a line that starts exactly at the cut is whole
         t = t if t == 0 or nl < 0 else nl + 1
         if t < n:
             spans.append((t, n))

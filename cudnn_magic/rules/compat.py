@@ -59,7 +59,7 @@ RULES: dict[str, str] = {
     ),
     "cupy": (
         "CuPy 13 and older does not check (it prints both versions); judged by NVIDIA's rule: "
-        "same major, runtime minor >= compiled minor"
+        "same major, runtime minor >= compiled minor; 9.10.0 broke backward compatibility"
     ),
     "onnxruntime": "same cuDNN major as the ONNX Runtime GPU release was built for (ONNX Runtime CUDA EP requirements)",
     "nvidia": (
@@ -114,7 +114,8 @@ def judge(checker: Checker, runtime: object, compiled: object) -> Judgement:
     if checker == "jax" and (rt.major, rt.minor, rt.patch) == (9, 10, 0) and (src.major, src.minor, src.patch) != (9, 10, 0):
         return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility; JAX's Python-side check refuses it "
                                       "when the CUDA plugin initializes (use 9.10.1 or later)")
-    if checker == "nvidia" and (rt.major, rt.minor, rt.patch) == (9, 10, 0) and src.minor is not None and src.minor < 10:
+    if checker in ("nvidia", "cupy") and (rt.major, rt.minor, rt.patch) == (9, 10, 0) and src.minor is not None \
+            and src.minor < 10:  # CuPy is judged by NVIDIA's rule, and the solver excludes 9.10.0 for it too
         return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility with older builds (fixed in 9.10.1)")
     if src.minor is None or rt.minor is None:
         return Judgement(None, rule, f"majors agree ({rt.major}); the compiled-against minor is not known")

@@ -158,8 +158,8 @@ def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
 
 def _candidates(spec: SpecifierSet) -> list[Version]:
     """Versions that witness whether ``spec`` is satisfiable: every bound it names and the
-    next patch, minor and major after each."""
-    out: set[Version] = set()
+    next patch, minor and major after each, and 0 (a spec with only upper bounds, ``<10``)."""
+    out: set[Version] = {Version("0")}
     for s in spec:
         text = s.version.rstrip("*").rstrip(".")
         try:

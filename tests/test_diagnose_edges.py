@@ -1,0 +1,166 @@
+"""diagnose() at its edges: the relation words of a version-mismatch title, the ranking (a log
+line outweighs the same words in an exception; decisive evidence promotes an ambiguous wording),
+the cuDNN/CUDA pairing behind the install advice, and which warnings a succeeding cell gets
+(issue 20: mutation testing).
+
+Sources: FACTS.md "Which runtime cuDNN each framework accepts" (the relation is the framework's
+own rule), "cuDNN version encoding"; NVIDIA's nvidia-cudnn-cu11 / -cu12 wheels on PyPI (8.5 is the
+first cuDNN 8 wheel for CUDA 11 on PyPI, 8.9 the first for CUDA 12); the cuDNN 8 Linux
+installation guide (cuDNN 8 links zlib: libz.so.1) and its Windows guide (zlibwapi.dll).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
+
+TF_VERSION = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: {rt} but source was "
+              "compiled with: {src}.  CuDNN library needs to have matching major version and equal or higher minor "
+              "version.")
+TORCH_VERSION = ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against {src} but found runtime "
+                 "version {rt}. PyTorch already comes bundled with cuDNN.")
+
+RELATIONS = [
+    # runtime, compiled-against, words of the title
+    ("8.0.5", "8.1.0", "is older than"),  # one minor below
+    ("8.1.0", "8.1.2", "is older than"),  # same minor, older patch
+    ("8.1.2", "8.1.0", "is not accepted by the check against"),  # same minor, newer patch: not "older"
+    ("8.1.0", "8.1.0", "is not accepted by the check against"),  # equal
+    ("8.2.0", "8.1.0", "is a different minor release than"),  # one minor above
+    ("7.6.5", "8.1.0", "is a different major version than"),
+    ("9.0.0", "8.1.0", "is a different major version than"),
+]
+
+
+@pytest.mark.parametrize("rt, src, words", RELATIONS, ids=[f"{r}-vs-{s}" for r, s, _ in RELATIONS])
+def test_version_mismatch_title_relation(rt, src, words):
+    top = diagnose(log=TF_VERSION.format(rt=rt, src=src))[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.title == f"The cuDNN loaded at runtime ({rt}) {words} the {src} TensorFlow was built with"
+    assert top.versions == {"loaded": rt, "compiled": src}
+
+
+@pytest.mark.parametrize("rt, src, words", [
+    ("(8, 9, 2)", "(9, 1, 0)", "is a different major version than"),
+    ("(9, 0, 0)", "(9, 1, 0)", "is older than"),
+])
+def test_pytorch_title_relation(rt, src, words):
+    top = diagnose(exception=TORCH_VERSION.format(rt=rt, src=src))[0]
+    loaded, compiled = (".".join(x.strip() for x in v.strip("()").split(",")) for v in (rt, src))
+    assert top.id == "cudnn-version-mismatch"
+    assert f"({loaded}) {words} the {compiled} PyTorch was built with" in top.title
+
+
+HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
+
+
+def test_a_native_log_line_outweighs_the_same_words_in_an_exception():
+    from_log = diagnose(log=HANDLE)
+    from_exc = diagnose(exception=HANDLE)
+    assert [d.id for d in from_log] == [d.id for d in from_exc] == ["cudnn-init-failed", "gpu-out-of-memory"]
+    assert from_log[0].score > from_exc[0].score
+    # the "also" alternative (memory) is weighed the same from either source
+    assert from_log[1].score == from_exc[1].score
+    assert from_log[0].score > from_log[1].score
+
+
+def test_repeated_distinct_lines_add_weight_but_a_repeated_line_does_not():
+    one = diagnose(log=HANDLE)[0].score
+    same_twice = diagnose(log=HANDLE + "\n" + HANDLE)[0].score
+    other = "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"
+    two = diagnose(log=HANDLE + "\n" + other)
+    assert same_twice == one
+    assert two[0].id == "cudnn-init-failed"
+    assert two[0].score > max(one, diagnose(log=other)[0].score)
+
+
+ALGO = "Unable to find a valid cuDNN algorithm to run convolution"
+OOM = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+
+
+def test_decisive_evidence_promotes_the_alternative_of_an_ambiguous_wording():
+    # alone, the wording means an unsupported configuration, memory second
+    assert [d.id for d in diagnose(exception=ALGO)][:2] == ["cudnn-unsupported-config", "gpu-out-of-memory"]
+    # next to "CUDA out of memory" it is memory (torch raises it when the workspace cannot be allocated)
+    assert [d.id for d in diagnose(exception=OOM, log=ALGO)][:2] == ["gpu-out-of-memory", "cudnn-unsupported-config"]
+
+
+@pytest.mark.parametrize("exception, exc_type, expected", [
+    ("CUDNN_STATUS_BAD_PARAM", "RuntimeError", "cudnn-bad-param"),
+    ("x" * 300_000 + " CUDNN_STATUS_BAD_PARAM", None, "cudnn-bad-param"),  # the end of a huge message is kept
+    ("CUDNN_STATUS_BAD_PARAM " + "x" * 300_000, None, "cudnn-bad-param"),  # and its start
+])
+def test_exception_text_is_read_at_both_ends(exception, exc_type, expected):
+    assert diagnose(exception=exception, exc_type=exc_type)[0].id == expected
+
+
+def test_the_traceback_does_not_quote_the_message_twice():
+    exc = "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n' + exc
+    d = diagnose(exception=exc, traceback=tb)[0]
+    assert d.id == "cudnn-init-failed"
+    assert sum(exc in e for e in d.evidence) == 1
+
+
+@pytest.mark.parametrize("text, framework", [
+    ("jaxlib.xla_extension.XlaRuntimeError: " + HANDLE.split("] ", 1)[1], "JAX"),
+    ("keras " + HANDLE.split("] ", 1)[1], "TensorFlow"),
+    ("import torch\n" + HANDLE.split("] ", 1)[1], "PyTorch"),
+])
+def test_the_framework_comes_from_the_context(text, framework):
+    top = diagnose(exception=text)[0]
+    assert any(framework in f.title or framework in f.action for f in top.fixes) or framework in top.title \
+        or framework in top.summary
+
+
+# nvidia-cudnn-cu11 starts at 8.5 on PyPI, nvidia-cudnn-cu12 at 8.9; cuDNN 9 wheels pair with CUDA 12 here.
+@pytest.mark.parametrize("src, requirement", [
+    ("8.9.0", "nvidia-cudnn-cu12<9,>=8.9"), ("8.8.0", "nvidia-cudnn-cu11<9,>=8.8"),
+    ("8.5.0", "nvidia-cudnn-cu11<9,>=8.5"), ("8.4.0", None), ("9.1.0", "nvidia-cudnn-cu12<10,>=9.1"), ("7.6.0", None),
+])
+def test_install_advice_names_the_wheel_of_the_usual_cuda_pairing(src, requirement):
+    top = diagnose(log=TF_VERSION.format(rt="8.0.5" if src.startswith("8") else "9.0.0", src=src))[0]
+    fix = next(f for f in top.fixes if f.id == "install-matching-cudnn")
+    if requirement is None:
+        assert "conda install" in fix.action and f"cudnn<{int(src[0]) + 1},>={src[:3]}" in fix.action
+        assert fix.applicable is False
+    else:
+        assert fix.action == f'python -m pip install "{requirement}"'
+        assert fix.applicable is True
+
+
+@pytest.mark.parametrize("log, title, action", [
+    # Linux: cuDNN 8 links libz.so.1 (the system zlib), not Windows' zlibwapi.dll
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libz.so.1: cannot open shared object file: No such file "
+     "or directory", "Install zlib (libz.so.1), which cuDNN 8 needs", "zlib1g"),
+    ("Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+     "Install zlibwapi.dll next to the cuDNN DLLs", "zlibwapi.dll"),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file "
+     "or directory", "Install NVRTC, which cuDNN's convolution sub-library loads", "nvidia-cuda-nvrtc-cu11"),
+])
+def test_dependency_advice_per_platform(log, title, action):
+    top = diagnose(log=log)[0]
+    fix = next(f for f in top.fixes if f.id == "install-cudnn-deps")
+    assert fix.title == title
+    assert action in fix.action
+
+
+CANNOT_DLOPEN = ("2023-01-01 W tensorflow/core/common_runtime/gpu/gpu_device.cc:1934] Cannot dlopen some GPU libraries. "
+                 "Please make sure the missing libraries mentioned above are installed properly if you would like to "
+                 "use GPU.\nSkipping registering GPU devices...")
+
+
+@pytest.mark.parametrize("log, expected", [
+    (CANNOT_DLOPEN, [("cudnn-library-not-found", "TensorFlow could not load its GPU libraries and will run on the CPU")]),
+    ("W dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared "
+     "object file: No such file or directory\n" + CANNOT_DLOPEN,
+     [("cudnn-library-not-found", "TensorFlow could not load libcudnn.so.8")]),
+    # the missing libraries are named and none is cuDNN: no cuDNN warning
+    ("W dso_loader.cc:64] Could not load dynamic library 'libcublasLt.so.12'; dlerror: libcublasLt.so.12: cannot open "
+     "shared object file: No such file or directory\n" + CANNOT_DLOPEN, []),
+    (HANDLE, []),  # an error line in a succeeding cell is not a GPU-unused warning
+    ("", []),
+])
+def test_gpu_unused_warnings(log, expected):
+    assert [(d.id, d.title) for d in gpu_unused_warnings(log)] == expected
