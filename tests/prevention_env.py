@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from real_wheels import _pypi_reachable
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _pypi_reachable(timeout_s: float = 5.0) -> bool:
-    try:
-        with socket.create_connection(("pypi.org", 443), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
 
 
 def make_venv(root: Path, *wheels: str) -> Path:
