@@ -48,6 +48,18 @@ HOSTILE = {
 }
 
 
+# IPython 8's history thread prints these to the cell's stdout when a hostile cell left two inputs
+# with one line number (IPython/core/history.py, HistoryManager.writeout_cache); they come from
+# IPython alone (seen before %load_ext too), when its writer thread happens to flush.
+_HISTORY_NOTICES = ("ERROR! Session/line number was not unique in database.",
+                    "!! Session/line number for output was not unique in database.")
+
+
+def _own_stdout(text: str) -> str:
+    """The cell's stdout without IPython's own history-database notices."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(_HISTORY_NOTICES))
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     ks = KernelSession(tmp_path_factory.mktemp("hostile_cells"))
@@ -55,7 +67,7 @@ def runs(tmp_path_factory):
     try:
         for name, code in HOSTILE.items():
             seen[name] = [ks.run(code, timeout=60)]
-            assert ks.run("print('alive')", timeout=60).stream("stdout") == "alive\n"
+            assert _own_stdout(ks.run("print('alive')", timeout=60).stream("stdout")) == "alive\n"
         load = ks.run("%load_ext cudnn_magic", timeout=60)
         assert load.reply["status"] == "ok", load.text()
         for name, code in HOSTILE.items():
@@ -65,7 +77,7 @@ def runs(tmp_path_factory):
                 seen[name].append(None)  # the kernel never answered: the break of issue 13
                 ks.km.interrupt_kernel()
             alive = ks.run("print('alive')", timeout=60)
-            assert alive.stream("stdout") == "alive\n", (name, alive.text())
+            assert _own_stdout(alive.stream("stdout")) == "alive\n", (name, alive.text())
     finally:
         ks.close()
     return seen
