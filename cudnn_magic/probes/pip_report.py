@@ -1,6 +1,6 @@
 """Ask pip itself what an install would do, and what is installed, without installing anything.
 
-* :func:`pip_dry_run`: ``PYTHON -m pip install --dry-run --quiet --report - REQ...`` (pip 22.2+,
+* :func:`pip_dry_run`: ``PYTHON -m pip install --dry-run --report FILE REQ...`` (pip 22.2+,
   "Installation Report" format version 1, pip's docs: ``reference/installation-report``). pip's
   own resolver decides; we never resolve. ``--dry-run`` installs nothing and changes nothing.
 * :func:`pip_inspect`: ``PYTHON -m pip inspect`` (pip 22.2+, "pip inspect JSON output" format
@@ -20,6 +20,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Unavailable
+from ..safetext import safe_text
 from .owners import digest_if_small, read_record
 
 #: The first pip with ``install --dry-run --report`` and ``inspect`` (pip 22.2 release notes).
@@ -222,7 +224,7 @@ def _join_marker(raw: Sequence[str], i: int, end: int) -> tuple[str, int] | None
 
 def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, timeout: float = 600.0) -> PipPlan | PipError:
     """What ``pip install REQ...`` would install in ``python``'s environment (default: this
-    interpreter), by pip's own resolver with ``--dry-run --report -``; nothing is installed.
+    interpreter), by pip's own resolver with ``--dry-run --report FILE`` (a temporary file); nothing is installed.
 
     Args:
         requirements: the words after ``pip install`` (requirements and index options), as one
@@ -246,22 +248,27 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
     if ver < MIN_PIP:
         return PipError("pip-too-old", f"pip {'.'.join(map(str, ver))} in {python} is too old: the what-if needs "
                                        "pip 22.2 or newer (install --dry-run --report); upgrade pip first")
-    cmd = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--disable-pip-version-check",
-           "--no-input", "--no-color", *opts, *reqs]
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
-    except subprocess.TimeoutExpired:
-        return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
-    except OSError as exc:
-        return PipError("pip-failed", f"cannot run pip: {exc}")
-    elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        return classify_failure(proc.stdout + "\n" + proc.stderr, reqs, opts)
-    try:
-        data = json.loads(proc.stdout[proc.stdout.index("{"):])
-    except ValueError:
-        return PipError("pip-failed", "pip's report is not JSON", proc.stdout[-500:])
+    # the report goes to a file, not stdout, so pip need not be --quiet: a resolver conflict's
+    # "The conflict is caused by:" block is logged at pip's INFO level, which --quiet drops
+    with tempfile.TemporaryDirectory(prefix="cudnn-magic-whatif-") as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = [python, "-m", "pip", "install", "--dry-run", "--report", report, "--progress-bar", "off",
+               "--disable-pip-version-check", "--no-input", "--no-color", *opts, *reqs]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+        except subprocess.TimeoutExpired:
+            return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
+        except OSError as exc:
+            return PipError("pip-failed", f"cannot run pip: {exc}")
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            return classify_failure(proc.stdout + "\n" + proc.stderr, reqs, opts)
+        try:
+            with open(report, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return PipError("pip-failed", "pip wrote no JSON report", (proc.stdout + proc.stderr)[-500:])
     installs = []
     for item in data.get("install", ()):
         md = item.get("metadata") or {}
@@ -300,8 +307,6 @@ def conflict_lines(output: str, limit: int = 6) -> list[str]:
     is caused by:" block (what each requirement asked for), else the "Cannot install ..." line,
     control characters replaced (:func:`cudnn_magic.safetext.safe_text`). Pure; [] when pip
     printed neither."""
-    from ..safetext import safe_text
-
     lines = [safe_text(ln.rstrip(), keep_newlines=False) for ln in output.splitlines()]
     start = next((i for i, ln in enumerate(lines) if ln.strip().startswith("The conflict is caused by")), None)
     picked: list[str] = []
