@@ -101,7 +101,7 @@ def loads(text: str | bytes) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise NotAManifest(f"not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise NotAManifest(f"no \"schema\": \"{SCHEMA}\" key: not a cudnn-magic manifest")
+        raise NotAManifest(f"no \"schema\": \"{SCHEMA}\" key")
     ver = data.get("schema_version")
     if not isinstance(ver, int) or ver < 1 or ver > SCHEMA_VERSION:
         raise NotAManifest(f"schema_version {ver!r} is not one this cudnn-magic reads (1 to {SCHEMA_VERSION})")

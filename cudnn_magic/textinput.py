@@ -93,7 +93,7 @@ def binary_kind(data: bytes | bytearray | memoryview | str) -> str | None:
         if not body:
             continue
         if len(_CONTROL.findall(body)) > CONTROL_SHARE * len(body) or _mostly_not_utf8(body):
-            return "binary data (not a text log)"
+            return "binary data"
     return None
 
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 from packaging.utils import canonicalize_name
 
 from .check import judge_report
@@ -276,7 +278,8 @@ def safer_candidates(result: WhatIf) -> list[tuple[str, str]]:
     * The one cuDNN requirement every predicted framework accepts
       (:func:`cudnn_magic.fixes.solver.solve_cudnn`, as ``install-matching-cudnn`` computes it).
     * For a cuDNN wheel of another CUDA family than the one already writing the same folder,
-      the installed family's wheel with the same version specifier."""
+      the installed family's wheel with the same version specifier, never below the installed
+      version (:func:`_same_family`), then that wheel kept as it is (``>=`` installed)."""
     out: list[tuple[str, str]] = []
     sol = solve_cudnn(result.predicted.frameworks)
     if sol.requirement:
@@ -294,15 +297,61 @@ def safer_candidates(result: WhatIf) -> list[tuple[str, str]]:
             if folder is None:
                 continue
             for ow in result.predicted.wheels_overwritten:
-                for n, _v in ow.distributions:
+                for n, v in ow.distributions:
                     if canonical(n) != canonical(r.name) and cudnn_folder(n) == folder:
-                        text = f"{canonical(n)}{r.specifier}"
-                        why = (f"{canonical(n)} already writes {folder}: the same release for its CUDA family "
-                               f"overwrites nothing of another family")
-                        if (text, why) not in out:
-                            out.append((text, why))
+                        for text, why in _same_family(canonical(n), v, r.specifier, folder):
+                            if (text, why) not in out:
+                                out.append((text, why))
     return out
 
 
-__all__ = ["CUDNN_FOLDERS", "Change", "Environment", "WhatIf", "cudnn_folder", "framework_from_metadata",
+def _same_family(name: str, installed: str, spec: SpecifierSet, folder: str) -> list[tuple[str, str]]:
+    """The installed family's requirements for ``spec``, never below the installed version
+    (a "safer" requirement that downgrades the cuDNN already there is no safer: it moves every
+    framework built against it). ``packaging.specifiers`` decides: an exact pin below
+    ``installed`` is dropped, a range is narrowed to ``>=installed``; then ``name>=installed``
+    (keep what is there)."""
+    out: list[tuple[str, str]] = []
+    try:
+        have = Version(installed)
+    except InvalidVersion:
+        return out
+    exact = [Version(s.version) for s in spec if s.operator in ("==", "===") and "*" not in s.version
+             and _is_version(s.version)]
+    if exact and all(e >= have for e in exact):
+        out.append((f"{name}{spec}", f"{name} already writes {folder}: the same release for its CUDA family "
+                                     "overwrites nothing of another family"))
+    elif not exact and not any(s.operator in ("==", "===") for s in spec):
+        narrowed = SpecifierSet(str(spec)) & SpecifierSet(f">={installed}")
+        out.append((f"{name}{narrowed}", f"{name} already writes {folder}: its CUDA family at the requested "
+                                         f"versions, not below the installed {installed}, overwrites nothing of "
+                                         "another family"))
+    out.append((f"{name}>={installed}", f"keep {name} {installed} (it already writes {folder}; never a downgrade) "
+                                        "instead of adding another CUDA family's wheel over it"))
+    return out
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def downgrades(changes: Iterable[Change]) -> list[Change]:
+    """The cuDNN wheels (:func:`cudnn_folder`) ``changes`` would move to an older version than
+    installed (``packaging.version``); a safer requirement must have none."""
+    out = []
+    for c in changes:
+        if cudnn_folder(c.name) and c.old:
+            try:
+                if Version(c.new) < Version(c.old):
+                    out.append(c)
+            except InvalidVersion:
+                continue
+    return out
+
+
+__all__ = ["CUDNN_FOLDERS", "Change", "Environment", "WhatIf", "cudnn_folder", "downgrades", "framework_from_metadata",
            "judge_environment", "predict", "safer_candidates"]

@@ -39,10 +39,17 @@ def make_venv(root: Path, *wheels: str) -> Path:
     return py
 
 
-def run_cli(py: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``VENV/bin/python -m cudnn_magic ARGS`` with text output."""
+def run_cli(py: Path, *args: str, timeout: float = 600, isolate_pip_config: bool = False) -> subprocess.CompletedProcess:
+    """``VENV/bin/python -m cudnn_magic ARGS`` with text output. ``isolate_pip_config``: pip reads
+    no configuration file (``PIP_CONFIG_FILE=/dev/null``: pip's docs, "Configuration") and no
+    ``PIP_*`` source variable, so the index given on the command line is its only source (a
+    machine's ``find-links``/``extra-index-url`` would otherwise resolve what it cannot)."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    if isolate_pip_config:
+        env["PIP_CONFIG_FILE"] = os.devnull
+        for var in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_NO_INDEX"):
+            env.pop(var, None)
     return subprocess.run([str(py), "-m", "cudnn_magic", *args], capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=str(py.parent.parent))
 

@@ -151,6 +151,7 @@ def test_explain_random_binary_garbage_yields_nothing(tmp_path):
     data = bytes(rnd.getrandbits(8) for _ in range(200_000)) + b"\nCould not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n"
     p = _cli("explain", "-", stdin=data)
     assert p.returncode == 2 and b"binary" in p.stderr, p.stderr
+    assert p.stderr.count(b"not a") == 1 and p.stderr.count(b"binary") == 1, p.stderr  # said once
     assert b"[cudnn-" not in p.stdout
 
 

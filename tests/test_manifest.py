@@ -66,7 +66,7 @@ def test_round_trip_then_drift_after_a_real_upgrade(venv, tmp_path):
 
 
 @pytest.mark.parametrize("content,words", [
-    (b"{\"cudnn\": []}", "not a cudnn-magic manifest"),
+    (b"{\"cudnn\": []}", 'no "schema": "cudnn-magic-manifest" key'),
     (b"\x7fELF\x02\x01\x01", "not JSON"),
     (b'{"schema": "cudnn-magic-manifest", "schema_version": 99}', "schema_version 99"),
 ])
@@ -77,6 +77,12 @@ def test_not_a_manifest_is_exit_2(venv, tmp_path, content, words):
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and lines[0].startswith(f"cudnn-magic: {f} is not a manifest")
+    assert lines[0].count("not a") == 1, lines[0]  # said once
+    # --json: the same {"error": {...}} shape on stdout as a bad --what-if (exit 2 unchanged)
+    pj = run_cli(venv, "check", "--json", "--against", str(f))
+    assert pj.returncode == 2
+    err = json.loads(pj.stdout)["error"]
+    assert err["kind"] == "not-a-manifest" and words in err["message"]
     assert run_cli(venv, "check", "--against", str(tmp_path / "missing.json")).returncode == 2
 
 
@@ -96,3 +102,36 @@ def test_compare_names_driver_and_framework_changes():
     assert compare(base, base) == []
     with pytest.raises(NotAManifest):
         loads("[]")
+
+
+def test_against_and_what_if_are_mutually_exclusive(tmp_path):
+    """Together one of them was silently ignored (CLI): argparse refuses the pair, exit 2."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "m.json"
+    f.write_text("{}")
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--against", str(f), "--what-if", "numpy"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "not allowed with argument" in p.stderr, p.stderr
+    assert p.stdout == ""
+
+
+@pytest.mark.kernel
+def test_magic_refuses_against_with_what_if_and_views_print_their_text(tmp_path):
+    """In a real kernel: the pair is a UsageError (one line, no traceback), and print() of the
+    what-if and drift views shows their text, not ``<... object at 0x...>``."""
+    from support import outputs_text, run_notebook
+
+    saved = tmp_path / "saved.json"
+    nb = run_notebook([
+        "%load_ext cudnn_magic",
+        f"%cudnn_check --against {saved} --what-if numpy",
+        f"import cudnn_magic.manifest as m; open({str(saved)!r}, 'w').write(m.dumps(m.live_manifest()[0]))\n"
+        f"d = %cudnn_check --against {saved}\nprint('DRIFT', d)",
+        "w = %cudnn_check --what-if 'nvidia-cudnn-jit-cu13==9.24.0.43 --no-deps'\nprint('WHATIF', w)",
+    ], tmp_path, env={"PIP_DRY_RUN": "1"}, timeout=300)
+    c = [outputs_text(cell) for cell in nb.cells]
+    assert "UsageError" in c[1] and "cannot be combined" in c[1], c[1]
+    assert "DRIFT " in c[2] and "object at 0x" not in c[2] and str(saved) in c[2], c[2]
+    assert "WHATIF " in c[3] and "object at 0x" not in c[3] and "Would change" in c[3], c[3]

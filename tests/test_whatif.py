@@ -86,14 +86,40 @@ def test_bad_input_is_one_line_and_exit_2(venv, reqs, words):
     proc = run_cli(venv, "check", "--what-if", reqs)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and words in lines[0], proc.stderr
+    assert words in lines[0], proc.stderr
+    if "conflict" in words:  # the one-line summary, then pip's own explanation (at most 6 lines)
+        assert 2 <= len(lines) <= 7, proc.stderr
+        assert "The conflict is caused by:" in lines[1]
+        assert any("The user requested nvidia-cudnn-jit-cu13==9.24.0.43" in ln for ln in lines[2:]), proc.stderr
+        assert any("The user requested nvidia-cudnn-jit-cu13==9.25.0.15" in ln for ln in lines[2:]), proc.stderr
+    else:
+        assert len(lines) == 1, proc.stderr
     assert proc.stdout == ""
     assert freeze(venv) == before
 
 
+def test_conflict_keeps_pips_explanation_bounded_and_clean():
+    from cudnn_magic.probes.pip_report import classify_failure
+
+    reqs = [f"pkg{i}==1.{i}" for i in range(12)]
+    out = ("ERROR: Cannot install a and b because these package versions have conflicting dependencies.\n\n"
+           "The conflict is caused by:\n" + "".join(f"    The user requested {r}\x1b]8;;x\x07\n" for r in reqs) +
+           "\nTo fix this you could try to:\n1. loosen the range\n\n"
+           "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/x\n")
+    err = classify_failure(out)
+    lines = err.message.splitlines()
+    assert err.kind == "conflict" and lines[0].startswith("pip's resolver found a conflict: ")
+    assert lines[1].strip() == "The conflict is caused by:" and "The user requested pkg0==1.0" in lines[2]
+    assert len(lines) <= 7 and "more lines from pip" in lines[-1]
+    assert "\x1b" not in err.message and "\x07" not in err.message and "To fix" not in err.message
+
+
 def test_unreachable_index_is_a_clear_error(venv):
     url = f"http://127.0.0.1:{closed_port()}/simple"
-    proc = run_cli(venv, "check", "--json", "--what-if", f"nvidia-cudnn-jit-cu12==9.27.0.42 --index-url {url}")
+    # pip's configuration isolated: a pip.conf find-links/extra-index-url (or PIP_FIND_LINKS) is another
+    # source, and pip would resolve from it exactly as the real install would (README)
+    proc = run_cli(venv, "check", "--json", "--what-if", f"nvidia-cudnn-jit-cu12==9.27.0.42 --index-url {url}",
+                   isolate_pip_config=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"cudnn-magic: what-if: the package index cannot be reached ({url}): nothing was "
                                    "resolved, nothing installed")
@@ -190,3 +216,63 @@ def test_in_process_inventory_matches_pip_inspect(venv):
     same, sites, n, names, only_here, only_pip = json.loads(out.stdout)
     assert same, (only_here, only_pip)
     assert sites and n >= 4 and "nvidia-cudnn-jit-cu13" in names
+
+
+@pytest.mark.parametrize("text,reqs,opts", [
+    ("numpy; python_version<'3'", ["numpy; python_version<'3'"], []),
+    ("numpy; python_version<'3' nvidia-cudnn-jit-cu13 --no-deps", ["numpy; python_version<'3'", "nvidia-cudnn-jit-cu13"],
+     ["--no-deps"]),
+    ("numpy ; sys_platform=='linux' -i http://x/simple", ["numpy ; sys_platform=='linux'"], ["-i", "http://x/simple"]),
+    ("'numpy; python_version<\"3\"'", ['numpy; python_version<"3"'], []),
+])
+def test_a_marker_split_on_spaces_is_one_requirement(text, reqs, opts):
+    from cudnn_magic.probes.pip_report import split_requirements
+
+    assert split_requirements(text) == (reqs, opts)
+
+
+def test_an_unparsable_marker_says_to_quote_it():
+    from cudnn_magic.probes.pip_report import PipError, split_requirements
+
+    err = split_requirements("numpy; python_version<3")  # the shell ate the quotes around 3
+    assert isinstance(err, PipError) and err.kind == "bad-requirement"
+    assert "'numpy;' is not a valid requirement" in err.message and "quote it" in err.message
+    assert "--what-if \"'numpy; python_version<\\\"3\\\"'\"" in err.message
+    assert "quote it" not in split_requirements("nvidia-cudnn-jit-cu12=9.27").message
+
+
+def test_marker_requirement_resolves_with_real_pip(venv):
+    before = freeze(venv)
+    proc = run_cli(venv, "check", "--json", "--what-if", "numpy; python_version<'3'")
+    assert freeze(venv) == before
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["changes"] == [] and data["error"] is False  # the marker is false: pip installs nothing
+
+
+def test_safer_requirement_never_downgrades_the_installed_family():
+    from packaging.specifiers import SpecifierSet
+
+    from cudnn_magic.model.prevention import Change
+    from cudnn_magic.whatif import _same_family, downgrades
+
+    below = [t for t, _ in _same_family("nvidia-cudnn-jit-cu12", "9.27.0.42", SpecifierSet("==9.25.0.15"), "nvidia/cudnn_jit")]
+    assert below == ["nvidia-cudnn-jit-cu12>=9.27.0.42"]  # keep what is there, never ==9.25.0.15
+    above = [t for t, _ in _same_family("nvidia-cudnn-jit-cu13", "9.24.0.43", SpecifierSet("==9.27.0.42"), "nvidia/cudnn_jit")]
+    assert above == ["nvidia-cudnn-jit-cu13==9.27.0.42", "nvidia-cudnn-jit-cu13>=9.24.0.43"]
+    rng = [t for t, _ in _same_family("nvidia-cudnn-jit-cu12", "9.27.0.42", SpecifierSet(">=9.20"), "nvidia/cudnn_jit")]
+    assert SpecifierSet(rng[0].split("cu12", 1)[1]) == SpecifierSet(">=9.20,>=9.27.0.42")
+    assert downgrades([Change("nvidia-cudnn-jit-cu12", "9.25.0.15", "9.27.0.42")])
+    assert not downgrades([Change("nvidia-cudnn-jit-cu12", "9.27.0.42", "9.25.0.15"), Change("numpy", "1.0", "2.0")])
+
+
+def test_safer_requirement_with_real_pip_keeps_the_newer_installed_wheel(venv):
+    """venv: nvidia-cudnn-jit-cu13 9.24.0.43. Asking for the cu12 wheel at an OLDER release used to
+    offer nvidia-cudnn-jit-cu13==9.23.0.39 (9.24.0.43 -> 9.23.0.39) as "safer"."""
+    before = freeze(venv)
+    proc = run_cli(venv, "check", "--json", "--what-if", "nvidia-cudnn-jit-cu12==9.23.0.39 --no-deps")
+    assert freeze(venv) == before
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["safer_requirement"] == "nvidia-cudnn-jit-cu13>=9.24.0.43", data["safer_requirement"]
+    assert "->" not in (data.get("safer_why") or ""), data.get("safer_why")

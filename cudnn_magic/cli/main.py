@@ -63,10 +63,12 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="per-worker timeout with --dask (default 30)")
         c.add_argument("--load", metavar="PATH", action="append", default=[],
                        help="load this libcudnn first (as a framework would), then check; repeatable")
-        c.add_argument("--what-if", metavar="REQS", default=None,
+        # --what-if and --against each answer their own question: together one would be ignored
+        pick = c.add_mutually_exclusive_group()
+        pick.add_argument("--what-if", metavar="REQS", default=None,
                        help="predict what 'pip install REQS' would do to cuDNN (pip's dry run; nothing is installed); "
                             "exit 1 when a predicted finding is an error")
-        c.add_argument("--against", metavar="FILE", default=None,
+        pick.add_argument("--against", metavar="FILE", default=None,
                        help="compare this stack with a manifest (cudnn-magic manifest -o FILE); exit 1 on drift")
 
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")

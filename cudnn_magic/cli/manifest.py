@@ -58,11 +58,9 @@ def cli_against(args: argparse.Namespace, out: TextIO) -> int:
         with open(args.against, "rb") as fh:
             saved = loads(fh.read(16 << 20))
     except OSError as exc:
-        print(f"cudnn-magic: cannot read {args.against}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return _error(args, out, "unreadable", f"cannot read {args.against}: {exc.strerror or exc}")
     except NotAManifest as exc:
-        print(f"cudnn-magic: {args.against} is not a manifest: {exc}", file=sys.stderr)
-        return 2
+        return _error(args, out, "not-a-manifest", f"{args.against} is not a manifest: {exc}")
     live, _report = live_manifest()
     drift = compare(saved, live)
     if args.json:
@@ -71,3 +69,13 @@ def cli_against(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(drift_text(drift, args.against, live))
     return 1 if drift else 0
+
+
+def _error(args: argparse.Namespace, out: TextIO, kind: str, message: str) -> int:
+    """One line on stderr and, with ``--json``, ``{"error": {"kind", "message"}}`` on stdout (the
+    shape ``check --what-if --json`` prints); exit 2."""
+    print(f"cudnn-magic: {message}", file=sys.stderr)
+    if args.json:
+        json.dump({"error": {"kind": kind, "message": message}}, out, indent=2)
+        out.write("\n")
+    return 2

@@ -1,6 +1,6 @@
 """Ask pip itself what an install would do, and what is installed, without installing anything.
 
-* :func:`pip_dry_run`: ``PYTHON -m pip install --dry-run --quiet --report - REQ...`` (pip 22.2+,
+* :func:`pip_dry_run`: ``PYTHON -m pip install --dry-run --report FILE REQ...`` (pip 22.2+,
   "Installation Report" format version 1, pip's docs: ``reference/installation-report``). pip's
   own resolver decides; we never resolve. ``--dry-run`` installs nothing and changes nothing.
 * :func:`pip_inspect`: ``PYTHON -m pip inspect`` (pip 22.2+, "pip inspect JSON output" format
@@ -20,6 +20,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Unavailable
+from ..safetext import safe_text
 from .owners import digest_if_small, read_record
 
 #: The first pip with ``install --dry-run --report`` and ``inspect`` (pip 22.2 release notes).
@@ -138,6 +140,7 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
         words = shlex.split(text) if isinstance(text, str) else list(text)
     except ValueError as exc:
         return PipError("bad-requirement", f"cannot split the requirements: {exc}")
+    raw = _raw_words(text, len(words)) if isinstance(text, str) else list(words)
     reqs: list[str] = []
     opts: list[str] = []
     i = 0
@@ -159,10 +162,28 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
                 return PipError("bad-requirement", f"{w!r} is not an option a what-if passes to pip (allowed: "
                                                    f"{', '.join(sorted(_PASS_WITH_VALUE | _PASS_FLAGS))})")
         else:
+            end = next((k for k in range(i + 1, len(words)) if words[k].startswith("-")), len(words))
             try:
                 Requirement(w)
+                ok = True
             except InvalidRequirement as exc:
-                return PipError("bad-requirement", f"{w!r} is not a valid requirement: {str(exc).splitlines()[0]}")
+                ok, why = False, str(exc).splitlines()[0]
+            nxt = words[i + 1] if i + 1 < end else ""
+            if not ok or nxt.startswith(";"):
+                # a marker split on spaces ("numpy; python_version<'3'"): the words up to the next
+                # option, longest first, that parse as ONE PEP 508 requirement
+                joined = _join_marker(raw, i, end) if raw is not None else None
+                if joined is not None:
+                    req, i = joined
+                    reqs.append(req)
+                    i += 1
+                    continue
+            if not ok:
+                hint = ""
+                if w.rstrip().endswith(";") or _MARKER_START.match(nxt) or nxt.startswith(";"):
+                    hint = (f"; a requirement with a marker is one word: quote it, e.g. --what-if "
+                            f"\"'{w.rstrip(';')}; python_version<\\\"3\\\"'\"")
+                return PipError("bad-requirement", f"{w!r} is not a valid requirement: {why}{hint}")
             reqs.append(w)
         i += 1
     if not reqs:
@@ -170,9 +191,40 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
     return reqs, opts
 
 
+_MARKER_START = re.compile(r"^;?\s*\(?\s*(python_version|python_full_version|sys_platform|platform_\w+|os_name|"
+                           r"implementation_\w+|extra)\b")
+
+
+def _raw_words(text: str, n: int) -> list[str] | None:
+    """The shell words of ``text`` with their quotes kept (``shlex`` non-POSIX mode: a marker's
+    ``'3'`` stays quoted), a word fully inside one pair of quotes unquoted; None when they do not
+    line up one for one with the POSIX words."""
+    try:
+        lex = shlex.shlex(text, posix=False)
+        lex.whitespace_split = True
+        raw = list(lex)
+    except ValueError:
+        return None
+    raw = [w[1:-1] if len(w) >= 2 and w[0] == w[-1] and w[0] in "'\"" else w for w in raw]
+    return raw if len(raw) == n else None
+
+
+def _join_marker(raw: Sequence[str], i: int, end: int) -> tuple[str, int] | None:
+    """The longest ``raw[i:j]`` (``i + 2 <= j <= end``) that parses as one PEP 508 requirement
+    (``packaging.requirements``), as (text, j - 1); None when none does."""
+    for j in range(end, i + 1, -1):
+        text = " ".join(raw[i:j])
+        try:
+            Requirement(text)
+        except InvalidRequirement:
+            continue
+        return text, j - 1
+    return None
+
+
 def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, timeout: float = 600.0) -> PipPlan | PipError:
     """What ``pip install REQ...`` would install in ``python``'s environment (default: this
-    interpreter), by pip's own resolver with ``--dry-run --report -``; nothing is installed.
+    interpreter), by pip's own resolver with ``--dry-run --report FILE`` (a temporary file); nothing is installed.
 
     Args:
         requirements: the words after ``pip install`` (requirements and index options), as one
@@ -196,22 +248,27 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
     if ver < MIN_PIP:
         return PipError("pip-too-old", f"pip {'.'.join(map(str, ver))} in {python} is too old: the what-if needs "
                                        "pip 22.2 or newer (install --dry-run --report); upgrade pip first")
-    cmd = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--disable-pip-version-check",
-           "--no-input", "--no-color", *opts, *reqs]
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
-    except subprocess.TimeoutExpired:
-        return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
-    except OSError as exc:
-        return PipError("pip-failed", f"cannot run pip: {exc}")
-    elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        return classify_failure(proc.stdout + "\n" + proc.stderr, reqs, opts)
-    try:
-        data = json.loads(proc.stdout[proc.stdout.index("{"):])
-    except ValueError:
-        return PipError("pip-failed", "pip's report is not JSON", proc.stdout[-500:])
+    # the report goes to a file, not stdout, so pip need not be --quiet: a resolver conflict's
+    # "The conflict is caused by:" block is logged at pip's INFO level, which --quiet drops
+    with tempfile.TemporaryDirectory(prefix="cudnn-magic-whatif-") as tmp:
+        report = os.path.join(tmp, "report.json")
+        cmd = [python, "-m", "pip", "install", "--dry-run", "--report", report, "--progress-bar", "off",
+               "--disable-pip-version-check", "--no-input", "--no-color", *opts, *reqs]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+        except subprocess.TimeoutExpired:
+            return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
+        except OSError as exc:
+            return PipError("pip-failed", f"cannot run pip: {exc}")
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            return classify_failure(proc.stdout + "\n" + proc.stderr, reqs, opts)
+        try:
+            with open(report, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return PipError("pip-failed", "pip wrote no JSON report", (proc.stdout + proc.stderr)[-500:])
     installs = []
     for item in data.get("install", ()):
         md = item.get("metadata") or {}
@@ -233,8 +290,9 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
                                              "nothing installed", tail)
     if "ResolutionImpossible" in output or "conflicting dependencies" in output or "conflict is caused by" in output:
         cause = re.findall(r"^\s+(\S.*depends on .*)$", output, re.M)
-        return PipError("conflict", "pip's resolver found a conflict: " + ("; ".join(c.strip() for c in cause[:3]) or
-                                                                            _last_line(output)), tail)
+        summary = "pip's resolver found a conflict: " + ("; ".join(c.strip() for c in cause[:3]) or _last_line(output))
+        explained = conflict_lines(output)
+        return PipError("conflict", "\n".join([summary, *("  " + ln for ln in explained)]), tail)
     m = re.search(r"No matching distribution found for (.+)", output)
     if m:
         return PipError("no-match", f"no release matches {m.group(1).strip()} on the index", tail)
@@ -242,6 +300,26 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
     if m:
         return PipError("bad-requirement", f"pip refused the requirement: {m.group(1).strip()}", tail)
     return PipError("pip-failed", f"pip failed: {_last_line(output)}", tail)
+
+
+def conflict_lines(output: str, limit: int = 6) -> list[str]:
+    """pip's own explanation of a resolver conflict, at most ``limit`` lines: the "The conflict
+    is caused by:" block (what each requirement asked for), else the "Cannot install ..." line,
+    control characters replaced (:func:`cudnn_magic.safetext.safe_text`). Pure; [] when pip
+    printed neither."""
+    lines = [safe_text(ln.rstrip(), keep_newlines=False) for ln in output.splitlines()]
+    start = next((i for i, ln in enumerate(lines) if ln.strip().startswith("The conflict is caused by")), None)
+    picked: list[str] = []
+    if start is not None:
+        for ln in lines[start:]:
+            if not ln.strip():
+                break
+            picked.append(("  " if picked else "") + ln.strip())
+    else:
+        picked = [ln.strip()[len("ERROR: "):] for ln in lines if ln.strip().startswith("ERROR: Cannot install")][:1]
+    if len(picked) > limit:
+        picked = picked[:limit - 1] + [f"  ... ({len(picked) - limit + 1} more lines from pip)"]
+    return [ln[:300] for ln in picked]
 
 
 def pip_inspect(python: str | None = None, timeout: float = 120.0) -> Installed | PipError:
@@ -369,14 +447,15 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
     ``importlib.metadata`` in-process; another one: its ``pip inspect``, run at the same time), then
     :func:`cudnn_magic.whatif.predict`. When the prediction has an error and ``safer`` is set,
     the candidates of :func:`cudnn_magic.whatif.safer_candidates` are tried with pip's dry run in
-    turn, and the first one predicted error-free is reported.
+    turn, and the first one predicted error-free that moves no cuDNN wheel below its installed
+    version (:func:`cudnn_magic.whatif.downgrades`) is reported.
 
     Returns:
         :class:`cudnn_magic.model.WhatIf`, or :class:`PipError` (one clear line). Nothing is
         installed either way. Never raises.
     """
     try:
-        from ..whatif import predict, safer_candidates  # start-up cost (as above)
+        from ..whatif import downgrades, predict, safer_candidates  # start-up cost (as above)
 
         python = python or sys.executable
         t0 = time.perf_counter()
@@ -411,7 +490,7 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
             opts = split[1] if not isinstance(split, PipError) else []
             for cand, why in safer_candidates(result):
                 alt = what_if([cand, *opts], python, safer=False, driver=driver, gpus=gpus)
-                if not isinstance(alt, PipError) and not alt.error:
+                if not isinstance(alt, PipError) and not alt.error and not downgrades(alt.changes):
                     changes = "; ".join(str(c) for c in alt.changes) or "pip would change nothing"
                     return dataclasses.replace(result, safer=cand, safer_why=f"{why}; pip resolves it ({changes}) "
                                                                              "and the same rules predict no error")

@@ -42,3 +42,8 @@ class DriftView:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(drift_text(self.drift, self.source, self.live).rstrip("\n"))
+
+    def __repr__(self) -> str:  # print() and a plain repr show the text, as %cudnn_check's report does
+        return drift_text(self.drift, self.source, self.live)
+
+    __str__ = __repr__

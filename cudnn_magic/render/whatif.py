@@ -135,3 +135,8 @@ class WhatIfView:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(whatif_text(self.result).rstrip("\n"))
+
+    def __repr__(self) -> str:  # print() and a plain repr show the text, as %cudnn_check's report does
+        return whatif_text(self.result)
+
+    __str__ = __repr__

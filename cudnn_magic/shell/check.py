@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core import magic_arguments
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
 from ..options import timeout_seconds
@@ -48,6 +49,8 @@ class CudnnMagics(Magics):
         In [5]: %cudnn_check --what-if "nvidia-cudnn-cu12==9.10.2.21"
         """
         args = parse_magic_line(self.cudnn_check, line)
+        if args.what_if is not None and args.against is not None:
+            raise UsageError("--what-if and --against cannot be combined: each answers its own question")
         if args.what_if is not None:
             return check_what_if(args.what_if, args.json)
         if args.against is not None:
