@@ -6,6 +6,9 @@
 #   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
 #   bash scripts/mutation.sh 'cudnn_magic.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
 #   MUTATION_SAMPLE=half bash scripts/mutation.sh   # the odd-numbered mutants of every target
+#   MUTATION_RECHECK=1 bash scripts/mutation.sh diagnose   # check again what survived the last run
+#                                           (after writing tests; mutmut itself never reopens a survivor)
+#   .venv/bin/python scripts/mutation_survivors.py out/survivors   # each survivor with its diff, per module
 #
 # The configuration is [tool.mutmut] in pyproject.toml: the whole package is copied into mutants/,
 # only the TARGET files (only_mutate) are mutated, and the fast tests (no kernel, no browser, no
@@ -74,6 +77,10 @@ done
 # half sample of every target, about half the time; the score is then an estimate).
 if [ "${MUTATION_SAMPLE:-all}" = "half" ]; then
   for i in "${!selected[@]}"; do selected[$i]="${selected[$i]}[13579]"; done
+fi
+
+if [ "${MUTATION_RECHECK:-0}" = "1" ] && [ -d mutants ]; then
+  "$PY" scripts/mutation_recheck.py "${selected[@]}"
 fi
 
 start=$(date +%s)
