@@ -1,0 +1,3 @@
+"""Edge tables written against the survivors of the mutation run (issue 20): knowledge.
+
+Filled in by the issue-20 work; see tests/mutation_survivors.md."""
