@@ -13,6 +13,7 @@ import pytest
 
 from cudnn_magic.check import judge_report
 from cudnn_magic.model import CudnnInUse, FrameworkBuild, LibraryCopy
+from cudnn_magic.rules.compat import judge
 
 # --------------------------------------------------------------------------------------------
 # rules.requirement.cudnn_requirement, through the check's install-matching-cudnn fix: a framework
@@ -67,3 +68,41 @@ def test_no_install_fix_without_a_compiled_version_or_pin():
                           environ={}, in_use=(CudnnInUse(copy.path, "9.1.0", "mapped", "libcudnn.so.9"),))
     assert report.frameworks[0].verdict == "unknown"
     assert not [x for f in report.findings for x in f.fixes if x.id == "install-matching-cudnn"]
+
+
+# --------------------------------------------------------------------------------------------
+# rules.compat.judge for JAX: which of its two checks refuses (FACTS.md "JAX's Python-side
+# check": jax_plugins/xla_cuda12/__init__.py compares cudnn_build_version // 100 with the FULL
+# runtime number, so every real cuDNN passes it; XLA's cuda_dnn.cc CudnnSupport::Init then needs
+# the same major and runtime minor >= build minor). The arithmetic's edge (equal, one below) is
+# stated with runtime numbers below 1000 (a "0.9.8" runtime encodes to 908), the only numbers at
+# which JAX's Python comparison can refuse.
+JAX_PYTHON_CHECK = [
+    # runtime, compiled -> the Python-side clause
+    ("9.1.0", "9.8.0", "passes it when the CUDA plugin initializes (cudnn_build_version // 100 = 908 <= 90100)"),
+    ("0.9.8", "9.8.0", "passes it when the CUDA plugin initializes (cudnn_build_version // 100 = 908 <= 908)"),  # equal
+    ("0.9.8", "9.8.5", "passes it when the CUDA plugin initializes (cudnn_build_version // 100 = 908 <= 908)"),  # // drops the patch
+    ("0.9.7", "9.8.0", "refuses it when the CUDA plugin initializes (cudnn_build_version // 100 = 908 > 907)"),  # one below
+    ("8.9.7", "9.8.0", "passes it when the CUDA plugin initializes (cudnn_build_version // 100 = 908 <= 8907)"),
+]
+
+
+@pytest.mark.parametrize("runtime, compiled, clause", JAX_PYTHON_CHECK, ids=[f"{r}-vs-{c}" for r, c, _ in JAX_PYTHON_CHECK])
+def test_jax_python_side_check_at_its_edge(runtime, compiled, clause):
+    j = judge("jax", runtime, compiled)
+    assert j.ok is False  # XLA's C++ check: another major, or an older minor
+    assert f"; JAX's Python-side check {clause}; XLA's C++ check refuses it when the GPU backend" in j.detail
+
+
+@pytest.mark.parametrize("runtime, compiled, start", [
+    # a version without a patch has no cudnnGetVersion() number: only the C++ check is named
+    ("9.1", "9.8", "cuDNN 9.1 is older than the 9.8 it was built with; XLA's C++ check refuses it"),
+    ("9.1.0", "9.8", "cuDNN 9.1.0 is older than the 9.8 it was built with; XLA's C++ check refuses it"),
+    ("9.1", "9.8.0", "cuDNN 9.1 is older than the 9.8 it was built with; XLA's C++ check refuses it"),
+    ("8.9", "9.8", "cuDNN 8.9 is a different major version than the 9.8 it was built with; XLA's C++ check"),
+])
+def test_jax_without_a_runtime_or_build_number(runtime, compiled, start):
+    j = judge("jax", runtime, compiled)
+    assert j.ok is False
+    assert j.detail.startswith(start)
+    assert "Python-side" not in j.detail
