@@ -106,3 +106,182 @@ def test_jax_without_a_runtime_or_build_number(runtime, compiled, start):
     assert j.ok is False
     assert j.detail.startswith(start)
     assert "Python-side" not in j.detail
+
+
+# --------------------------------------------------------------------------------------------
+# rules.consumers.judge_consumer: what a consumer row and its findings say, per branch. Sources:
+# the consumer rules in rules/consumers.py's docstring (CTranslate2 vendors its cuDNN main
+# library; PaddlePaddle's gpu_resources.cc warning; MXNet's src/base.cc CuDNNLibChecks); glibc's
+# search order (a main library opens its sub-libraries by soname); cuDNN 8's "Could not load
+# library" and cuDNN 9's "Unable to load any of {...}" aborts (FACTS.md "Two cuDNNs at once").
+
+from cudnn_magic.model import ConsumerLibrary, Fix, SublibraryPick  # noqa: E402
+from cudnn_magic.rules.consumers import CONSUMER_RULES, ConsumerNeed, clash_findings, judge_consumer  # noqa: E402
+
+UPGRADE = Fix("upgrade-consumer", "Install CTranslate2 4.5.0", "pip install 'ctranslate2==4.5.0'", True, True)
+
+
+def _row(checker="ctranslate2", compiled="8.9.7", name="CTranslate2", version="4.4.0", detail=""):
+    return FrameworkBuild(name, name.lower(), version, cudnn_compiled=compiled, checker=checker, detail=detail)
+
+
+def _pick(soname, version, path=None, required=True):
+    return SublibraryPick(soname, path, version, "ld.so cache" if path else "not found by the loader's search", required)
+
+
+def _lib(picked="/usr/lib/libcudnn.so.8", version="8.9.7", subs=(), soname="libcudnn.so.8", **kw):
+    return ConsumerLibrary("/site/ctranslate2.libs/libctranslate2.so.4", "ctranslate2 4.4.0", soname, picked=picked,
+                           picked_version=version, why="ld.so cache", sublibraries=tuple(subs), **kw)
+
+
+OPS8 = _pick("libcudnn_ops_infer.so.8", "8.9.7", "/usr/lib/libcudnn_ops_infer.so.8")
+CNN8 = _pick("libcudnn_cnn_infer.so.8", "8.9.7", "/opt/c/libcudnn_cnn_infer.so.8")
+CNN8_MISSING = _pick("libcudnn_cnn_infer.so.8", None)
+
+
+@pytest.mark.parametrize("checker", ["ctranslate2", "paddle", "mxnet", "tensorrt", "soname", "some-other"])
+def test_each_consumer_is_judged_by_its_own_rule(checker):
+    # a checker without a rule of its own is judged by the soname it NEEDs
+    j = judge_consumer(_row(checker), [_lib(subs=[OPS8])], gpus=True)
+    assert j.row.rule == CONSUMER_RULES.get(checker, CONSUMER_RULES["soname"])
+    j = judge_consumer(_row(checker), [], gpus=True)
+    assert j.row.rule == CONSUMER_RULES.get(checker, CONSUMER_RULES["soname"])
+
+
+def test_no_consumer_library_keeps_the_probe_s_own_detail():
+    j = judge_consumer(_row(detail="TensorRT 10 loads cuDNN only for two plugins"), [], gpus=True)
+    assert (j.row.verdict, j.row.detail) == ("not-applicable", "TensorRT 10 loads cuDNN only for two plugins")
+
+
+# The directories named when nothing is found: the first six search steps, "..." when there are
+# more, then always the ld.so cache and the default directories (glibc's order, ld.so(8)).
+WHERE = [
+    (0, "the ld.so cache and the default directories"),
+    (1, "/d0; then the ld.so cache and the default directories"),
+    (5, "/d0; /d1; /d2; /d3; /d4; then the ld.so cache and the default directories"),
+    (6, "/d0; /d1; /d2; /d3; /d4; /d5; then the ld.so cache and the default directories"),  # exactly six: all
+    (7, "/d0; /d1; /d2; /d3; /d4; /d5; ...; then the ld.so cache and the default directories"),  # one more: cut
+]
+
+
+@pytest.mark.parametrize("steps, where", WHERE, ids=[str(n) for n, _ in WHERE])
+def test_where_the_loader_looked_for_the_main_library(steps, where):
+    lib = _lib(picked=None, version=None, searched=tuple(f"/d{i}" for i in range(steps)),
+               sublibrary_searched=("/never",))
+    j = judge_consumer(_row(), [lib], gpus=True)
+    assert j.findings[0].detail == (f"CTranslate2 4.4.0 DT_NEEDED asks for libcudnn.so.8; the loader looks in {where} "
+                                    "and finds none, so its GPU code fails.")
+    assert j.row.detail == j.findings[0].detail
+    assert j.row.cudnn_soname == "libcudnn.so.8"
+
+
+@pytest.mark.parametrize("steps, where", WHERE, ids=[str(n) for n, _ in WHERE])
+def test_where_the_loader_looked_for_the_sub_libraries(steps, where):
+    lib = _lib(subs=[OPS8, CNN8_MISSING], searched=("/never",),
+               sublibrary_searched=tuple(f"/d{i}" for i in range(steps)))
+    (f,) = judge_consumer(_row(), [lib], gpus=True).findings
+    assert f"the loader would find no libcudnn_cnn_infer.so.8 (it looks in {where})." in f.detail
+
+
+@pytest.mark.parametrize("optional, disk, upgrade, fixes, tail", [
+    (False, [], None, [], ", so its GPU code fails."),
+    (False, [], UPGRADE, ["upgrade-consumer"], ", so its GPU code fails."),
+    (True, [], None, [], ", so those plugins fail."),  # TensorRT 10: only two plugins need cuDNN
+    (False, [("/opt/a", "8.9.7"), ("/opt/b", None)], UPGRADE, ["add-library-path", "upgrade-consumer"],
+     " (copies exist in /opt/a, /opt/b, which are not searched), so its GPU code fails."),
+])
+def test_main_library_not_found(optional, disk, upgrade, fixes, tail):
+    lib = _lib(picked=None, version=None, how="dlopen by paddle/libs/libphi.so")
+    j = judge_consumer(_row(), [lib], gpus=True, optional=optional, upgrade=upgrade,
+                       disk_dirs={"libcudnn.so.8": disk, "libcudnn.so.9": [("/opt/nine", "9.1.0")]})
+    (f,) = j.findings
+    assert f.detail == ("CTranslate2 4.4.0 dlopen by paddle/libs/libphi.so asks for libcudnn.so.8; the loader looks in "
+                        "the ld.so cache and the default directories and finds none" + tail)
+    assert [x.id for x in f.fixes] == fixes
+    if disk:  # the first directory that holds a copy, put on the kernel's LD_LIBRARY_PATH
+        assert f.fixes[0] == Fix("add-library-path", "Put /opt/a on LD_LIBRARY_PATH for this kernel",
+                                 "add /opt/a to LD_LIBRARY_PATH in the kernelspec \"env\" (kernel.json) or the shell "
+                                 "that starts Jupyter, then start the kernel fresh", True)
+    if upgrade:
+        assert f.fixes[-1] is upgrade
+
+
+@pytest.mark.parametrize("vendored, how", [(True, "its vendored copy"), (False, "/usr/lib/libcudnn.so.8 (ld.so cache)")])
+def test_where_the_main_library_comes_from(vendored, how):
+    j = judge_consumer(_row(), [_lib(subs=[OPS8, CNN8], vendored=vendored)], gpus=True)
+    # every required sub-library found, one release: ok, and the directories they come from, sorted
+    assert (j.row.verdict, j.findings) == ("ok", ())
+    assert j.row.detail == f"cuDNN 8.9.7 from {how}. Its sub-libraries come from /opt/c, /usr/lib."
+    assert (j.row.cudnn_used, j.row.cudnn_used_path, j.row.cudnn_soname) == ("8.9.7", "/usr/lib/libcudnn.so.8",
+                                                                             "libcudnn.so.8")
+
+
+def test_an_optional_sub_library_is_not_named_as_a_source():
+    opt = _pick("libcudnn_heuristic.so.9", "9.1.0", "/opt/h/libcudnn_heuristic.so.9", required=False)
+    graph = _pick("libcudnn_graph.so.9", "9.1.0", "/opt/g/libcudnn_graph.so.9")
+    j = judge_consumer(_row(compiled="9.1.0"), [_lib(version="9.1.0", soname="libcudnn.so.9", subs=[graph, opt])],
+                       gpus=True)
+    assert j.row.detail == "cuDNN 9.1.0 from /usr/lib/libcudnn.so.8 (ld.so cache). Its sub-libraries come from /opt/g."
+
+
+def test_unknown_runtime_version_is_a_question_mark():
+    j = judge_consumer(_row(), [_lib(version=None)], gpus=True)
+    assert j.row.verdict == "ok" and j.row.detail == "cuDNN ? from /usr/lib/libcudnn.so.8 (ld.so cache)."
+
+
+@pytest.mark.parametrize("gpus, upgrade", [(True, UPGRADE), (False, None)])
+def test_a_major_mismatch_names_the_rule_and_the_upgrade(gpus, upgrade):
+    # NVIDIA cuDNN API compatibility: no release runs code built for another major
+    j = judge_consumer(_row(compiled="8.9.7"), [_lib(version="9.1.0", soname="libcudnn.so.9")], gpus=gpus,
+                       upgrade=upgrade)
+    (f,) = j.findings
+    assert (f.id, f.severity, j.row.verdict) == ("cudnn-version-mismatch", "error" if gpus else "warning", "mismatch")
+    assert f.detail == ("/usr/lib/libcudnn.so.8 (ld.so cache) is cuDNN 9.1.0; no cuDNN release runs code built for "
+                        f"another major (NVIDIA cuDNN API compatibility). Rule: {CONSUMER_RULES['ctranslate2']}.")
+    assert f.fixes == ((upgrade,) if upgrade else ())
+
+
+# PaddlePaddle (gpu_resources.cc InitDnnHandle): warns when cudnnGetVersion() is below the
+# CUDNN_VERSION it was built with, at patch precision, and runs; a missing patch counts as 0.
+PADDLE = [
+    ("8.9.6", "8.9.7", True), ("8.9.7", "8.9.7", False), ("8.9.8", "8.9.7", False),
+    ("8.8.9", "8.9.0", True), ("8.9", "8.9.7", True), ("8.9.7", "8.9", False), ("8.9.0", "8.9", False),
+    ("8", "8.9.7", False),  # no minor at runtime: not comparable
+]
+
+
+@pytest.mark.parametrize("runtime, compiled, warns", PADDLE, ids=[f"{r}-vs-{c}" for r, c, _ in PADDLE])
+def test_paddle_warns_for_an_older_runtime(runtime, compiled, warns):
+    j = judge_consumer(_row("paddle", compiled, "PaddlePaddle", "2.6.2"), [_lib(version=runtime)],
+                       gpus=True)
+    ids = [(f.id, f.severity) for f in j.findings]
+    assert ids == ([("cudnn-version-mismatch", "warning")] if warns else [])
+    assert j.row.verdict == ("mismatch" if warns else "ok")
+    if warns:
+        f = j.findings[0]
+        assert f.title == f"PaddlePaddle 2.6.2 was built with cuDNN {compiled} but will load the older {runtime}"
+        cv, rv = compiled.split("."), runtime.split(".")
+        assert f.detail == (f"PaddlePaddle prints \"The installed Paddle is compiled with CUDNN {cv[0]}.{cv[1]}, but CUDNN "
+                            f"version in your machine is {rv[0]}.{rv[1]}, which may cause serious incompatible bug\" and "
+                            f"runs; calls added after {runtime} fail. Rule: {CONSUMER_RULES['paddle']}.")
+        assert f.fixes == ()
+
+
+@pytest.mark.parametrize("checker", ["ctranslate2", "mxnet", "soname"])
+def test_only_paddle_warns_for_an_older_minor(checker):
+    j = judge_consumer(_row(checker, "8.9.7"), [_lib(version="8.9.6", subs=[])], gpus=True)
+    assert j.row.verdict == "ok" and j.findings == ()
+
+
+# MXNet (src/base.cc CuDNNLibChecks): prints "cuDNN lib mismatch" when the runtime differs at all,
+# and runs; it needs a compiled-against version with a minor to compare.
+@pytest.mark.parametrize("runtime, compiled, prints", [
+    ("8.9.6", "8.9.7", True), ("8.9.8", "8.9.7", True), ("8.9.7", "8.9.7", False), ("8.9.7", "8", False),
+    ("8.9.7", "8.9", True),
+])
+def test_mxnet_prints_when_the_runtime_differs(runtime, compiled, prints):
+    j = judge_consumer(_row("mxnet", compiled, "MXNet", "1.9.1"), [_lib(version=runtime)], gpus=True)
+    assert j.row.verdict == "ok" and j.findings == ()
+    line = f"MXNet will print \"cuDNN lib mismatch\" ({runtime} vs {compiled}) and run."
+    assert (line in j.row.detail) is prints
+    assert j.row.detail.startswith(f"cuDNN {runtime} from /usr/lib/libcudnn.so.8 (ld.so cache).")
