@@ -285,3 +285,109 @@ def test_mxnet_prints_when_the_runtime_differs(runtime, compiled, prints):
     line = f"MXNet will print \"cuDNN lib mismatch\" ({runtime} vs {compiled}) and run."
     assert (line in j.row.detail) is prints
     assert j.row.detail.startswith(f"cuDNN {runtime} from /usr/lib/libcudnn.so.8 (ld.so cache).")
+
+
+# Sub-libraries the main library opens by soname and the loader would not find. A copy on disk
+# is offered on LD_LIBRARY_PATH only when it is of the main library's release (or either version
+# is unknown): cuDNN's sub-libraries refuse another release (cudnn*VersionCheck).
+MISSING = [
+    # runtime, disk copies of the missing soname -> the directory offered, "another release" dirs
+    ("8.9.7", [], None, None),
+    ("8.9.7", [("/opt/same", "8.9.7")], "/opt/same (cuDNN 8.9.7)", None),
+    ("8.9.7", [("/opt/z", "8.6.0"), ("/opt/a", "8.5.0")], None, "/opt/a, /opt/z"),  # sorted
+    ("8.9.7", [("/opt/other", "8.6.0"), ("/opt/unk", None)], "/opt/unk (cuDNN ?)", None),  # unknown version: offered
+    (None, [("/opt/any", "8.6.0")], "/opt/any (cuDNN 8.6.0)", None),  # unknown runtime: any copy
+]
+
+
+@pytest.mark.parametrize("runtime, disk, offered, others", MISSING, ids=[str(i) for i in range(len(MISSING))])
+def test_missing_sub_library_fixes(runtime, disk, offered, others):
+    lib = _lib(version=runtime, subs=[OPS8, CNN8_MISSING])
+    (f,) = judge_consumer(_row(), [lib], gpus=True, upgrade=UPGRADE,
+                          disk_dirs={"libcudnn_cnn_infer.so.8": disk}).findings
+    assert f.id == "cudnn-sublibrary-load-failed"
+    if offered:
+        d = offered.split(" ")[0]
+        assert f.fixes[0] == Fix("add-library-path", f"Put {d} on LD_LIBRARY_PATH for this kernel",
+                                 f"add {offered} to LD_LIBRARY_PATH in the kernelspec \"env\" (kernel.json) or the "
+                                 "shell that starts Jupyter, then start the kernel fresh", True)
+        assert [x.id for x in f.fixes] == ["add-library-path", "upgrade-consumer"]
+    else:
+        assert f.fixes == (UPGRADE,)
+    tail = (f" Copies of another release exist in {others}: cuDNN refuses sub-libraries of another release."
+            if others else "")
+    assert f.detail.endswith('"Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot '
+                             'open shared object file" and the process aborts.' + tail)
+
+
+# The first convolution's abort, by the major of the library that opens the sub-library (cuDNN
+# 8: "Could not load library ..."; 9: "Unable to load any of {...}" / "Invalid handle"); the major
+# comes from the runtime, else from what it was built with.
+ABORT = [
+    ("8.9.7", "9.1.0", "8", '"Could not load library libcudnn_x.so. Error: libcudnn_x.so: cannot open shared object file"'),
+    ("9.1.0", "9.1.0", "9", '"Unable to load any of {libcudnn_x.so, ...}" / "Invalid handle. Cannot load symbol ..."'),
+    (None, "8.9.7", "8", '"Could not load library libcudnn_x.so. Error: libcudnn_x.so: cannot open shared object file"'),
+    (None, "9.1.0", "9", '"Unable to load any of {libcudnn_x.so, ...}"'),
+    (None, None, "", '"Unable to load any of {libcudnn_x.so, ...}"'),
+]
+
+
+@pytest.mark.parametrize("runtime, compiled, major, words", ABORT, ids=[str(i) for i in range(len(ABORT))])
+def test_missing_sub_library_names_the_abort_of_its_major(runtime, compiled, major, words):
+    lib = _lib(version=runtime, subs=[_pick("libcudnn_x.so", None)])
+    j = judge_consumer(_row(compiled=compiled), [lib], gpus=True)
+    (f,) = [f for f in j.findings if f.id == "cudnn-sublibrary-load-failed"]
+    assert f"The first GPU convolution prints {words}" in f.detail
+    assert f.detail.startswith(f"CTranslate2 4.4.0 uses cuDNN {runtime or '?'} from /usr/lib/libcudnn.so.8 (ld.so cache); "
+                               "that main library opens its sub-libraries by soname at run time, and the loader would "
+                               "find no libcudnn_x.so (it looks in the ld.so cache and the default directories). ")
+    assert f.title == (f"CTranslate2 4.4.0: cuDNN {runtime} will not find libcudnn_x.so" if runtime else
+                       "CTranslate2 4.4.0: cuDNN will not find libcudnn_x.so")
+    assert (f"Its cuDNN {major} sub-libraries will not load (libcudnn_x.so not found)." if major else
+            "Its cuDNN sub-libraries will not load (libcudnn_x.so not found).") in j.row.detail
+
+
+@pytest.mark.parametrize("optional, gpus, verdict, severity", [
+    (False, True, "mismatch", "error"), (False, False, "mismatch", "warning"), (True, True, "ok", "warning"),
+])
+def test_missing_sub_libraries_verdict(optional, gpus, verdict, severity):
+    lib = _lib(subs=[OPS8, CNN8_MISSING, _pick("libcudnn_adv_infer.so.8", None)])
+    j = judge_consumer(_row(), [lib], gpus=gpus, optional=optional)
+    (f,) = j.findings
+    assert (j.row.verdict, f.severity) == (verdict, severity)
+    names = "libcudnn_cnn_infer.so.8, libcudnn_adv_infer.so.8"
+    assert f.title == f"CTranslate2 4.4.0: cuDNN 8.9.7 will not find {names}"
+    assert f"the loader would find no {names} (it looks in" in f.detail
+    if optional:  # TensorRT 10's two plugins: they fail, nothing aborts
+        assert f.detail.endswith("Those plugins fail.") and "GPU convolution" not in f.detail
+    else:
+        assert "The first GPU convolution prints \"Could not load library libcudnn_cnn_infer.so.8." in f.detail
+    assert j.row.detail.endswith(f"Its cuDNN 8 sub-libraries will not load ({names} not found).")
+
+
+@pytest.mark.parametrize("gpus", [True, False])
+def test_mixed_sub_libraries(gpus):
+    # cuDNN's sub-libraries check each other's release (CUDNN_STATUS_VERSION_MISMATCH)
+    mixed = [OPS8, _pick("libcudnn_cnn_infer.so.8", "8.9.6", "/opt/c/libcudnn_cnn_infer.so.8")]
+    j = judge_consumer(_row(), [_lib(subs=mixed)], gpus=gpus)
+    (f,) = j.findings
+    assert (j.row.verdict, f.id, f.severity) == ("mismatch", "cudnn-sublibrary-load-failed", "error" if gpus else "warning")
+    assert f.title == "CTranslate2 4.4.0: its cuDNN sub-libraries would come from different releases"
+    assert f.detail == ("libcudnn_ops_infer.so.8 8.9.7, libcudnn_cnn_infer.so.8 8.9.6. cuDNN's sub-libraries check each "
+                        "other's release (cudnn*VersionCheck: CUDNN_STATUS_VERSION_MISMATCH / "
+                        "SUBLIBRARY_VERSION_MISMATCH).")
+    assert f.fixes == (Fix("reinstall-cudnn", "Use one cuDNN release for all sub-libraries",
+                           "remove the stray directory from LD_LIBRARY_PATH or reinstall the cuDNN whose files are mixed",
+                           True),)
+    assert j.row.detail == "cuDNN 8.9.7 from /usr/lib/libcudnn.so.8 (ld.so cache)."  # no "come from" sentence
+
+
+def test_older_sub_libraries_under_a_cudnn8_main_library():
+    # a cuDNN 8 main library forwards every call to its sub-libraries (FACTS.md)
+    older = [_pick("libcudnn_ops_infer.so.8", "8.9.6", "/usr/lib/libcudnn_ops_infer.so.8")]
+    j = judge_consumer(_row(), [_lib(subs=older)], gpus=True)
+    (f,) = j.findings
+    assert (j.row.verdict, f.severity, f.fixes) == ("ok", "warning", ())
+    assert f.detail == ("libcudnn_ops_infer.so.8 8.9.6. A cuDNN 8 main library forwards every call to its "
+                        "sub-libraries; calls added after their release abort with \"Could not load symbol\".")
+    assert j.row.detail == "cuDNN 8.9.7 from /usr/lib/libcudnn.so.8 (ld.so cache)."
