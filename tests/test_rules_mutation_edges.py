@@ -391,3 +391,148 @@ def test_older_sub_libraries_under_a_cudnn8_main_library():
     assert f.detail == ("libcudnn_ops_infer.so.8 8.9.6. A cuDNN 8 main library forwards every call to its "
                         "sub-libraries; calls added after their release abort with \"Could not load symbol\".")
     assert j.row.detail == "cuDNN 8.9.7 from /usr/lib/libcudnn.so.8 (ld.so cache)."
+
+
+# --------------------------------------------------------------------------------------------
+# rules.consumers.clash_findings: consumers that meet in one kernel (FACTS.md "Two cuDNNs at
+# once": cuDNN 8 and 9 have different sonames and load side by side; one soname loaded once is
+# reused by every later user, so for one major the first import decides).
+
+def _need(label, major, subs, upgrade=None):
+    return ConsumerNeed(label, major, tuple(subs), upgrade=upgrade)
+
+
+G9 = "/site/nvidia/cudnn/lib/libcudnn_graph.so.9"
+TORCH = _need("PyTorch 2.9.1", 9, [_pick("libcudnn_graph.so.9", "9.10.2", G9)])
+CT2 = _need("CTranslate2 4.4.0", 8, [_pick("libcudnn_ops_infer.so.8", None), _pick("libcudnn_cnn_infer.so.8", None),
+                                     _pick("libcudnn_adv_infer.so.8", None, required=False)])
+
+
+@pytest.mark.parametrize("gpus", [True, False])
+def test_a_clash_names_both_majors_and_what_is_missing(gpus):
+    (f,) = clash_findings([CT2, TORCH], gpus=gpus)
+    assert (f.id, f.severity) == ("cudnn-consumer-clash", "error" if gpus else "warning")
+    assert f.title == "CTranslate2 4.4.0 needs cuDNN 8, but this environment's cuDNN is 9 (for PyTorch 2.9.1)"
+    # only the required sub-libraries are named
+    assert f.detail == ("CTranslate2 4.4.0 loads a cuDNN 8 main library whose sub-libraries (libcudnn_ops_infer.so.8, "
+                        "libcudnn_cnn_infer.so.8) nothing here provides; PyTorch 2.9.1 use cuDNN 9. cuDNN 8 and 9 have "
+                        "different sonames and load side by side in one process, so import order does not help: the "
+                        "versions must agree, or the two must run in separate kernels.")
+    assert f.fixes == (Fix("separate-kernels", "Run CTranslate2 4.4.0 and PyTorch 2.9.1 in separate kernels",
+                           "create a separate environment (python -m venv) for CTranslate2 4.4.0 with a cuDNN 8 "
+                           "installation, and a kernel for it (python -m ipykernel install --user --name ...)", True),)
+
+
+def test_a_clash_offers_the_consumer_s_upgrade_first():
+    ct2 = _need(CT2.label, 8, CT2.fresh, upgrade=UPGRADE)
+    jax = _need("JAX 0.6.1", 9, [_pick("libcudnn_graph.so.9", "9.8.0", "/site/jax/libcudnn_graph.so.9")])
+    (f,) = [f for f in clash_findings([ct2, TORCH, jax], gpus=True) if f.id == "cudnn-consumer-clash"]
+    assert [x.id for x in f.fixes] == ["upgrade-consumer", "separate-kernels"]
+    assert f.title.endswith("cuDNN is 9 (for PyTorch 2.9.1, JAX 0.6.1)")
+    assert "; PyTorch 2.9.1, JAX 0.6.1 use cuDNN 9." in f.detail
+
+
+CLASH = [
+    # needs -> (broken label, its major, the other major) per finding, in order of major
+    ([CT2, TORCH], [("CTranslate2 4.4.0", 8, 9)]),
+    ([TORCH, CT2], [("CTranslate2 4.4.0", 8, 9)]),
+    ([CT2], []),  # one major: nothing to clash with
+    ([CT2, _need("B 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.7", "/x/libcudnn_ops_infer.so.8")])], []),
+    # the other major is not served either: this is not a clash (each is a missing library of its own)
+    ([CT2, _need("T 1.0", 9, [_pick("libcudnn_graph.so.9", None)])], []),
+    # a consumer with no predicted sub-libraries is neither broken nor served
+    ([CT2, _need("T 1.0", 9, [])], []), ([_need("C 1.0", 8, []), TORCH], []),
+    # a missing optional sub-library breaks nothing
+    ([_need("C 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.7", "/x/o.so.8"), _pick("libcudnn_adv_infer.so.8", None,
+                                                                                          required=False)]), TORCH], []),
+    ([CT2, TORCH, _need("N 1.0", None, [_pick("libcudnn_graph.so.9", None)])], [("CTranslate2 4.4.0", 8, 9)]),
+    # each side broken for one consumer and served for another: one finding per broken consumer, by major
+    ([_need("T 1.0", 9, [_pick("libcudnn_graph.so.9", None)]), TORCH, CT2,
+      _need("B 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.7", "/x/libcudnn_ops_infer.so.8")])],
+     [("CTranslate2 4.4.0", 8, 9), ("T 1.0", 9, 8)]),
+    ([CT2, _need("C2 1.0", 8, CT2.fresh), TORCH], [("CTranslate2 4.4.0", 8, 9), ("C2 1.0", 8, 9)]),
+]
+
+
+@pytest.mark.parametrize("needs, expected", CLASH, ids=[str(i) for i in range(len(CLASH))])
+def test_which_consumers_clash(needs, expected):
+    out = [f for f in clash_findings(needs, gpus=True) if f.id == "cudnn-consumer-clash"]
+    assert [f.title.split(" needs cuDNN ")[0] for f in out] == [b for b, _, _ in expected]
+    for f, (b, m, om) in zip(out, expected):
+        assert f.title.startswith(f"{b} needs cuDNN {m}, but this environment's cuDNN is {om} (for ")
+
+
+def _graph(label, path, version):
+    return _need(label, 9, [_pick("libcudnn_graph.so.9", version, path)])
+
+
+IMPORT_ORDER = [
+    # needs -> the soname named, the consumer imported first (the newest copy), the directory offered
+    ([_graph("PyTorch 2.9.1", G9, "9.10.2"), _graph("JAX 0.6.1", "/site/jax/lib/libcudnn_graph.so.9", "9.8.0")],
+     ("PyTorch", "/site/nvidia/cudnn/lib")),
+    ([_graph("JAX 0.6.1", "/site/jax/lib/libcudnn_graph.so.9", "9.11.0"), _graph("PyTorch 2.9.1", G9, "9.10.2")],
+     ("JAX", "/site/jax/lib")),  # 9.11 is newer than 9.10 (not as text)
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", None), _graph("B 1.0", "/b/libcudnn_graph.so.9", "9.1.0")],
+     ("B", "/b")),  # an unknown version is the oldest
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", "9.1.0"), _graph("B 1.0", None, None)], ("A", "/a")),
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", "9.1.0"), _graph("B 1.0", "/a/libcudnn_graph.so.9", "9.1.0")], None),
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", "9.1.0")], None),  # one consumer
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", "9.1.0"), _need("B 1.0", 9, [_pick("libcudnn_x.so.9", "9.1.0", "/b/x")])],
+     None),  # they share no sub-library
+    ([_graph("A 1.0", "/a/libcudnn_graph.so.9", "9.1.0"), _graph("B 1.0", "/b/libcudnn_graph.so.9", "9.1.0"),
+      _need("C 1.0", 8, [_pick("libcudnn_graph.so.9", "9.1.0", "/c/libcudnn_graph.so.9")])], ("A", "/a")),  # first of equals
+]
+
+
+@pytest.mark.parametrize("needs, first", IMPORT_ORDER, ids=[str(i) for i in range(len(IMPORT_ORDER))])
+def test_import_order_decides(needs, first):
+    out = clash_findings(needs, gpus=True)
+    if first is None:
+        assert out == []
+        return
+    (f,) = out
+    labels = sorted(n.label for n in needs if n.major == 9)
+    assert (f.id, f.severity) == ("cudnn-import-order", "warning")
+    assert f.title == "Import order decides which libcudnn_graph.so.9 serves " + ", ".join(labels)
+    name, directory = first
+    assert [x.id for x in f.fixes] == ["import-order", "add-library-path", "separate-kernels"]
+    assert f.fixes[0] == Fix("import-order", f"Import {name} first",
+                             f"restart the kernel and import {name} (and run one GPU operation) before the others, so "
+                             "its copy is the one loaded", True)
+    assert f.fixes[1] == Fix("add-library-path", "Make every consumer find the same libcudnn_graph.so.9",
+                             f"put {directory} on LD_LIBRARY_PATH in the kernelspec \"env\", then start the kernel fresh",
+                             True)
+    assert f.fixes[2] == Fix("separate-kernels", "Run them in separate kernels",
+                             "one environment and kernel per consumer whose cuDNN differs", True)
+
+
+def test_import_order_sentence():
+    a = _graph("PyTorch 2.9.1", G9, "9.10.2")
+    b = _graph("Other 1.0", None, None)
+    c = _graph("JAX 0.6.1", "/site/jax/lib/libcudnn_graph.so.9", None)
+    (f,) = clash_findings([a, b, c], gpus=False)
+    assert f.detail == ("In a fresh process each would load libcudnn_graph.so.9 from a different place (JAX 0.6.1: "
+                        "/site/jax/lib/libcudnn_graph.so.9; Other 1.0: none found; PyTorch 2.9.1: "
+                        f"{G9} (9.10.2)). In one kernel the loader reuses the libcudnn_graph.so.9 that was loaded first, so "
+                        "the consumer imported (and used) first decides which copy serves all of them; Other 1.0 work "
+                        "only if another consumer has loaded it first. Sub-libraries of different releases refuse each "
+                        "other.")
+    (f,) = clash_findings([a, c], gpus=False)
+    assert f.detail.endswith("decides which copy serves all of them. Sub-libraries of different releases refuse each other.")
+
+
+def test_one_import_order_finding_per_major():
+    # the first soname (sorted) that resolves differently decides; the rest follow the same first load
+    a = _need("A 1.0", 9, [_pick("libcudnn_graph.so.9", "9.1.0", "/a/libcudnn_graph.so.9"),
+                           _pick("libcudnn_engines_precompiled.so.9", "9.1.0", "/a/libcudnn_engines_precompiled.so.9")])
+    b = _need("B 1.0", 9, [_pick("libcudnn_graph.so.9", "9.2.0", "/b/libcudnn_graph.so.9"),
+                           _pick("libcudnn_engines_precompiled.so.9", "9.2.0", "/b/libcudnn_engines_precompiled.so.9")])
+    c = _need("C 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.7", "/c/libcudnn_ops_infer.so.8")])
+    d = _need("D 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.6", "/d/libcudnn_ops_infer.so.8")])
+    out = clash_findings([a, c, b, d], gpus=True)
+    assert [f.title for f in out] == ["Import order decides which libcudnn_ops_infer.so.8 serves C 1.0, D 1.0",
+                                      "Import order decides which libcudnn_engines_precompiled.so.9 serves A 1.0, B 1.0"]
+    # an optional sub-library resolving differently decides nothing
+    e = _need("E 1.0", 9, [_pick("libcudnn_graph.so.9", "9.1.0", G9), _pick("libcudnn_h.so.9", "9.1.0", "/e/h", False)])
+    f_ = _need("F 1.0", 9, [_pick("libcudnn_graph.so.9", "9.1.0", G9), _pick("libcudnn_h.so.9", "9.2.0", "/f/h", False)])
+    assert clash_findings([e, f_], gpus=True) == []
