@@ -536,3 +536,51 @@ def test_one_import_order_finding_per_major():
     e = _need("E 1.0", 9, [_pick("libcudnn_graph.so.9", "9.1.0", G9), _pick("libcudnn_h.so.9", "9.1.0", "/e/h", False)])
     f_ = _need("F 1.0", 9, [_pick("libcudnn_graph.so.9", "9.1.0", G9), _pick("libcudnn_h.so.9", "9.2.0", "/f/h", False)])
     assert clash_findings([e, f_], gpus=True) == []
+
+
+# --------------------------------------------------------------------------------------------
+# rules.compat.judge: the sentence each rule gives, whole, since the user reads it as the verdict's
+# reason (FACTS.md "Which runtime cuDNN each framework accepts": XLA cuda_dnn.cc
+# IsSourceCompatibleWithCudnnLibrary; TF 1.13-2.1 cudnn_version.cc; TF < 1.13 compatibility version;
+# torch/backends/cudnn/__init__.py; ONNX Runtime CUDA EP requirements; NVIDIA's API compatibility
+# page and 9.10.0's break; JAX's Python-side check).
+DETAILS = [
+    # checker, runtime, compiled -> ok, detail
+    ("tensorflow", None, "9.3.0", None, "the runtime cuDNN version is not known"),
+    ("tensorflow", "9.3.0", None, None, "the compiled-against cuDNN version is not known"),
+    ("tensorflow", "9.3.0", "9", None, "majors agree (9); the compiled-against minor is not known"),
+    ("tensorflow", "8.9.7", "9.3.0", False, "cuDNN 8.9.7 is a different major version than the 9.3 it was built with"),
+    ("tensorflow", "9.2.0", "9.3.0", False, "cuDNN 9.2.0 is older than the 9.3 it was built with"),
+    ("tensorflow", "9.3.0", "9.3.0", True, "cuDNN 9.3.0 is 9.3 or newer within major 9"),
+    ("xla", "9.9.0", "9.8", True, "cuDNN 9.9.0 is 9.8 or newer within major 9"),
+    ("onnxruntime", "9.0.0", "9", True, "cuDNN 9.0.0 has the major version 9 it needs"),
+    ("onnxruntime", "8.9.7", "9", False, "cuDNN 8.9.7 is a different major version than the 9 it was built with"),
+    ("pytorch", "6.0.2", "6.0.0", True, "cuDNN 6.0.2 matches the 6.0 it was built with"),
+    ("pytorch", "6.1.0", "6.0.0", False, "cuDNN 6.1.0 is not the 6.0 it was built with (this era needs the same minor)"),
+    ("pytorch", "7.1.0", "7.0.0", True, "cuDNN 7.1.0 is 7.0 or newer within major 7"),  # from cuDNN 7: newer minors
+    ("tensorflow-legacy", "6.1.0", "6.0.0", False,
+     "cuDNN 6.1.0 is not the 6.0 it was built with (this era needs the same minor)"),
+    ("tensorflow-legacy", "7.1.0", "7.0.0", True, "cuDNN 7.1.0 is 7.0 or newer within major 7"),
+    ("tensorflow-compat-version", "7.1.0", "7.0.0", False,
+     "cuDNN 7.1.0 is not the 7.0 it was built with (this era needs the same minor)"),
+    ("tensorflow-compat-version", "7.0.4", "7.0.0", True, "cuDNN 7.0.4 matches the 7.0 it was built with"),
+    ("nvidia", "9.10.0", "9.9.0", False, "cuDNN 9.10.0 broke backward compatibility with older builds (fixed in 9.10.1)"),
+    ("cupy", "9.10.0", "9.9", False, "cuDNN 9.10.0 broke backward compatibility with older builds (fixed in 9.10.1)"),
+    ("nvidia", "9.10.0", "9", None, "majors agree (9); the compiled-against minor is not known"),
+    ("nvidia", "9.10.0", "9.10.0", True, "cuDNN 9.10.0 is 9.10 or newer within major 9"),
+    ("nvidia", "9.10.1", "9.9.0", True, "cuDNN 9.10.1 is 9.9 or newer within major 9"),
+    ("pytorch", "9.10.0", "9.9.0", True, "cuDNN 9.10.0 is 9.9 or newer within major 9"),  # PyTorch has no 9.10.0 rule
+    ("jax", "9.10.0", "9.8.0", False, "cuDNN 9.10.0 broke backward compatibility; JAX's Python-side check refuses it "
+                                      "when the CUDA plugin initializes (use 9.10.1 or later)"),
+    ("jax", "9.10.0", "9.10.0", True, "cuDNN 9.10.0 is 9.10 or newer within major 9"),
+    ("jax", "9.10.1", "9.8.0", True, "cuDNN 9.10.1 is 9.8 or newer within major 9"),
+    ("jax", "9.11.0", "9.10.0", True, "cuDNN 9.11.0 is 9.10 or newer within major 9"),
+]
+
+
+@pytest.mark.parametrize("checker, runtime, compiled, ok, detail", DETAILS,
+                         ids=[f"{c}-{r}-vs-{s}" for c, r, s, _, _ in DETAILS])
+def test_each_rule_s_sentence(checker, runtime, compiled, ok, detail):
+    j = judge(checker, runtime, compiled)
+    assert (j.ok, j.detail) == (ok, detail)
+    assert j.verdict == {True: "ok", False: "mismatch", None: "unknown"}[ok]
