@@ -584,3 +584,27 @@ def test_each_rule_s_sentence(checker, runtime, compiled, ok, detail):
     j = judge(checker, runtime, compiled)
     assert (j.ok, j.detail) == (ok, detail)
     assert j.verdict == {True: "ok", False: "mismatch", None: "unknown"}[ok]
+
+
+# --------------------------------------------------------------------------------------------
+# rules.cudnn_version: the refusals' messages, which a probe reports as the reason it could not
+# read a version ("no usable version symbol (500 is not a cuDNN version encoding)",
+# probes/loaded.py). Encodings per cuDNN's cudnn_version.h: 100-999 matches neither scheme.
+from cudnn_magic.rules.cudnn_version import CudnnVersion, parse_cudnn_version  # noqa: E402
+
+
+@pytest.mark.parametrize("value, message", [
+    (-1, "negative cuDNN version -1"), (100, "100 is not a cuDNN version encoding"),
+    (999, "999 is not a cuDNN version encoding"),
+])
+def test_from_int_says_why_it_refuses(value, message):
+    with pytest.raises(ValueError) as e:
+        CudnnVersion.from_int(value)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize("raw", [True, (1, 2, 3, 4, 5), 9.1, "9.1a"])
+def test_parse_says_what_it_refuses(raw):
+    with pytest.raises(ValueError) as e:
+        parse_cudnn_version(raw)
+    assert str(e.value) == f"not a cuDNN version: {raw!r}"
