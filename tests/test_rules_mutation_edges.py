@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.check import judge_report
+from cudnn_magic.rules.build_tables import tf_tested_build
 from cudnn_magic.model import CudnnInUse, FrameworkBuild, LibraryCopy
-from cudnn_magic.rules.compat import judge
+from cudnn_magic.rules.compat import RULES, judge
 
 # --------------------------------------------------------------------------------------------
 # rules.requirement.cudnn_requirement, through the check's install-matching-cudnn fix: a framework
@@ -583,6 +584,7 @@ DETAILS = [
 def test_each_rule_s_sentence(checker, runtime, compiled, ok, detail):
     j = judge(checker, runtime, compiled)
     assert (j.ok, j.detail) == (ok, detail)
+    assert j.rule == RULES[checker]  # the rule is quoted with every verdict, undecided ones too
     assert j.verdict == {True: "ok", False: "mismatch", None: "unknown"}[ok]
 
 
@@ -608,3 +610,11 @@ def test_parse_says_what_it_refuses(raw):
     with pytest.raises(ValueError) as e:
         parse_cudnn_version(raw)
     assert str(e.value) == f"not a cuDNN version: {raw!r}"
+
+
+# rules.build_tables: TensorFlow's tested builds (tensorflow/docs site/en/install/source.md, Linux
+# GPU table); each row's last release is inclusive (the table writes "any patch" as .99).
+@pytest.mark.parametrize("tf, build", [("2.17.99", ("8.9", "12.3")), ("2.4.99", ("8.0", "11.0")),
+                                       ("2.21.99", ("9.3", "12.5")), ("2.22.0", None)])
+def test_tf_tested_build_last_release_is_inclusive(tf, build):
+    assert tf_tested_build(tf) == build
