@@ -29,7 +29,9 @@ INSTALL = [
     ("pytorch", "9.10.2", "12.8", ('nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"',), "9.1.0",
      "nvidia-cudnn-cu12==9.10.2.21"),  # an exact pin, its marker cut off
     ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12<10,>=9.3.0.75; extra == "and-cuda"',), "9.1.0",
-     "nvidia-cudnn-cu12<10,>=9.3.0.75"),  # a lower-bounded pin (no ==) is used as it is
+     "nvidia-cudnn-cu12<10,>=9.3.0.75"),  # tensorflow[and-cuda]'s pin, its marker cut off
+    ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12<10,>=9.3.0.75; platform_system != "Windows"',), "9.1.0",
+     "nvidia-cudnn-cu12<10,>=9.3.0.75"),  # a lower-bounded pin with no == anywhere is used as it is
     ("tensorflow", "9.3", "12.5.1", ("nvidia-cublas-cu12==12.5.3.2",), "9.1.0",
      "nvidia-cudnn-cu12>=9.3,<10"),  # another library's pin is not a cuDNN requirement
     ("tensorflow", "9.3", "12.5.1", ("nvidia-cudnn-cu12<10",), "9.1.0",
