@@ -620,3 +620,128 @@ def test_parse_says_what_it_refuses(raw):
                                        ("2.21.99", ("9.3", "12.5")), ("2.22.0", None)])
 def test_tf_tested_build_last_release_is_inclusive(tf, build):
     assert tf_tested_build(tf) == build
+
+
+# --- rules.consumers, second round (survivors of the run in this worktree) --------------------
+
+def test_mixed_listing_names_only_sub_libraries_whose_release_is_known():
+    # a found file of unknown release cannot be said to differ; it is not listed
+    mixed = [OPS8, _pick("libcudnn_cnn_infer.so.8", "8.9.6", "/opt/c/libcudnn_cnn_infer.so.8"),
+             _pick("libcudnn_adv_infer.so.8", None, "/opt/c/libcudnn_adv_infer.so.8")]
+    (f,) = judge_consumer(_row(), [_lib(subs=mixed)], gpus=True).findings
+    assert f.detail.startswith("libcudnn_ops_infer.so.8 8.9.7, libcudnn_cnn_infer.so.8 8.9.6. cuDNN's sub-libraries")
+
+
+def test_older_listing_names_each_sub_library():
+    older = [_pick("libcudnn_ops_infer.so.8", "8.9.6", "/usr/lib/libcudnn_ops_infer.so.8"),
+             _pick("libcudnn_cnn_infer.so.8", "8.9.6", "/usr/lib/libcudnn_cnn_infer.so.8")]
+    (f,) = judge_consumer(_row(), [_lib(subs=older)], gpus=True).findings
+    assert f.detail.startswith("libcudnn_ops_infer.so.8 8.9.6, libcudnn_cnn_infer.so.8 8.9.6. A cuDNN 8 main library")
+
+
+def test_a_clash_of_the_higher_major_only():
+    # cuDNN 8 served for B, cuDNN 9 served for nobody else but broken for T: T's finding names 8
+    t = _need("T 1.0", 9, [_pick("libcudnn_graph.so.9", None)])
+    b = _need("B 1.0", 8, [_pick("libcudnn_ops_infer.so.8", "8.9.7", "/x/libcudnn_ops_infer.so.8")])
+    (f,) = clash_findings([b, t], gpus=True)
+    assert f.title == "T 1.0 needs cuDNN 9, but this environment's cuDNN is 8 (for B 1.0)"
+
+
+def test_import_order_skips_sub_libraries_that_do_not_differ():
+    # sorted sonames: libcudnn_a.so.9 (only A has it), libcudnn_b.so.9 (one file for both), then graph
+    a = _need("A 1.0", 9, [_pick("libcudnn_a.so.9", "9.1.0", "/a/libcudnn_a.so.9"),
+                           _pick("libcudnn_b.so.9", "9.1.0", "/s/libcudnn_b.so.9"),
+                           _pick("libcudnn_graph.so.9", "9.1.0", "/a/libcudnn_graph.so.9")])
+    b = _need("B 1.0", 9, [_pick("libcudnn_b.so.9", "9.1.0", "/s/libcudnn_b.so.9"),
+                           _pick("libcudnn_graph.so.9", "9.2.0", "/b/libcudnn_graph.so.9")])
+    (f,) = clash_findings([a, b], gpus=True)
+    assert f.title == "Import order decides which libcudnn_graph.so.9 serves A 1.0, B 1.0"
+    assert f.fixes[0].title == "Import B first"
+
+
+def test_import_order_with_a_copy_of_unknown_release():
+    # one consumer finds a copy (release unknown), the other none: the found copy is the one to load
+    a = _graph("A 1.0", "/a/libcudnn_graph.so.9", None)
+    b = _graph("B 1.0", None, None)
+    c = _graph("C 1.0", None, None)
+    (f,) = clash_findings([a, b, c], gpus=True)
+    assert f.fixes[0].title == "Import A first"
+    assert "put /a on LD_LIBRARY_PATH" in f.fixes[1].action
+    assert "; B 1.0, C 1.0 work only if another consumer has loaded it first." in f.detail
+
+
+def test_import_order_names_a_framework_whose_name_has_spaces():
+    # the label is "<name> <version>"; the fix names the framework without its version
+    a = _graph("ONNX Runtime GPU 1.22.0", "/site/onnxruntime/capi/libcudnn_graph.so.9", "9.11.0")
+    b = _graph("PyTorch 2.9.1", G9, "9.10.2")
+    (f,) = clash_findings([a, b], gpus=True)
+    assert f.fixes[0].title == "Import ONNX Runtime GPU first"
+    assert f.fixes[0].action.startswith("restart the kernel and import ONNX Runtime GPU (and run one GPU operation)")
+
+
+def test_consumers_module_refuses_unknown_attributes_by_name():
+    import cudnn_magic.rules.consumers as consumers
+
+    with pytest.raises(AttributeError) as e:
+        consumers.NO_SUCH_NAME  # noqa: B018
+    assert str(e.value) == "module 'cudnn_magic.rules.consumers' has no attribute 'NO_SUCH_NAME'"
+
+
+# --- rules.requirement: framework_need's pins, witness, render_requirement at their edges --------
+# (PEP 440 / PEP 508 via packaging; the solver behind %cudnn_fix install-matching-cudnn)
+from packaging.specifiers import SpecifierSet  # noqa: E402
+from packaging.version import Version  # noqa: E402
+
+from cudnn_magic.rules.requirement import framework_need, render_requirement, witness  # noqa: E402
+
+
+def test_every_cudnn_pin_counts_and_they_intersect():
+    fw = FrameworkBuild("X", "x", "1.0", checker="tensorflow",
+                        pins=("not a requirement ===", "nvidia-cudnn-cu12>=9.1", "nvidia-cudnn-cu12<9.5"))
+    need = framework_need(fw)  # an unreadable pin is skipped, not the end of the list
+    assert need is not None and need.package == "nvidia-cudnn-cu12"
+    assert [need.specifier.contains(v) for v in ("9.0.9", "9.1.0", "9.4.9", "9.5.0")] == [False, True, True, False]
+    assert need.sources == ("pin nvidia-cudnn-cu12>=9.1 (x metadata)", "pin nvidia-cudnn-cu12<9.5 (x metadata)")
+
+
+WITNESS = [
+    # spec -> the lowest version the solver finds: each bound, the next patch / minor / major after it
+    ("==9.*", "9"), ("==9.10.*", "9.10"),  # a wildcard's own version
+    (">9,<9.1", "9.0.1"), (">9,<9.0.2", "9.0.1"), (">9.3.0,<9.3.2", "9.3.1"),  # the next patch
+    (">=9.3,<9.5,!=9.3.*", "9.4"),  # the next minor
+    (">=9.8,<10.5,!=9.*", "10"),  # the next major
+]
+
+
+@pytest.mark.parametrize("spec, lowest", WITNESS, ids=[s for s, _ in WITNESS])
+def test_witness_candidates(spec, lowest):
+    assert witness(SpecifierSet(spec)) == Version(lowest)
+
+
+def test_witness_is_never_a_pre_release():
+    # pip installs no pre-release unless asked: a pre-release bound is not itself a witness
+    w = witness(SpecifierSet(">=9.1rc1,<10"))
+    assert w is not None and not w.is_prerelease and SpecifierSet(">=9.1rc1,<10").contains(w)
+
+
+RENDER_EDGES = [
+    ("===9.1.0", "nvidia-cudnn-cu12==9.1.0"),  # arbitrary equality is an exact pin too
+    ("==9.*,>=9.3", "nvidia-cudnn-cu12>=9.3,==9.*"),  # a wildcard is not an exact pin
+    (">=9.3,<10,!=9.10.0.*,==9.*", "nvidia-cudnn-cu12>=9.3,==9.*,!=9.10.0.*,<10"),  # all four operators
+    (">=9.10.1,<10,!=9.10.0.*", "nvidia-cudnn-cu12>=9.10.1,!=9.10.0.*,<10"),  # exclusion in the low bound's minor
+    ("<10,!=9.10.0.*", "nvidia-cudnn-cu12!=9.10.0.*,<10"),  # no lower bound
+    (">=0,!=9.10.0.*", "nvidia-cudnn-cu12>=0,!=9.10.0.*"),  # a lower bound of 0
+    (">=9.8,<9.10.0", "nvidia-cudnn-cu12>=9.8,<9.10"),  # the upper bound written short
+    (">=10,<10", "nvidia-cudnn-cu12>=10,<10"),  # nothing satisfies it: rendered as it is
+]
+
+
+@pytest.mark.parametrize("spec, text", RENDER_EDGES, ids=[s for s, _ in RENDER_EDGES])
+def test_render_requirement_edges(spec, text):
+    assert render_requirement("nvidia-cudnn-cu12", SpecifierSet(spec)) == text
+
+
+def test_render_says_which_name_it_refuses():
+    with pytest.raises(ValueError) as e:
+        render_requirement("nvidia cudnn; rm -rf", SpecifierSet(">=9"))
+    assert str(e.value) == "not a distribution name: 'nvidia cudnn; rm -rf'"
