@@ -36,6 +36,10 @@ INSTALL = [
      "nvidia-cudnn-cu12>=9.3,<10"),  # another library's pin is not a cuDNN requirement
     ("tensorflow", "9.3", "12.5.1", ("nvidia-cudnn-cu12<10",), "9.1.0",
      "nvidia-cudnn-cu12>=9.3,<10"),  # a pin with only an upper bound says nothing about the minor
+    ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12<10; extra == "and-cuda"',), "9.1.0",
+     "nvidia-cudnn-cu12>=9.3,<10"),  # the == of its marker is not a version bound (PEP 508)
+    ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12 >= 9.3.0.75 ; extra == "and-cuda"',), "9.1.0",
+     "nvidia-cudnn-cu12 >= 9.3.0.75"),  # PEP 508 allows spaces around the operator and the ';'
     ("tensorflow", "9.3", "12.5.1", (), "9.1.0", "nvidia-cudnn-cu12>=9.3,<10"),
     ("tensorflow", "9.3", "13.0", (), "9.1.0", "nvidia-cudnn-cu13>=9.3,<10"),  # the CUDA major picks the family
     ("tensorflow", "9", None, (), "8.9.7", "nvidia-cudnn-cu12>=9,<10"),  # unknown CUDA: cuDNN 9 pairs with cu12
@@ -552,6 +556,7 @@ DETAILS = [
     ("tensorflow", None, "9.3.0", None, "the runtime cuDNN version is not known"),
     ("tensorflow", "9.3.0", None, None, "the compiled-against cuDNN version is not known"),
     ("tensorflow", "9.3.0", "9", None, "majors agree (9); the compiled-against minor is not known"),
+    ("tensorflow", "9", "9.3.0", None, "majors agree (9); the runtime minor is not known"),
     ("tensorflow", "8.9.7", "9.3.0", False, "cuDNN 8.9.7 is a different major version than the 9.3 it was built with"),
     ("tensorflow", "9.2.0", "9.3.0", False, "cuDNN 9.2.0 is older than the 9.3 it was built with"),
     ("tensorflow", "9.3.0", "9.3.0", True, "cuDNN 9.3.0 is 9.3 or newer within major 9"),

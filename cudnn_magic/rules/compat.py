@@ -118,7 +118,8 @@ def judge(checker: Checker, runtime: object, compiled: object) -> Judgement:
             and src.minor < 10:  # CuPy is judged by NVIDIA's rule, and the solver excludes 9.10.0 for it too
         return Judgement(False, rule, "cuDNN 9.10.0 broke backward compatibility with older builds (fixed in 9.10.1)")
     if src.minor is None or rt.minor is None:
-        return Judgement(None, rule, f"majors agree ({rt.major}); the compiled-against minor is not known")
+        which = "compiled-against" if src.minor is None else "runtime"
+        return Judgement(None, rule, f"majors agree ({rt.major}); the {which} minor is not known")
     exact_minor = (
         checker == "tensorflow-compat-version"
         or (checker == "tensorflow-legacy" and src.major < 7)

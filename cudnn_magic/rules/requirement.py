@@ -132,7 +132,14 @@ def cudnn_requirement(fw: FrameworkBuild) -> str | None:
     XX the CUDA major it was built for (:func:`wheel_family`). Versions come from parsed
     values, never from logs."""
     for pin in fw.pins:
-        if pin.startswith("nvidia-cudnn-cu") and ("==" in pin or ">=" in pin):
+        if not pin.startswith("nvidia-cudnn-cu"):
+            continue
+        try:
+            req = Requirement(pin)
+        except InvalidRequirement:
+            continue
+        # the operators of the version specifier decide, never an `extra == "..."` in the marker
+        if any(s.operator in ("==", "===", ">=") for s in req.specifier):
             return pin.split(";")[0].strip()
     v = try_parse(fw.cudnn_compiled) if fw.cudnn_compiled else None
     if v is None:
