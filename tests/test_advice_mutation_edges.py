@@ -519,3 +519,34 @@ def test_no_finding_offers_it(fid):
         p = fixes.plan(fid, report)
         assert (p.title, p.applicable, p.reason, p.steps) == (FIXES[fid], False,
                                                              "no finding of the current report offers this fix", ())
+
+
+# --------------------------------------------------------------------------- the solver's answer
+
+def _pin(name: str, pin: str) -> FrameworkBuild:
+    return FrameworkBuild(name, name.lower(), "1.0", checker="tensorflow", pins=(pin,))
+
+
+def test_three_that_agree_pairwise_but_not_together_keep_each_need():
+    """Pairwise every two share a version, all three none (PEP 440 ranges): the answer still names
+    what each framework needs, and the plan lists them (the user picks one of the choices)."""
+    fws = (_pin("A", "nvidia-cudnn-cu12>=9.1,<9.3"), _pin("B", "nvidia-cudnn-cu12>=9.2,<9.4"),
+           _pin("C", "nvidia-cudnn-cu12>=9.1,<9.4,!=9.2.*"))
+    sol = fixes.solve_cudnn(fws)
+    assert sol.requirement is None
+    assert [(n.framework, n.requirement) for n in sol.needs] == [
+        ("A 1.0", "nvidia-cudnn-cu12>=9.1,<9.3"), ("B 1.0", "nvidia-cudnn-cu12>=9.2,<9.4"),
+        ("C 1.0", "nvidia-cudnn-cu12>=9.1,!=9.2.*,<9.4")]
+    p = fixes.plan("install-matching-cudnn", Report(frameworks=fws))
+    assert not p.applicable
+    assert p.reason == "no single cuDNN satisfies every framework: no single version satisfies A 1.0, B 1.0, C 1.0 together"
+    assert [n.split(" (")[0] for n in p.notes] == ["A 1.0: nvidia-cudnn-cu12>=9.1,<9.3", "B 1.0: nvidia-cudnn-cu12>=9.2,<9.4",
+                                                   "C 1.0: nvidia-cudnn-cu12>=9.1,!=9.2.*,<9.4"]
+    assert [label for label, _ in p.choices] == ["Install nvidia-cudnn-cu12>=9.1,<9.3 (for A)",
+                                                 "Install nvidia-cudnn-cu12>=9.2,<9.4 (for B)",
+                                                 "Install nvidia-cudnn-cu12>=9.1,!=9.2.*,<9.4 (for C)"]
+
+
+def test_no_framework_needing_cudnn_has_no_needs_and_no_choices():
+    sol = fixes.solve_cudnn([FrameworkBuild("PyTorch", "torch", "2.9.1+cpu", checker="pytorch")])
+    assert (sol.requirement, sol.needs, sol.conflicts, sol.choices) == (None, (), ("no installed framework needs cuDNN",), ())
