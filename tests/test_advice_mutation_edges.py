@@ -37,6 +37,13 @@ def _hits(text: str) -> list:
     return [(h.position, h) for h in scan(text)]
 
 
+def _offer(fid: str, versions: dict[str, str] | None = None, framework: str = "", report: Report | None = None) -> Fix:
+    """The fix a diagnosis with these facts offers for ``fid`` (it carries that id)."""
+    f = fix_advice(fid, versions, framework=framework, report=report)
+    assert f is not None and f.id == fid, f
+    return f
+
+
 def _fw(cuda: str | None, name: str = "PyTorch") -> FrameworkBuild:
     return FrameworkBuild(name, name.lower(), "1.0", cudnn_compiled="9.1.0", cuda_compiled=cuda, checker="pytorch")
 
@@ -92,7 +99,7 @@ MATCHING = [
 
 @pytest.mark.parametrize("versions, requirement", MATCHING, ids=[str(v) for v, _ in MATCHING])
 def test_install_matching_cudnn_names_the_wheel_of_its_cuda(versions, requirement):
-    f = fix_advice("install-matching-cudnn", versions)
+    f = _offer("install-matching-cudnn", versions)
     assert f is not None and f.restart_required is True
     if requirement is not None:
         assert f.action == PIP.format(requirement)
@@ -115,7 +122,7 @@ def test_install_matching_cudnn_names_the_wheel_of_its_cuda(versions, requiremen
     ({"library": "libcudnn_cnn_infer.so.8"}, "cudnn<9,>=8", "8"),
 ])
 def test_without_a_wheel_the_advice_is_conda_or_the_archive(versions, req, short):
-    f = fix_advice("install-matching-cudnn", versions)
+    f = _offer("install-matching-cudnn", versions)
     assert f.title == f"Install cuDNN {short} (or newer within {short.split('.')[0]}.x)"
     assert f.action == CONDA.format(req=req, v=short)
     assert (f.applicable, f.restart_required, f.reason) == (False, True, NO_WHEEL)
@@ -124,7 +131,7 @@ def test_without_a_wheel_the_advice_is_conda_or_the_archive(versions, req, short
 @pytest.mark.parametrize("versions", [{}, {"soname": "libcudnn.so"}, {"library": "libcudnn.so.123"},
                                       {"compiled": "garbage"}, {"loaded": "9.1.0"}, {"soname": ""}])
 def test_install_matching_cudnn_without_a_version_says_it_is_not_known(versions):
-    f = fix_advice("install-matching-cudnn", versions)
+    f = _offer("install-matching-cudnn", versions)
     assert f.title == "Install the cuDNN release the framework was built for"
     assert f.action == ("Install the cuDNN major/minor your framework build expects (see %cudnn_check), e.g. the "
                         "framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / \"jax[cuda12]\", or the "
@@ -142,7 +149,7 @@ def test_install_matching_cudnn_without_a_version_says_it_is_not_known(versions)
     ((_fw("11.8"),), {"compiled": "9.1", "cuda": "12.4"}, "nvidia-cudnn-cu12<10,>=9.1"),  # the text first
 ])
 def test_the_cuda_of_a_framework_build_picks_the_family(frameworks, versions, requirement):
-    f = fix_advice("install-matching-cudnn", versions, report=Report(frameworks=frameworks))
+    f = _offer("install-matching-cudnn", versions, report=Report(frameworks=frameworks))
     assert f.action == PIP.format(requirement)
 
 
@@ -159,7 +166,7 @@ def test_the_cuda_of_a_framework_build_picks_the_family(frameworks, versions, re
     ({"soname": "cudnn64_8.dll"}, 8, "nvidia-cudnn-cu11<9,>=8"),
 ])
 def test_reinstall_names_one_complete_release_of_the_major(versions, major, requirement):
-    f = fix_advice("reinstall-cudnn", versions)
+    f = _offer("reinstall-cudnn", versions)
     assert f.title == f"Reinstall one complete cuDNN {major}"
     assert f.action == (f'python -m pip install --force-reinstall "{requirement}"   '
                         "# and remove other cuDNN copies from LD_LIBRARY_PATH")
@@ -168,7 +175,7 @@ def test_reinstall_names_one_complete_release_of_the_major(versions, major, requ
 
 @pytest.mark.parametrize("versions", [{}, {"compiled": "7.6.5"}, {"soname": "libcudnn.so.7"}, {"compiled": "x"}])
 def test_reinstall_without_a_wheel_major_is_advice(versions):
-    f = fix_advice("reinstall-cudnn", versions)
+    f = _offer("reinstall-cudnn", versions)
     assert f.title == "Reinstall one complete cuDNN"
     assert f.action == ("Reinstall cuDNN so all libcudnn_* sub-libraries come from the same release, and remove "
                         "other cuDNN copies from LD_LIBRARY_PATH.")
@@ -232,7 +239,7 @@ DEPS = [
 
 @pytest.mark.parametrize("versions, title, action, applicable, reason", DEPS, ids=[str(d[0]) for d in DEPS])
 def test_install_cudnn_deps_names_the_missing_library(versions, title, action, applicable, reason):
-    f = fix_advice("install-cudnn-deps", versions)
+    f = _offer("install-cudnn-deps", versions)
     assert (f.title, f.action) == (title, action)
     assert (f.applicable, f.restart_required, f.reason) == (applicable, True, reason)
 
@@ -241,6 +248,7 @@ def test_zlibwapi_named_only_in_the_matched_lines_is_the_windows_dll():
     """PyTorch's Windows message names zlibwapi.dll without a loader error to take a dependency from."""
     hits = _hits("Could not locate zlibwapi.dll. Please make sure it is in your library path!")
     f = offer("install-cudnn-deps", Facts(hits=hits), None)
+    assert f.id == "install-cudnn-deps"
     assert (f.title, f.action, f.reason) == (ZLIBWAPI_TITLE, ZLIBWAPI, "a Windows file copy")
     other = offer("install-cudnn-deps", Facts(hits=_hits("cuDNN Frontend error: No execution plans support the graph")),
                   None)
@@ -274,7 +282,7 @@ FLOORS = "CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (Linux)."
     ({"required_driver": "", "driver": ""}, "Install a newer NVIDIA driver", f"Upgrade the NVIDIA driver: {FLOORS}"),
 ])
 def test_upgrade_driver_says_what_it_knows(versions, title, action):
-    f = fix_advice("upgrade-driver", versions)
+    f = _offer("upgrade-driver", versions)
     assert (f.title, f.action) == (title, action)
     assert (f.applicable, f.restart_required, f.reason) == (False, True, "needs administrator rights")
 
@@ -291,7 +299,7 @@ def test_upgrade_driver_says_what_it_knows(versions, title, action):
 ])
 def test_allow_memory_growth_per_framework(framework, title, action, applicable):
     for fw in (framework, "") if framework == "TensorFlow" else (framework,):  # no framework: TensorFlow's words
-        f = fix_advice("allow-memory-growth", framework=fw)
+        f = _offer("allow-memory-growth", framework=fw)
         assert (f.title, f.action) == (title, action)
         assert (f.applicable, f.restart_required, f.reason) == (applicable, True, "")
 
@@ -315,6 +323,7 @@ TF_RNN = ("Keras RNNs take the cuDNN kernel only with the default options: a non
 ])
 def test_cudnn_fallback_per_framework_and_api(framework, text, title, action, applicable, reason):
     f = offer("cudnn-fallback", Facts(framework=framework, hits=_hits(text) if text else []), None)
+    assert f.id == "cudnn-fallback"
     assert (f.title, f.action) == (title, action)
     assert (f.applicable, f.restart_required, f.reason) == (applicable, False, reason)
 
@@ -334,7 +343,7 @@ def test_cudnn_fallback_per_framework_and_api(framework, text, title, action, ap
                "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install"),
 ])
 def test_install_cudnn_build_per_framework(framework, words):
-    f = fix_advice("install-cudnn-build", framework=framework)
+    f = _offer("install-cudnn-build", framework=framework)
     assert (f.title, f.action) == (f"Install a {framework} build with cuDNN support", words)
     assert (f.applicable, f.restart_required, f.reason) == (False, True, "a different build of the framework")
 
@@ -348,7 +357,7 @@ GENERIC_BUILD = ("install the framework's GPU build that includes cuDNN (or rebu
     ("PaddlePaddle", "Install a PaddlePaddle build with cuDNN support"),  # no words of its own: the generic ones
 ])
 def test_install_cudnn_build_without_framework_words(framework, title):
-    f = fix_advice("install-cudnn-build", framework=framework)
+    f = _offer("install-cudnn-build", framework=framework)
     assert (f.title, f.action) == (title, GENERIC_BUILD)
     assert (f.applicable, f.restart_required, f.reason) == (False, True, "a different build of the framework")
 
@@ -363,7 +372,7 @@ def test_install_cudnn_build_without_framework_words(framework, title):
      "cuda_compute_capabilities).", False, "depends on the framework and GPU"),
 ])
 def test_install_cuda_build_per_framework(framework, title, action, applicable, reason):
-    f = fix_advice("install-cuda-build", framework=framework)
+    f = _offer("install-cuda-build", framework=framework)
     assert (f.title, f.action) == (title, action)
     assert (f.applicable, f.restart_required, f.reason) == (applicable, True, reason)
 
@@ -401,7 +410,7 @@ STATIC = [
 @pytest.mark.parametrize("fid, title, action, restart, applicable, reason", STATIC, ids=[s[0] for s in STATIC])
 def test_fixed_wordings(fid, title, action, restart, applicable, reason):
     for fw in ("", "PyTorch", "TensorFlow"):
-        f = fix_advice(fid, {"compiled": "9.1"}, framework=fw)
+        f = _offer(fid, {"compiled": "9.1"}, framework=fw)
         assert f == Fix(fid, title, action, restart_required=restart, applicable=applicable, reason=reason)
 
 
@@ -457,7 +466,7 @@ BAD_ADVICE = ["Do this", {"title": 1, "action": "run that"}, {"title": "Do this"
 @pytest.mark.parametrize("adv", BAD_ADVICE, ids=[repr(a) for a in BAD_ADVICE])
 def test_without_usable_button_words_the_plan_words_the_live_facts(fid, adv):
     p = fixes.plan(fid, Report(), context={"advice": adv, "framework": "PyTorch"})
-    f = fix_advice(fid, framework="PyTorch")
+    f = _offer(fid, framework="PyTorch")
     _assert_advice_plan(p, fid, f.title, f.action, f.restart_required, SPECS[fid].notes)
     assert "run that" not in p.action and p.title != "Do this"
 
