@@ -1,3 +1,287 @@
 """Edge tables written against the survivors of the mutation run (issue 20): knowledge.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md."""
+Filled in by the issue-20 work; see tests/mutation_survivors.md. Each table states one rule of the
+knowledge base at its edge, as a caller sees it: the diagnosis and fields a :func:`scan` hit
+carries, the diagnosis :func:`cudnn_magic.diagnose.diagnose` ranks first and its title, the
+Signature :func:`sig` builds. The source of each fact is named beside its table."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import cudnn_magic.knowledge as knowledge
+from cudnn_magic.diagnose import diagnose
+from cudnn_magic.knowledge import matcher
+from cudnn_magic.knowledge.matcher import scan
+from cudnn_magic.knowledge.signature import Signature, sig
+
+
+def _family(text, family, source="log"):
+    """(signature name, diagnosis) of the hits of one family, in text order."""
+    return [(h.signature.name, h.diagnosis) for h in scan(text, source) if h.signature.family == family]
+
+
+# --------------------------------------------------------------------------- calls: the failing call
+
+# cuDNN backend API: cudnn-frontend and PyTorch's v8 API print "<DESCRIPTOR>: cudnnFinalize Failed
+# cudnn_status: <status>" (reports in tests/test_real_reports.py: pytorch#128348, apex#1140). The
+# descriptor names the call ("finalize:<DESCRIPTOR>", calls.ROLES): an execution plan, an engine
+# config or an operation graph being finalized is the "plan" role, whose BAD_PARAM / INTERNAL_ERROR
+# means no engine supports the graph (cuDNN backend API, cudnnBackendFinalize); a tensor descriptor
+# has no role, so its status keeps its own meaning.
+FINALIZE = [
+    # text, call group, top diagnosis, its title (None: the status's own catalogue title)
+    ("CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:EXECUTION_PLAN", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:EXECUTION_PLAN returned CUDNN_STATUS_BAD_PARAM)"),
+    ("CUDNN_BACKEND_OPERATION: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_INTERNAL_ERROR",
+     "finalize:OPERATION", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:OPERATION returned CUDNN_STATUS_INTERNAL_ERROR)"),
+    ("CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:ENGINECFG", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:ENGINECFG returned CUDNN_STATUS_BAD_PARAM)"),
+    ("CUDNN_BACKEND_TENSOR_DESCRIPTOR: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:TENSOR", "cudnn-bad-param", None),
+]
+
+
+@pytest.mark.parametrize("text, call, top, title", FINALIZE, ids=[f[1] for f in FINALIZE])
+def test_a_finalized_descriptor_names_the_call_and_its_role_decides(text, call, top, title):
+    marker = [h for h in scan(text, "exception") if h.signature.name == "cudnn-backend-finalize"]
+    assert [h.groups["call"] for h in marker] == [call]
+    assert [h.weight for h in marker] == [0.0]  # a marker, never a diagnosis of its own
+    first = diagnose(text)[0]
+    assert first.id == top
+    if title is not None:
+        assert first.title == title
+    else:
+        assert "finalize" not in first.title
+
+
+# Caffe's CuDNN layers create their cuDNN handles in LayerSetUp (Caffe src/caffe/layers/cudnn_*_layer.cpp:
+# CUDNN_CHECK(cudnnCreate(...))): a status raised there is the handle's ("handle" role, calls.REFINES).
+def test_a_caffe_cudnn_layer_setup_is_the_handle_creation():
+    text = ("F0101 00:00:00.000 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)"
+            "  CUDNN_STATUS_INTERNAL_ERROR\n"
+            "    @     0x7f caffe::CuDNNConvolutionLayer<>::LayerSetUp()")
+    marker = [h for h in scan(text, "log") if h.signature.name == "caffe-cudnn-layer-setup"]
+    assert [h.groups.get("call") for h in marker] == ["cudnnCreate"]
+    first = diagnose(log=text)[0]
+    assert first.id == "cudnn-init-failed"
+    assert "cudnnCreate returned" in first.title
+
+
+# --------------------------------------------------------------------------- versions: undefined symbols
+
+# The file that lacks the symbol decides (knowledge/versions.py, _undefined_symbol): inside a
+# libcudnn_* sub-library it is a sub-library mix (cuDNN 8/9 sub-libraries of two releases,
+# native-lab-notes 1a), in a framework's own extension the framework was built against a newer
+# cuDNN (glibc "undefined symbol"; PyTorch "libtorch_cuda.so: undefined symbol: cudnnGetLibConfig,
+# version libcudnn_graph.so.9").
+UNDEFINED = [
+    ("ImportError: /x/torch/lib/libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version libcudnn_graph.so.9",
+     "cudnn-version-mismatch"),  # a framework file; "libcudnn_" further on names only the version
+    ("OSError: /usr/lib/libcudnn_cnn_train.so.8: undefined symbol: _ZN5cudnn3cnn5infer22queryClusterPropertiesERPhS3_",
+     "cudnn-sublibrary-load-failed"),
+    (r"OSError: C:\env\lib\libcudnn_ops.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # a \ path
+    ("OSError: /opt/LIBCUDNN_ADV.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # any case
+    ("OSError: /a/libcudnn.so.8: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),  # the main library
+    ("libtorch.dylib: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
+    # no file named: the sub-library's name anywhere on the line decides
+    ("undefined symbol: cudnnFoo in LIBCUDNN_OPS", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (CUDNN_OPS)", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (Cudnn_Cnn)", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
+]
+
+
+@pytest.mark.parametrize("text, diagnosis", UNDEFINED, ids=[u[0][-40:] for u in UNDEFINED])
+def test_the_file_lacking_a_cudnn_symbol_decides(text, diagnosis):
+    hits = [h for h in scan(text, "exception") if h.signature.name == "undefined-symbol-cudnn"]
+    assert [h.diagnosis for h in hits] == [diagnosis]
+    # the sub-library mix outweighs every version-mismatch wording (tf-loaded-runtime is 100 only
+    # with both versions; the refined weight is above the signature's own 92)
+    assert hits[0].weight > 92.0 if diagnosis == "cudnn-sublibrary-load-failed" else hits[0].weight == 92.0
+
+
+# --------------------------------------------------------------------------- init: the handle
+
+# TensorFlow/XLA cuda_dnn.cc CudnnSupport::Init prints "Could not create cudnn handle: <status>":
+# the status decides (ALLOC_FAILED and cuDNN 9's *_ALLOCATION_FAILED are memory, the cuDNN 9
+# INCOMPATIBLE_CUDA_DRIVER a driver too old, ARCH_MISMATCH a GPU the build lacks); "could not
+# destroy" is a weak sign only. Statuses per cuDNN 8 cudnn_ops_infer.h / cuDNN 9 cudnn_graph.h.
+HANDLE = [
+    ("Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED", "gpu-out-of-memory"),
+    ("could not create cudnn handle: cudnn_status_alloc_failed", "gpu-out-of-memory"),  # TF 1.x lower case
+    ("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "gpu-out-of-memory"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "cuda-driver-too-old"),
+    ("could not create cudnn handle: cudnn_status_not_supported_incompatible_cuda_driver", "cuda-driver-too-old"),
+    ("Could not create cudnn handle: CUDNN_STATUS_ARCH_MISMATCH", "gpu-arch-unsupported"),
+    ("could not create cudnn handle: cudnn_status_arch_mismatch", "gpu-arch-unsupported"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH", "gpu-arch-unsupported"),
+    ("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "cudnn-init-failed"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-init-failed"),
+    ("Could not create cudnn handle: 4", "cudnn-init-failed"),  # a number: the signature's own id
+    ("Could not create cudnn handle", "cudnn-init-failed"),
+    ("could not destroy cudnn handle: CUDNN_STATUS_ALLOC_FAILED", "cudnn-init-failed"),  # destroy: never memory
+    ("Could not DESTROY cudnn handle: CUDNN_STATUS_ARCH_MISMATCH", "cudnn-init-failed"),
+]
+
+
+@pytest.mark.parametrize("text, diagnosis", HANDLE, ids=[h[0] for h in HANDLE])
+def test_the_handle_status_decides(text, diagnosis):
+    assert _family(text, "init") == [("cudnn-create-handle", diagnosis)]
+
+
+def test_a_failed_destroy_weighs_less_than_a_failed_create():
+    create = scan("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
+    destroy = scan("could not destroy cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
+    assert destroy.weight < create.weight
+    # the statuses that name a cause weigh more than the bare handle failure
+    for status in ("ALLOC_FAILED", "NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "ARCH_MISMATCH"):
+        h = scan(f"Could not create cudnn handle: CUDNN_STATUS_{status}", "log")[0]
+        assert h.weight > create.weight, status
+
+
+# --------------------------------------------------------------------------- signature: sig()
+
+# sig() builds a Signature from plain data: keywords lower-cased (the matcher looks them up in the
+# lower-cased text), patterns and extras compiled case-insensitive unless flags say otherwise.
+def test_sig_builds_a_case_insensitive_signature_with_lower_case_keywords():
+    s = sig("x-name", "cudnn-bad-param", "status", ["Could Not SET", "abc"], [r"Could not (?P<w>set) it", r"b+"],
+            70.0, extras=[r"Size: (?P<size>\d+)"], window=2, gate="dnn")
+    assert isinstance(s, Signature)
+    assert (s.name, s.diagnosis, s.family, s.weight, s.window, s.gate) == (
+        "x-name", "cudnn-bad-param", "status", 70.0, 2, "dnn")
+    assert s.keywords == ("could not set", "abc")
+    assert [p.pattern for p in s.patterns] == [r"Could not (?P<w>set) it", r"b+"]
+    assert s.patterns[0].search("COULD NOT SET IT").group("w") == "SET"
+    assert [p.pattern for p in s.extras] == [r"Size: (?P<size>\d+)"]
+    assert s.extras[0].search("size: 12").group("size") == "12"
+
+
+def test_sig_flags_zero_keeps_patterns_and_extras_case_sensitive():
+    s = sig("y", "cudnn-bad-param", "status", ["k"], [r"CUDNN_X"], 1.0, extras=[r"Size"], flags=0)
+    assert s.patterns[0].search("cudnn_x") is None and s.patterns[0].search("CUDNN_X")
+    assert s.extras[0].search("size") is None and s.extras[0].search("Size")
+    assert s.keywords == ("k",) and s.extras and s.refine is None
+
+
+# --------------------------------------------------------------------------- the package's names
+
+@pytest.mark.parametrize("name, home", [
+    ("scan", "matcher"), ("keyword_lines", "matcher"), ("signatures", "matcher"), ("MAX_LINE", "matcher"),
+    ("Signature", "signature"), ("Hit", "signature"), ("sig", "signature"),
+])
+def test_the_package_re_exports_each_name_from_its_module(name, home):
+    mod = __import__(f"cudnn_magic.knowledge.{home}", fromlist=[name])
+    assert getattr(knowledge, name) is getattr(mod, name)
+
+
+def test_an_unknown_name_of_the_package_is_an_attribute_error_naming_it():
+    with pytest.raises(AttributeError, match=r"cudnn_magic\.knowledge.*no attribute 'no_such_name'"):
+        knowledge.no_such_name  # noqa: B018
+    assert not hasattr(knowledge, "matcher_of_nothing")
+    assert sorted(knowledge.__all__) == knowledge.__all__ and "scan" in knowledge.__all__
+
+
+# --------------------------------------------------------------------------- loading: which library
+
+# A loader line that names a cuDNN sub-library (libcudnn_ops/cnn/adv/graph/engines/heuristic/ext,
+# cuDNN 8/9 layout, native-lab-notes 1a) is a sub-library that failed; the main libcudnn is "not
+# found" (TensorFlow dso_loader.cc dlerror, CTranslate2's loader, Paddle's dynamic_loader.cc, PyTorch's
+# Windows DLL loader in torch/__init__.py).
+LOADERS = [
+    ("Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file",
+     "tf-dlerror-cudnn", "cudnn-library-not-found"),
+    ("Could not load dynamic library 'libcudnn_ops_infer.so.8'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_adv.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_engines_precompiled.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_heuristic.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Library libcudnn_ops.so.9.1.0 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-sublibrary-load-failed"),
+    ("Library LIBCUDNN_CNN.so.9 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-sublibrary-load-failed"),  # the sub-library test ignores case
+    ("Library libcudnn.so.9 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-library-not-found"),
+    ("The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured correctly.",
+     "paddle-third-party-lib", "cudnn-library-not-found"),
+    ("The third-party dynamic library (LIBCUDNN.so) that Paddle depends on is not configured correctly.",
+     "paddle-third-party-lib", "cudnn-library-not-found"),
+    # Windows: cudnn64_N.dll itself is the main library; cudnn_<sub>64_N.dll a sub-library
+    ('OSError: Error loading "C:\\env\\cudnn64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-library-not-found"),
+    ('OSError: Error loading "C:\\env\\CUDNN64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-library-not-found"),
+    ('OSError: Error loading "C:\\env\\cudnn_ops64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-sublibrary-load-failed"),
+]
+
+
+@pytest.mark.parametrize("text, name, diagnosis", LOADERS, ids=[t[0][:60] for t in LOADERS])
+def test_the_library_a_loader_names_decides(text, name, diagnosis):
+    assert (name, diagnosis) in _family(text, "loading")
+    assert all(d == diagnosis for n, d in _family(text, "loading") if n == name)
+
+
+# Paddle names every third-party library it cannot load the same way: only a cuDNN one is ours.
+@pytest.mark.parametrize("lib", ["libcublas.so", "libcudart.so.12", "libnccl.so"])
+def test_paddle_third_party_library_that_is_not_cudnn_is_not_a_cudnn_fault(lib):
+    text = f"The third-party dynamic library ({lib}) that Paddle depends on is not configured correctly."
+    assert [n for n, _ in _family(text, "loading") if n == "paddle-third-party-lib"] == []
+
+
+# cuDNN 8's loader: "Could not load library libcudnn_cnn_infer.so.8. Error: <dlerror>"; the dlerror
+# names the dependency that is missing (NVRTC for the runtime-compiled kernels, cuBLAS(Lt), zlib
+# for cuDNN 8, libcuda), and the advice installs that one (fixes/advice.py install_cudnn_deps).
+DEPENDENCIES = [
+    ("libnvrtc.so: cannot open shared object file: No such file or directory", "libnvrtc.so"),
+    ("libnvrtc-builtins.so.12.1: cannot open shared object file", "libnvrtc-builtins.so.12.1"),
+    ("libcublasLt.so.11: cannot open shared object file", "libcublasLt.so.11"),
+    ("libcublas.so.12: cannot open shared object file", "libcublas.so.12"),
+    ("libz.so.1: cannot open shared object file", "libz.so.1"),
+    ("libcuda.so.1: cannot open shared object file", "libcuda.so.1"),
+    ("LIBNVRTC.SO: cannot open", "LIBNVRTC.SO"),  # dlerror case kept
+    ("libcudnn_ops.so.9: undefined symbol: foo", None),  # not a dependency: a sub-library symbol
+]
+
+
+@pytest.mark.parametrize("error, dep", DEPENDENCIES, ids=[d[0][:30] for d in DEPENDENCIES])
+def test_the_dependency_cudnns_loader_could_not_open_is_named(error, dep):
+    text = f"Could not load library libcudnn_cnn_infer.so.8. Error: {error}"
+    hits = [h for h in scan(text, "log") if h.signature.name == "cudnn-could-not-load-library"]
+    assert [h.diagnosis for h in hits] == ["cudnn-sublibrary-load-failed"]
+    assert hits[0].groups.get("dependency") == dep
+
+
+def test_the_missing_nvrtc_is_what_the_advice_installs():
+    text = ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+            "No such file or directory")
+    first = diagnose(log=text)[0]
+    assert first.id == "cudnn-sublibrary-load-failed"
+    assert any("nvidia-cuda-nvrtc" in f.action for f in first.fixes)
+
+
+# --------------------------------------------------------------------------- builds: no GPU kernel
+
+# TensorFlow: "No OpKernel was registered to support Op 'CudnnRNN' ... Registered devices: [CPU]"
+# is a build or a GPU skipped without cuDNN; with a "GPU" device registered (DirectML, Metal
+# plugins), that GPU has no cuDNN at all and it is not a cuDNN fault. XLA_GPU is XLA's device,
+# not a plugin GPU (TensorFlow 1.x device names).
+DEVICES = [
+    ("CPU", True), ("CPU, XLA_CPU", True), ("CPU, XLA_GPU", True), ("XLA_CPU, XLA_GPU", True),
+    ("CPU, GPU", False), ("CPU, gpu", False), ("XLA_CPU, XLA_GPU, GPU", False), ("GPU", False),
+]
+
+
+@pytest.mark.parametrize("devices, cudnn_fault", DEVICES, ids=[d for d, _ in DEVICES])
+def test_a_cudnn_op_without_kernel_is_a_build_fault_only_without_a_plugin_gpu(devices, cudnn_fault):
+    text = f"No OpKernel was registered to support Op 'CudnnRNN' used by node x\nRegistered devices: [{devices}]"
+    expected = [("tf-no-cudnn-opkernel", "cudnn-library-not-found")] if cudnn_fault else []
+    assert _family(text, "builds") == expected
