@@ -285,3 +285,53 @@ def test_a_cudnn_op_without_kernel_is_a_build_fault_only_without_a_plugin_gpu(de
     text = f"No OpKernel was registered to support Op 'CudnnRNN' used by node x\nRegistered devices: [{devices}]"
     expected = [("tf-no-cudnn-opkernel", "cudnn-library-not-found")] if cudnn_fault else []
     assert _family(text, "builds") == expected
+
+
+# --------------------------------------------------------------------------- the matcher's tables, cold
+
+# The matcher builds its tables (every family's signatures, generic ones last; the keyword index;
+# the trigger groups; the windowed keywords) on first use, in each new kernel. A scan with a cold
+# cache finds what the docstrings promise: the bare CUDNN_STATUS_* name inside "Could not create
+# cudnn handle: ..." belongs to the handle signature (Signature.generic), keywords without a
+# trigger literal of their own (zlibwapi.dll; check_support( gated by is_good()) are still found,
+# and JAX's window reads the versions printed on the lines after its keyword (jax_plugins/cuda
+# __init__.py _check_cuda_versions).
+COLD_TEXT = """Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR
+Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0
+Could not locate zlibwapi.dll. Please make sure it is in your library path!
+Assertion `graph->check_support(handle).is_good()' failed.
+Outdated cuDNN installation found.
+Version JAX was built against: 8600
+Minimum supported: 8600
+Installed version: 8500"""
+
+COLD_HITS = [
+    ("cudnn-create-handle", "cudnn-init-failed", {"op": "create", "status": "CUDNN_STATUS_INTERNAL_ERROR"}),
+    ("tf-loaded-runtime", "cudnn-version-mismatch", {"loaded": "8.0.5", "compiled": "8.1.0"}),
+    ("other-library-cannot-open", "cudnn-library-not-found", {"other_library": "zlibwapi.dll"}),
+    ("zlibwapi-missing", "cudnn-sublibrary-load-failed", {}),
+    ("frontend-check-support-failed", "cudnn-unsupported-config", {}),
+    ("jax-outdated-cudnn", "cudnn-version-mismatch", {"compiled": "8600", "minimum": "8600", "loaded": "8500"}),
+    ("jax-outdated-cudnn", "cudnn-version-mismatch", {"compiled": "8600", "minimum": "8600", "loaded": "8500"}),
+]
+
+
+def test_a_scan_with_cold_tables_finds_every_family(monkeypatch):
+    monkeypatch.setattr(matcher, "_CACHE", {})
+    got = [(h.signature.name, h.diagnosis, h.groups) for h in scan(COLD_TEXT, "log", joined=False)]
+    assert got == COLD_HITS
+    names = [s.name for s in matcher.signatures()]
+    assert len(names) == len(set(names))  # every family once
+    assert {s.family for s in matcher.signatures()} == set(matcher.FAMILIES)
+    generic = [s.generic for s in matcher.signatures()]
+    assert generic == sorted(generic)  # specific ones first, generic ones last
+
+
+def test_keyword_lines_with_cold_tables_keeps_a_window_after_its_keyword(monkeypatch):
+    # jax-outdated-cudnn reads up to 6 lines after its keyword (window=6, knowledge/versions.py)
+    monkeypatch.setattr(matcher, "_CACHE", {})
+    data = (b"x\nOutdated cuDNN installation found.\nVersion JAX was built against: 8600\n"
+            b"Minimum supported: 8600\nInstalled version: 8500\na\nb\nc\nd\ne")
+    assert matcher.keyword_lines(data, tail=0) == (
+        b"Outdated cuDNN installation found.\nVersion JAX was built against: 8600\n"
+        b"Minimum supported: 8600\nInstalled version: 8500\na\nb\nc")
