@@ -335,3 +335,83 @@ def test_keyword_lines_with_cold_tables_keeps_a_window_after_its_keyword(monkeyp
     assert matcher.keyword_lines(data, tail=0) == (
         b"Outdated cuDNN installation found.\nVersion JAX was built against: 8600\n"
         b"Minimum supported: 8600\nInstalled version: 8500\na\nb\nc")
+
+
+# --------------------------------------------------------------------------- the scan's caps and chunks
+
+# Each keyword keeps its first HITS_PER_KEYWORD_HEAD (32) and last HITS_PER_KEYWORD_TAIL (256)
+# occurrences when its trigger is too common to gather line by line (more than GATHER_LIMIT = 4096
+# occurrences; matcher docstring, step 1). Below the cap every line counts.
+HEAD, TAIL = matcher.HITS_PER_KEYWORD_HEAD, matcher.HITS_PER_KEYWORD_TAIL
+HANDLE_LINE = "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR (case {})"
+
+
+def _cases(hits, name="cudnn-create-handle"):
+    return sorted(int(h.line.rsplit("case ", 1)[1].rstrip(")")) for h in hits if h.signature.name == name)
+
+
+@pytest.mark.parametrize("n, filler", [
+    (HEAD + TAIL, 5000), (HEAD + TAIL + 1, 5000), (HEAD + TAIL + 12, 5000),  # "dnn" too common: the caps
+    (HEAD + TAIL + 12, 0),  # the trigger is rare: every line is gathered
+])
+def test_a_keyword_keeps_its_first_and_last_occurrences(n, filler):
+    lines = [f"cudnn ok {i}" for i in range(filler)] + [HANDLE_LINE.format(k) for k in range(n)]
+    got = _cases(scan("\n".join(lines), "log", joined=False))
+    if filler and n > HEAD + TAIL:
+        assert got == list(range(HEAD)) + list(range(n - TAIL, n))
+    else:
+        assert got == list(range(n))
+
+
+# Inputs above SCAN_CHUNK are scanned in line-aligned chunks (matcher._scan_chunked): a line cut by a
+# chunk's end is read whole in the next chunk, positions are those of the whole input, a line
+# repeated in several chunks counts once at its latest place, and a line longer than a chunk is cut
+# with an overlap of MAX_LINE bytes. A small chunk stands in for the 4 MiB one.
+CHUNK = 4096
+DECISIVE = "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0"
+
+
+def _log(n, inserts):
+    lines = [f"noise line {i:05d} " + "z" * 40 for i in range(n)]
+    for at, text in sorted(inserts.items(), reverse=True):
+        lines.insert(at, text)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _hits_at(data):
+    return [(h.signature.name, h.position, h.groups) for h in scan(data, "log")]
+
+
+@pytest.mark.parametrize("at", [10, 69, 70, 71, 199])  # 70: the line holds byte CHUNK (4060..4131)
+def test_a_chunked_log_reads_each_line_once_at_its_place(monkeypatch, at):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = _log(200, {at: DECISIVE})
+    assert len(data) > 2 * CHUNK
+    if at == 70:
+        p = data.find(b"Loaded")
+        assert p < CHUNK < p + len(DECISIVE)  # the first chunk ends inside the decisive line
+    assert _hits_at(data) == [("tf-loaded-runtime", data.find(b"Loaded"), {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+def test_a_line_repeated_in_several_chunks_counts_once_at_its_latest_place(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = _log(300, {10: DECISIVE, 150: DECISIVE, 290: DECISIVE})
+    assert _hits_at(data) == [("tf-loaded-runtime", data.rfind(b"Loaded"), {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+def test_one_signature_keeps_its_first_and_last_hits_over_all_chunks(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    n = HEAD + TAIL + 5
+    data = ("\n".join(HANDLE_LINE.format(k) for k in range(n)) + "\n").encode()
+    assert len(data) > 4 * CHUNK
+    assert _cases(scan(data, "log")) == list(range(HEAD)) + list(range(n - TAIL, n))
+    n = HEAD + TAIL  # at the cap: all of them
+    data = ("\n".join(HANDLE_LINE.format(k) for k in range(n)) + "\n").encode()
+    assert _cases(scan(data, "log")) == list(range(n))
+
+
+@pytest.mark.parametrize("offset", [CHUNK - 1500, CHUNK - 30, CHUNK + 5, CHUNK + 2500])
+def test_a_line_longer_than_a_chunk_is_read_across_the_cut(monkeypatch, offset):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = b"x" * offset + DECISIVE.encode() + b" " + b"y" * 6000
+    assert _hits_at(data) == [("tf-loaded-runtime", offset, {"loaded": "8.0.5", "compiled": "8.1.0"})]
