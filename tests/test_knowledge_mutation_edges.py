@@ -415,3 +415,16 @@ def test_a_line_longer_than_a_chunk_is_read_across_the_cut(monkeypatch, offset):
     monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
     data = b"x" * offset + DECISIVE.encode() + b" " + b"y" * 6000
     assert _hits_at(data) == [("tf-loaded-runtime", offset, {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+# A match inside the MAX_LINE-byte overlap of a line longer than a chunk is seen by both chunks;
+# it is one occurrence, so one hit and one piece of evidence (found writing the table above: it
+# was reported twice, with two evidence lines, before the chunked scan merged the same span).
+@pytest.mark.parametrize("offset", [4300, 6000, 6100])  # chunks [2096, 6192) and [4192, 8288) overlap
+def test_a_match_in_the_overlap_of_two_chunks_is_one_occurrence(monkeypatch, offset):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = b"x" * offset + DECISIVE.encode() + b" " + b"y" * 6000
+    assert _hits_at(data) == [("tf-loaded-runtime", offset, {"loaded": "8.0.5", "compiled": "8.1.0"})]
+    first = diagnose(log=data)[0]
+    assert first.id == "cudnn-version-mismatch"
+    assert sum("Loaded runtime CuDNN library" in e for e in first.evidence) == 1
