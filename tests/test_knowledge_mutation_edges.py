@@ -428,3 +428,53 @@ def test_a_match_in_the_overlap_of_two_chunks_is_one_occurrence(monkeypatch, off
     first = diagnose(log=data)[0]
     assert first.id == "cudnn-version-mismatch"
     assert sum("Loaded runtime CuDNN library" in e for e in first.evidence) == 1
+
+
+# --------------------------------------------------------------------------- status: bare numbers
+
+# A bare status number (TensorFlow "Check failed: status == CUDNN_STATUS_SUCCESS (N vs. 0)", "cuDNN
+# status N") is decoded with FACTS.md "Status codes" (cuDNN 8 0..14, cuDNN 9 the thousands): 0 is
+# success and no hit, 1 is the first failure (NOT_INITIALIZED in cuDNN 8's cudnn_ops_infer.h).
+BARE = [
+    ("cuDNN status 0", []),
+    ("cuDNN status 1", [("cudnn-init-failed", "CUDNN_STATUS_NOT_INITIALIZED")]),
+    ("Check failed: status == CUDNN_STATUS_SUCCESS (1 vs. 0)", [("cudnn-init-failed", "CUDNN_STATUS_NOT_INITIALIZED")]),
+    ("cuDNN status 2", [("gpu-out-of-memory", "CUDNN_STATUS_ALLOC_FAILED")]),
+]
+
+
+@pytest.mark.parametrize("text, expected", BARE, ids=[b[0] for b in BARE])
+def test_a_bare_status_number_from_one(text, expected):
+    got = [(h.diagnosis, h.groups.get("status")) for h in scan(text, "log") if h.signature.family == "status"]
+    assert got == expected
+
+
+# A bare number keeps the weight of the diagnosis it decodes to (a little below the name): ALLOC_FAILED
+# is memory and outranks TensorFlow's generic "cuDNN launch failure" (knowledge/status.py weights;
+# TensorFlow core/kernels "cuDNN launch failure").
+@pytest.mark.parametrize("text", [
+    "cuDNN launch failure : input shape ([1,2])\ncuDNN status 2",
+    "cudnn_status: 2\ncuDNN launch failure",
+])
+def test_a_bare_number_that_names_a_cause_outranks_a_launch_failure(text):
+    assert [d.id for d in diagnose(log=text)][:2] == ["gpu-out-of-memory", "cudnn-execution-failed"]
+
+
+# --------------------------------------------------------------------------- oom: the memory line
+
+# TensorFlow's "Memory usage: N bytes free, M bytes total" (cuda_dnn.cc) counts as memory evidence
+# when free < 256 MiB or free < 5 % of the total (knowledge/oom.py NEARLY_FULL_*); a total of 0 is
+# no reading. The edges not already in tests/test_knowledge_edges.py: a total of one byte, and free
+# exactly at 5 % of the total (not below it).
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("free, total, full", [
+    (0, 1, True),  # a total of one byte is a reading: nothing free
+    (300 * MIB, 6000 * MIB, False),  # exactly 5 %: not below it
+    (300 * MIB - 1, 6000 * MIB, True),  # one byte below 5 % (and above 256 MiB)
+])
+def test_the_memory_line_at_five_percent_and_at_a_one_byte_total(free, total, full):
+    text = f"Memory usage: {free} bytes free, {total} bytes total"
+    got = [h.diagnosis for h in scan(text, "log") if h.signature.name == "tf-memory-usage"]
+    assert got == (["gpu-out-of-memory"] if full else [])
