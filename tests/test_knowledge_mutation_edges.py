@@ -478,3 +478,78 @@ def test_the_memory_line_at_five_percent_and_at_a_one_byte_total(free, total, fu
     text = f"Memory usage: {free} bytes free, {total} bytes total"
     got = [h.diagnosis for h in scan(text, "log") if h.signature.name == "tf-memory-usage"]
     assert got == (["gpu-out-of-memory"] if full else [])
+
+
+# --------------------------------------------------------------------------- hard-wrapped pastes
+
+# Logs pasted hard-wrapped are matched again with their line breaks joined (matcher docstring,
+# step 3; _maybe_wrapped): always up to 64 KiB; above, when lines are cut at one fixed column
+# (two or more distinct lines of exactly the longest length, 40-400 bytes, and at least half of the
+# lines of 80 % of that length or more at it); or, up to 256 KiB, when line by line found nothing
+# specific. Observable: a TensorFlow line cut after "but sour" gets its compiled version back, a
+# handle failure cut after "cudnn" is found at all. Wordings from TensorFlow/XLA cuda_dnn.cc.
+WRAPPED_TF = ("Loaded runtime CuDNN library: 8.0.5 but sour", "ce was compiled with: 8.1.0")
+WRAPPED_HANDLE = ("E0101 conv_ops.cc:10] Could not create cudnn", "handle: CUDNN_STATUS_ALLOC_FAILED")
+
+
+def _filler(i, width=None):
+    if width:
+        return (f"{i:07d} noise " + "z" * width)[:width]
+    return f"{i:07d} noise " + "z" * (i % 23)  # 14..36 bytes: no fixed column
+
+
+def _paste(size, parts, width=None):
+    """``parts`` (a message cut in two lines) among filler lines, exactly ``size`` bytes."""
+    lines = [_filler(0, width), parts[0], parts[1]]
+    n, i = sum(len(x) + 1 for x in lines), 1
+    while n < size:
+        lines.append(_filler(i, width))
+        n, i = n + len(lines[-1]) + 1, i + 1
+    over = n - 1 - size
+    if over > 0:
+        lines[-1] = lines[-1][: len(lines[-1]) - over]
+    data = "\n".join(lines).encode()
+    assert len(data) == size
+    return data
+
+
+def _found(data):
+    return [(h.signature.name, sorted(h.groups)) for h in scan(data, "log") if h.signature.family in ("versions", "init")]
+
+
+TF_WHOLE = [("tf-loaded-runtime", ["compiled", "loaded"])]
+TF_CUT = [("tf-loaded-runtime", ["loaded"])]
+
+
+@pytest.mark.parametrize("size, parts, expected", [
+    (64 * 1024, WRAPPED_TF, TF_WHOLE),  # a small paste: always a second look
+    (64 * 1024 + 1, WRAPPED_TF, TF_CUT),  # above, no fixed column, a specific hit: no second look
+    (256 * 1024, WRAPPED_HANDLE, [("cudnn-create-handle", ["op", "status"])]),  # nothing specific found
+    (256 * 1024 + 1, WRAPPED_HANDLE, []),
+], ids=["64KiB", "64KiB+1", "256KiB-no-hit", "256KiB+1-no-hit"])
+def test_a_wrapped_paste_is_joined_up_to_its_size_limits(size, parts, expected):
+    assert _found(_paste(size, parts)) == expected
+
+
+@pytest.mark.parametrize("width, expected", [(39, TF_CUT), (40, TF_WHOLE), (80, TF_WHOLE), (400, TF_WHOLE),
+                                             (401, TF_CUT)])
+def test_a_paste_cut_at_a_fixed_column_of_40_to_400_bytes_is_joined(width, expected):
+    parts = (WRAPPED_TF[0][:width], WRAPPED_TF[0][width:] + WRAPPED_TF[1]) if width < len(WRAPPED_TF[0]) else WRAPPED_TF
+    assert _found(_paste(300 * 1024, parts, width)) == expected
+
+
+@pytest.mark.parametrize("at_width, near, near_width, expected", [
+    (2000, 2000, 70, TF_WHOLE),  # half of the long lines at the column: a fixed column
+    (1999, 2000, 70, TF_CUT),  # fewer than half
+    (1999, 2000, 64, TF_CUT),  # 64 = 80 % of 80 counts as long
+    (1999, 2000, 63, TF_WHOLE),  # 63 does not
+    (2, 0, 0, TF_WHOLE),  # two distinct lines at the longest length are enough
+    (1, 0, 0, TF_CUT),  # one is only the longest line
+], ids=["half", "less-than-half", "80%", "below-80%", "two-at-width", "one-at-width"])
+def test_a_fixed_column_needs_half_of_the_long_lines_at_it(at_width, near, near_width, expected):
+    lines = ([(f"{i:07d} w " + "z" * 80)[:80] for i in range(at_width)]
+             + [(f"{i:07d} n " + "z" * 80)[:near_width] for i in range(near)]
+             + [_filler(i) for i in range(9000)])
+    data = "\n".join(lines[:1] + list(WRAPPED_TF) + lines[1:]).encode()
+    assert 64 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
+    assert _found(data) == expected
