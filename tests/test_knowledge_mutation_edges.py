@@ -553,3 +553,58 @@ def test_a_fixed_column_needs_half_of_the_long_lines_at_it(at_width, near, near_
     data = "\n".join(lines[:1] + list(WRAPPED_TF) + lines[1:]).encode()
     assert 64 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
     assert _found(data) == expected
+
+
+# --------------------------------------------------------------------------- one line, many signatures
+
+# Hit.position and Hit.span are byte offsets in the UTF-8 text (Hit docstring): characters of two and
+# three bytes before the match move it by their bytes, not by one.
+def test_positions_are_utf8_byte_offsets():
+    text = "é€ " + DECISIVE
+    h = scan(text, "log")[0]
+    p = text.encode().find(b"Loaded")
+    assert (h.position, h.span) == (p, (p, p + len(DECISIVE))) and p == 6
+
+
+# A line longer than MAX_LINE is matched in a window and quoted 120 characters before the match and
+# 200 after it (matcher._match_line; EVIDENCE_CHARS = 400 bounds it after).
+def test_a_long_line_is_quoted_around_its_match():
+    h = [x for x in scan("a" * 5000 + DECISIVE + "b" * 5000, "log") if x.signature.name == "tf-loaded-runtime"]
+    assert [(x.line, x.position) for x in h] == [("a" * 120 + DECISIVE + "b" * 200, 5000)]
+
+
+# A marker (weight 0: which call failed, knowledge/calls.py) never hides the status name on its
+# line; a specific wording does (Signature.generic). ONNX Runtime cuda_call.cc's line holds both.
+def test_a_marker_never_hides_the_status_name_on_its_line():
+    ort = ("CUDNN failure 4: CUDNN_STATUS_INTERNAL_ERROR ; GPU=0 ; hostname=x ; file=y ; line=52 ; "
+           "expr=cudnnCreate(&cudnn_handle_);")
+    got = [(h.signature.name, h.diagnosis, h.groups) for h in scan(ort, "exception")]
+    assert got == [("ort-cudnn-call", "cudnn-internal-error", {"call": "cudnnCreate"}),
+                   ("status-name", "cudnn-internal-error", {"status": "CUDNN_STATUS_INTERNAL_ERROR"})]
+    assert diagnose(ort)[0].id == "cudnn-init-failed"  # the call decides (calls.REFINES "handle")
+
+
+# A warning_only wording (TensorFlow "Ignoring visible gpu device ... compute capability") counts only
+# when warnings are asked for (a cell that succeeded: gpu_unused_warnings).
+def test_a_warning_only_wording_needs_warnings():
+    text = ("W Ignoring visible gpu device (device: 0, name: GeForce GT 730, pci bus id: 0000:01:00.0) with Cuda "
+            "compute capability 3.5. The minimum required Cuda capability is 3.7.")
+    assert [h.signature.name for h in scan(text, "log")] == []
+    assert [h.signature.name for h in scan(text, "log", warnings=True)] == ["tf-ignoring-gpu-capability"]
+
+
+# JAX's "Outdated cuDNN installation found." prints its versions on the lines after it
+# (jax_plugins/cuda/__init__.py); the signature reads 6 lines (window=6); a field on the keyword's
+# own line wins over the same field further on.
+@pytest.mark.parametrize("between, loaded", [(0, "8500"), (5, "8500"), (6, None)])
+def test_jax_versions_are_read_from_the_six_lines_after_the_keyword(between, loaded):
+    text = "Outdated cuDNN installation found.\n" + "".join(f"x{i}\n" for i in range(between)) + "Installed version: 8500"
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert hits[0].get("loaded") == loaded
+
+
+def test_a_field_on_the_keyword_line_wins_over_the_window():
+    text = ("Outdated cuDNN installation found. Installed version: 8400\nVersion JAX was built against: 8600\n"
+            "Minimum supported: 8700\nInstalled version: 8500")
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert hits[0] == {"compiled": "8600", "minimum": "8700", "loaded": "8400"}
