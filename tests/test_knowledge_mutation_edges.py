@@ -608,3 +608,17 @@ def test_a_field_on_the_keyword_line_wins_over_the_window():
             "Minimum supported: 8700\nInstalled version: 8500")
     hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
     assert hits[0] == {"compiled": "8600", "minimum": "8700", "loaded": "8400"}
+
+
+# A hard-wrapped paste with CRLF line ends (a Windows log) reads like the same paste with LF ends: one
+# hit, whole, at the byte offset of its first line in the original text, the cut one superseded
+# (found writing this table: the joined hit was placed by the LF offsets, one byte early per line
+# before it, so after enough lines the cut hit stayed beside it as a second piece of evidence).
+@pytest.mark.parametrize("before", [0, 1, 40, 200])
+@pytest.mark.parametrize("nl", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_a_wrapped_crlf_paste_reads_like_an_lf_one(before, nl):
+    text = ("".join(f"line {i} of noise{nl}" for i in range(before)) + WRAPPED_TF[0] + nl + WRAPPED_TF[1] + nl)
+    p = text.encode().find(b"Loaded")
+    got = [(h.signature.name, h.groups, h.position) for h in scan(text, "log")]
+    assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, p)]
+    assert diagnose(log=text)[0].evidence == ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0",)

@@ -519,8 +519,9 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
     lines = text.split(b"\n")
     if len(lines) < 2:
         return [], []
+    # offsets in the original bytes: a CRLF line is one byte longer there than in ``lines``
     orig = [0]
-    orig.extend(itertools.accumulate(len(x) + 1 for x in lines))
+    orig.extend(itertools.accumulate(len(x) + 1 for x in data.split(b"\n")))
     width = max(map(len, lines))
     known = {(h.signature.name, tuple(sorted(h.groups.items()))) for h in found}
     out: list[Hit] = []
