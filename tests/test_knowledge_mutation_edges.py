@@ -622,3 +622,16 @@ def test_a_wrapped_crlf_paste_reads_like_an_lf_one(before, nl):
     got = [(h.signature.name, h.groups, h.position) for h in scan(text, "log")]
     assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, p)]
     assert diagnose(log=text)[0].evidence == ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0",)
+
+
+# The joined copy is made twice (matcher._scan_joined): without a separator (a wrap inside a word,
+# "sour|ce") and with a space (a wrap that ate the space, "was|compiled"); the quote is the original
+# lines the match spans, each stripped, at most 8 of them.
+@pytest.mark.parametrize("text, quoted", [
+    ("Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n", DECISIVE),
+    ("Loaded runtime CuDNN library: 8.0.5 but source was\ncompiled with: 8.1.0\n", DECISIVE),
+    ("\n".join(DECISIVE.split(" ")), "Loaded runtime CuDNN library: 8.0.5 but source was"),  # 11 lines: 8 quoted
+], ids=["in-a-word", "at-a-space", "eleven-lines"])
+def test_a_wrapped_line_is_joined_with_and_without_a_space(text, quoted):
+    got = [(h.signature.name, h.groups, h.line) for h in scan(text, "log")]
+    assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, quoted)]
