@@ -635,3 +635,20 @@ def test_a_wrapped_crlf_paste_reads_like_an_lf_one(before, nl):
 def test_a_wrapped_line_is_joined_with_and_without_a_space(text, quoted):
     got = [(h.signature.name, h.groups, h.line) for h in scan(text, "log")]
     assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, quoted)]
+
+
+# Within one scan a line repeated many times is matched once, at its latest place (matcher docstring,
+# step 1; a line compared lower-cased, as its keywords are), and the lines a window reads after its
+# keyword are cut at MAX_LINE (2000) bytes like any line.
+def test_a_repeated_line_is_matched_once_at_its_latest_place():
+    handle = "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"
+    text = f"{handle}\nnoise\n{handle.lower()}\nmore\n"
+    got = [(h.signature.name, h.position) for h in scan(text, "log", joined=False)]
+    assert got == [("cudnn-create-handle", text.index(handle.lower()))]
+
+
+@pytest.mark.parametrize("pad, loaded", [(matcher.MAX_LINE - 23, "8500"), (matcher.MAX_LINE - 19, None)])
+def test_a_window_line_is_read_up_to_max_line_bytes(pad, loaded):
+    text = "Outdated cuDNN installation found.\n" + "x" * pad + "Installed version: 8500\n"
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert [g.get("loaded") for g in hits] == [loaded]
