@@ -18,6 +18,11 @@ from cudnn_magic.knowledge.matcher import scan
 from cudnn_magic.knowledge.signature import Signature, sig
 
 
+def _slug(text):
+    """A test id of plain characters (mutmut passes node ids back to pytest on its command line)."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")[:60]
+
+
 def _family(text, family, source="log"):
     """(signature name, diagnosis) of the hits of one family, in text order."""
     return [(h.signature.name, h.diagnosis) for h in scan(text, source) if h.signature.family == family]
@@ -47,7 +52,7 @@ FINALIZE = [
 ]
 
 
-@pytest.mark.parametrize("text, call, top, title", FINALIZE, ids=[f[1] for f in FINALIZE])
+@pytest.mark.parametrize("text, call, top, title", FINALIZE, ids=[_slug(f[1]) for f in FINALIZE])
 def test_a_finalized_descriptor_names_the_call_and_its_role_decides(text, call, top, title):
     marker = [h for h in scan(text, "exception") if h.signature.name == "cudnn-backend-finalize"]
     assert [h.groups["call"] for h in marker] == [call]
@@ -97,7 +102,7 @@ UNDEFINED = [
 ]
 
 
-@pytest.mark.parametrize("text, diagnosis", UNDEFINED, ids=[u[0][-40:] for u in UNDEFINED])
+@pytest.mark.parametrize("text, diagnosis", UNDEFINED, ids=[_slug(u[0][-50:]) for u in UNDEFINED])
 def test_the_file_lacking_a_cudnn_symbol_decides(text, diagnosis):
     hits = [h for h in scan(text, "exception") if h.signature.name == "undefined-symbol-cudnn"]
     assert [h.diagnosis for h in hits] == [diagnosis]
@@ -130,7 +135,7 @@ HANDLE = [
 ]
 
 
-@pytest.mark.parametrize("text, diagnosis", HANDLE, ids=[h[0] for h in HANDLE])
+@pytest.mark.parametrize("text, diagnosis", HANDLE, ids=[_slug(h[0]) for h in HANDLE])
 def test_the_handle_status_decides(text, diagnosis):
     assert _family(text, "init") == [("cudnn-create-handle", diagnosis)]
 
@@ -224,7 +229,7 @@ LOADERS = [
 ]
 
 
-@pytest.mark.parametrize("text, name, diagnosis", LOADERS, ids=[t[0][:60] for t in LOADERS])
+@pytest.mark.parametrize("text, name, diagnosis", LOADERS, ids=[_slug(t[0]) for t in LOADERS])
 def test_the_library_a_loader_names_decides(text, name, diagnosis):
     assert (name, diagnosis) in _family(text, "loading")
     assert all(d == diagnosis for n, d in _family(text, "loading") if n == name)
@@ -252,7 +257,7 @@ DEPENDENCIES = [
 ]
 
 
-@pytest.mark.parametrize("error, dep", DEPENDENCIES, ids=[d[0][:30] for d in DEPENDENCIES])
+@pytest.mark.parametrize("error, dep", DEPENDENCIES, ids=[_slug(d[0][:30]) for d in DEPENDENCIES])
 def test_the_dependency_cudnns_loader_could_not_open_is_named(error, dep):
     text = f"Could not load library libcudnn_cnn_infer.so.8. Error: {error}"
     hits = [h for h in scan(text, "log") if h.signature.name == "cudnn-could-not-load-library"]
@@ -280,7 +285,7 @@ DEVICES = [
 ]
 
 
-@pytest.mark.parametrize("devices, cudnn_fault", DEVICES, ids=[d for d, _ in DEVICES])
+@pytest.mark.parametrize("devices, cudnn_fault", DEVICES, ids=[_slug(d) for d, _ in DEVICES])
 def test_a_cudnn_op_without_kernel_is_a_build_fault_only_without_a_plugin_gpu(devices, cudnn_fault):
     text = f"No OpKernel was registered to support Op 'CudnnRNN' used by node x\nRegistered devices: [{devices}]"
     expected = [("tf-no-cudnn-opkernel", "cudnn-library-not-found")] if cudnn_fault else []
@@ -443,7 +448,7 @@ BARE = [
 ]
 
 
-@pytest.mark.parametrize("text, expected", BARE, ids=[b[0] for b in BARE])
+@pytest.mark.parametrize("text, expected", BARE, ids=[_slug(b[0]) for b in BARE])
 def test_a_bare_status_number_from_one(text, expected):
     got = [(h.diagnosis, h.groups.get("status")) for h in scan(text, "log") if h.signature.family == "status"]
     assert got == expected
@@ -455,7 +460,7 @@ def test_a_bare_status_number_from_one(text, expected):
 @pytest.mark.parametrize("text", [
     "cuDNN launch failure : input shape ([1,2])\ncuDNN status 2",
     "cudnn_status: 2\ncuDNN launch failure",
-])
+], ids=["launch-then-number", "number-then-launch"])
 def test_a_bare_number_that_names_a_cause_outranks_a_launch_failure(text):
     assert [d.id for d in diagnose(log=text)][:2] == ["gpu-out-of-memory", "cudnn-execution-failed"]
 
