@@ -92,10 +92,12 @@ UNDEFINED = [
      "cudnn-sublibrary-load-failed"),
     (r"OSError: C:\env\lib\libcudnn_ops.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # a \ path
     ("OSError: /opt/LIBCUDNN_ADV.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # any case
+    ("OSError: libcudnn_cnn_infer.so.8: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # no directory
     ("OSError: /a/libcudnn.so.8: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),  # the main library
     ("libtorch.dylib: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
     # no file named: the sub-library's name anywhere on the line decides
     ("undefined symbol: cudnnFoo in LIBCUDNN_OPS", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (libcudnn_adv)", "cudnn-sublibrary-load-failed"),
     ("undefined symbol: cudnnFoo (CUDNN_OPS)", "cudnn-sublibrary-load-failed"),
     ("undefined symbol: cudnnFoo (Cudnn_Cnn)", "cudnn-sublibrary-load-failed"),
     ("undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
