@@ -146,6 +146,8 @@ def test_a_failed_destroy_weighs_less_than_a_failed_create():
     create = scan("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
     destroy = scan("could not destroy cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
     assert destroy.weight < create.weight
+    # also when no status is printed after it
+    assert scan("could not destroy cudnn handle", "log")[0].weight < scan("Could not create cudnn handle", "log")[0].weight
     # the statuses that name a cause weigh more than the bare handle failure
     for status in ("ALLOC_FAILED", "NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "ARCH_MISMATCH"):
         h = scan(f"Could not create cudnn handle: CUDNN_STATUS_{status}", "log")[0]
