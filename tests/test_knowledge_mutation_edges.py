@@ -362,6 +362,7 @@ def _cases(hits, name="cudnn-create-handle"):
 @pytest.mark.parametrize("n, filler", [
     (HEAD + TAIL, 5000), (HEAD + TAIL + 1, 5000), (HEAD + TAIL + 12, 5000),  # "dnn" too common: the caps
     (HEAD + TAIL + 12, 0),  # the trigger is rare: every line is gathered
+    (HEAD + 1, 5000), (100, 5000),  # fewer than HEAD + TAIL: the tail ends at the head, all kept
 ])
 def test_a_keyword_keeps_its_first_and_last_occurrences(n, filler):
     lines = [f"cudnn ok {i}" for i in range(filler)] + [HANDLE_LINE.format(k) for k in range(n)]
