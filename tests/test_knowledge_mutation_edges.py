@@ -1,3 +1,664 @@
 """Edge tables written against the survivors of the mutation run (issue 20): knowledge.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md."""
+Filled in by the issue-20 work; see tests/mutation_survivors.md. Each table states one rule of the
+knowledge base at its edge, as a caller sees it: the diagnosis and fields a :func:`scan` hit
+carries, the diagnosis :func:`cudnn_magic.diagnose.diagnose` ranks first and its title, the
+Signature :func:`sig` builds. The source of each fact is named beside its table."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import cudnn_magic.knowledge as knowledge
+from cudnn_magic.diagnose import diagnose
+from cudnn_magic.knowledge import matcher
+from cudnn_magic.knowledge.matcher import scan
+from cudnn_magic.knowledge.signature import Signature, sig
+
+
+def _slug(text):
+    """A test id of plain characters (mutmut passes node ids back to pytest on its command line)."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")[:60]
+
+
+def _family(text, family, source="log"):
+    """(signature name, diagnosis) of the hits of one family, in text order."""
+    return [(h.signature.name, h.diagnosis) for h in scan(text, source) if h.signature.family == family]
+
+
+# --------------------------------------------------------------------------- calls: the failing call
+
+# cuDNN backend API: cudnn-frontend and PyTorch's v8 API print "<DESCRIPTOR>: cudnnFinalize Failed
+# cudnn_status: <status>" (reports in tests/test_real_reports.py: pytorch#128348, apex#1140). The
+# descriptor names the call ("finalize:<DESCRIPTOR>", calls.ROLES): an execution plan, an engine
+# config or an operation graph being finalized is the "plan" role, whose BAD_PARAM / INTERNAL_ERROR
+# means no engine supports the graph (cuDNN backend API, cudnnBackendFinalize); a tensor descriptor
+# has no role, so its status keeps its own meaning.
+FINALIZE = [
+    # text, call group, top diagnosis, its title (None: the status's own catalogue title)
+    ("CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:EXECUTION_PLAN", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:EXECUTION_PLAN returned CUDNN_STATUS_BAD_PARAM)"),
+    ("CUDNN_BACKEND_OPERATION: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_INTERNAL_ERROR",
+     "finalize:OPERATION", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:OPERATION returned CUDNN_STATUS_INTERNAL_ERROR)"),
+    ("CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:ENGINECFG", "cudnn-unsupported-config",
+     "cuDNN has no execution plan for this operation (finalize:ENGINECFG returned CUDNN_STATUS_BAD_PARAM)"),
+    ("CUDNN_BACKEND_TENSOR_DESCRIPTOR: cudnnFinalize Failed cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     "finalize:TENSOR", "cudnn-bad-param", None),
+]
+
+
+@pytest.mark.parametrize("text, call, top, title", FINALIZE, ids=[_slug(f[1]) for f in FINALIZE])
+def test_a_finalized_descriptor_names_the_call_and_its_role_decides(text, call, top, title):
+    marker = [h for h in scan(text, "exception") if h.signature.name == "cudnn-backend-finalize"]
+    assert [h.groups["call"] for h in marker] == [call]
+    assert [h.weight for h in marker] == [0.0]  # a marker, never a diagnosis of its own
+    first = diagnose(text)[0]
+    assert first.id == top
+    if title is not None:
+        assert first.title == title
+    else:
+        assert "finalize" not in first.title
+
+
+# Caffe's CuDNN layers create their cuDNN handles in LayerSetUp (Caffe src/caffe/layers/cudnn_*_layer.cpp:
+# CUDNN_CHECK(cudnnCreate(...))): a status raised there is the handle's ("handle" role, calls.REFINES).
+def test_a_caffe_cudnn_layer_setup_is_the_handle_creation():
+    text = ("F0101 00:00:00.000 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)"
+            "  CUDNN_STATUS_INTERNAL_ERROR\n"
+            "    @     0x7f caffe::CuDNNConvolutionLayer<>::LayerSetUp()")
+    marker = [h for h in scan(text, "log") if h.signature.name == "caffe-cudnn-layer-setup"]
+    assert [h.groups.get("call") for h in marker] == ["cudnnCreate"]
+    first = diagnose(log=text)[0]
+    assert first.id == "cudnn-init-failed"
+    assert "cudnnCreate returned" in first.title
+
+
+# --------------------------------------------------------------------------- versions: undefined symbols
+
+# The file that lacks the symbol decides (knowledge/versions.py, _undefined_symbol): inside a
+# libcudnn_* sub-library it is a sub-library mix (cuDNN 8/9 sub-libraries of two releases,
+# native-lab-notes 1a), in a framework's own extension the framework was built against a newer
+# cuDNN (glibc "undefined symbol"; PyTorch "libtorch_cuda.so: undefined symbol: cudnnGetLibConfig,
+# version libcudnn_graph.so.9").
+UNDEFINED = [
+    ("ImportError: /x/torch/lib/libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version libcudnn_graph.so.9",
+     "cudnn-version-mismatch"),  # a framework file; "libcudnn_" further on names only the version
+    ("OSError: /usr/lib/libcudnn_cnn_train.so.8: undefined symbol: _ZN5cudnn3cnn5infer22queryClusterPropertiesERPhS3_",
+     "cudnn-sublibrary-load-failed"),
+    (r"OSError: C:\env\lib\libcudnn_ops.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # a \ path
+    ("OSError: /opt/LIBCUDNN_ADV.so.9: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # any case
+    ("OSError: libcudnn_cnn_infer.so.8: undefined symbol: cudnnFoo", "cudnn-sublibrary-load-failed"),  # no directory
+    ("OSError: /a/libcudnn.so.8: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),  # the main library
+    ("libtorch.dylib: undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
+    # no file named: the sub-library's name anywhere on the line decides
+    ("undefined symbol: cudnnFoo in LIBCUDNN_OPS", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (libcudnn_adv)", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (CUDNN_OPS)", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo (Cudnn_Cnn)", "cudnn-sublibrary-load-failed"),
+    ("undefined symbol: cudnnFoo", "cudnn-version-mismatch"),
+]
+
+
+@pytest.mark.parametrize("text, diagnosis", UNDEFINED, ids=[_slug(u[0][-50:]) for u in UNDEFINED])
+def test_the_file_lacking_a_cudnn_symbol_decides(text, diagnosis):
+    hits = [h for h in scan(text, "exception") if h.signature.name == "undefined-symbol-cudnn"]
+    assert [h.diagnosis for h in hits] == [diagnosis]
+    # the sub-library mix outweighs every version-mismatch wording (tf-loaded-runtime is 100 only
+    # with both versions; the refined weight is above the signature's own 92)
+    assert hits[0].weight > 92.0 if diagnosis == "cudnn-sublibrary-load-failed" else hits[0].weight == 92.0
+
+
+# --------------------------------------------------------------------------- init: the handle
+
+# TensorFlow/XLA cuda_dnn.cc CudnnSupport::Init prints "Could not create cudnn handle: <status>":
+# the status decides (ALLOC_FAILED and cuDNN 9's *_ALLOCATION_FAILED are memory, the cuDNN 9
+# INCOMPATIBLE_CUDA_DRIVER a driver too old, ARCH_MISMATCH a GPU the build lacks); "could not
+# destroy" is a weak sign only. Statuses per cuDNN 8 cudnn_ops_infer.h / cuDNN 9 cudnn_graph.h.
+HANDLE = [
+    ("Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED", "gpu-out-of-memory"),
+    ("could not create cudnn handle: cudnn_status_alloc_failed", "gpu-out-of-memory"),  # TF 1.x lower case
+    ("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED", "gpu-out-of-memory"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "cuda-driver-too-old"),
+    ("could not create cudnn handle: cudnn_status_not_supported_incompatible_cuda_driver", "cuda-driver-too-old"),
+    ("Could not create cudnn handle: CUDNN_STATUS_ARCH_MISMATCH", "gpu-arch-unsupported"),
+    ("could not create cudnn handle: cudnn_status_arch_mismatch", "gpu-arch-unsupported"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH", "gpu-arch-unsupported"),
+    ("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "cudnn-init-failed"),
+    ("Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-init-failed"),
+    ("Could not create cudnn handle: 4", "cudnn-init-failed"),  # a number: the signature's own id
+    ("Could not create cudnn handle", "cudnn-init-failed"),
+    ("could not destroy cudnn handle: CUDNN_STATUS_ALLOC_FAILED", "cudnn-init-failed"),  # destroy: never memory
+    ("Could not DESTROY cudnn handle: CUDNN_STATUS_ARCH_MISMATCH", "cudnn-init-failed"),
+]
+
+
+@pytest.mark.parametrize("text, diagnosis", HANDLE, ids=[_slug(h[0]) for h in HANDLE])
+def test_the_handle_status_decides(text, diagnosis):
+    assert _family(text, "init") == [("cudnn-create-handle", diagnosis)]
+
+
+def test_a_failed_destroy_weighs_less_than_a_failed_create():
+    create = scan("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
+    destroy = scan("could not destroy cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "log")[0]
+    assert destroy.weight < create.weight
+    # also when no status is printed after it
+    assert scan("could not destroy cudnn handle", "log")[0].weight < scan("Could not create cudnn handle", "log")[0].weight
+    # the statuses that name a cause weigh more than the bare handle failure
+    for status in ("ALLOC_FAILED", "NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER", "ARCH_MISMATCH"):
+        h = scan(f"Could not create cudnn handle: CUDNN_STATUS_{status}", "log")[0]
+        assert h.weight > create.weight, status
+
+
+# --------------------------------------------------------------------------- signature: sig()
+
+# sig() builds a Signature from plain data: keywords lower-cased (the matcher looks them up in the
+# lower-cased text), patterns and extras compiled case-insensitive unless flags say otherwise.
+def test_sig_builds_a_case_insensitive_signature_with_lower_case_keywords():
+    s = sig("x-name", "cudnn-bad-param", "status", ["Could Not SET", "abc"], [r"Could not (?P<w>set) it", r"b+"],
+            70.0, extras=[r"Size: (?P<size>\d+)"], window=2, gate="dnn")
+    assert isinstance(s, Signature)
+    assert (s.name, s.diagnosis, s.family, s.weight, s.window, s.gate) == (
+        "x-name", "cudnn-bad-param", "status", 70.0, 2, "dnn")
+    assert s.keywords == ("could not set", "abc")
+    assert [p.pattern for p in s.patterns] == [r"Could not (?P<w>set) it", r"b+"]
+    assert s.patterns[0].search("COULD NOT SET IT").group("w") == "SET"
+    assert [p.pattern for p in s.extras] == [r"Size: (?P<size>\d+)"]
+    assert s.extras[0].search("size: 12").group("size") == "12"
+
+
+def test_sig_flags_zero_keeps_patterns_and_extras_case_sensitive():
+    s = sig("y", "cudnn-bad-param", "status", ["k"], [r"CUDNN_X"], 1.0, extras=[r"Size"], flags=0)
+    assert s.patterns[0].search("cudnn_x") is None and s.patterns[0].search("CUDNN_X")
+    assert s.extras[0].search("size") is None and s.extras[0].search("Size")
+    assert s.keywords == ("k",) and s.extras and s.refine is None
+
+
+# --------------------------------------------------------------------------- the package's names
+
+@pytest.mark.parametrize("name, home", [
+    ("scan", "matcher"), ("keyword_lines", "matcher"), ("signatures", "matcher"), ("MAX_LINE", "matcher"),
+    ("Signature", "signature"), ("Hit", "signature"), ("sig", "signature"),
+])
+def test_the_package_re_exports_each_name_from_its_module(name, home):
+    mod = __import__(f"cudnn_magic.knowledge.{home}", fromlist=[name])
+    assert getattr(knowledge, name) is getattr(mod, name)
+
+
+def test_an_unknown_name_of_the_package_is_an_attribute_error_naming_it():
+    with pytest.raises(AttributeError, match=r"cudnn_magic\.knowledge.*no attribute 'no_such_name'"):
+        knowledge.no_such_name  # noqa: B018
+    assert not hasattr(knowledge, "matcher_of_nothing")
+    assert sorted(knowledge.__all__) == knowledge.__all__ and "scan" in knowledge.__all__
+
+
+# --------------------------------------------------------------------------- loading: which library
+
+# A loader line that names a cuDNN sub-library (libcudnn_ops/cnn/adv/graph/engines/heuristic/ext,
+# cuDNN 8/9 layout, native-lab-notes 1a) is a sub-library that failed; the main libcudnn is "not
+# found" (TensorFlow dso_loader.cc dlerror, CTranslate2's loader, Paddle's dynamic_loader.cc, PyTorch's
+# Windows DLL loader in torch/__init__.py).
+LOADERS = [
+    ("Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file",
+     "tf-dlerror-cudnn", "cudnn-library-not-found"),
+    ("Could not load dynamic library 'libcudnn_ops_infer.so.8'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_adv.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_engines_precompiled.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Could not load dynamic library 'libcudnn_heuristic.so.9'; dlerror: x", "tf-dlerror-cudnn",
+     "cudnn-sublibrary-load-failed"),
+    ("Library libcudnn_ops.so.9.1.0 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-sublibrary-load-failed"),
+    ("Library LIBCUDNN_CNN.so.9 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-sublibrary-load-failed"),  # the sub-library test ignores case
+    ("Library libcudnn.so.9 is not found or cannot be loaded", "ctranslate2-cudnn-not-found",
+     "cudnn-library-not-found"),
+    ("The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured correctly.",
+     "paddle-third-party-lib", "cudnn-library-not-found"),
+    ("The third-party dynamic library (LIBCUDNN.so) that Paddle depends on is not configured correctly.",
+     "paddle-third-party-lib", "cudnn-library-not-found"),
+    # Windows: cudnn64_N.dll itself is the main library; cudnn_<sub>64_N.dll a sub-library
+    ('OSError: Error loading "C:\\env\\cudnn64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-library-not-found"),
+    ('OSError: Error loading "C:\\env\\CUDNN64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-library-not-found"),
+    ('OSError: Error loading "C:\\env\\cudnn_ops64_9.dll" or one of its dependencies.', "windows-dll-or-dependencies",
+     "cudnn-sublibrary-load-failed"),
+]
+
+
+@pytest.mark.parametrize("text, name, diagnosis", LOADERS, ids=[_slug(t[0]) for t in LOADERS])
+def test_the_library_a_loader_names_decides(text, name, diagnosis):
+    assert (name, diagnosis) in _family(text, "loading")
+    assert all(d == diagnosis for n, d in _family(text, "loading") if n == name)
+
+
+# Paddle names every third-party library it cannot load the same way: only a cuDNN one is ours.
+@pytest.mark.parametrize("lib", ["libcublas.so", "libcudart.so.12", "libnccl.so"])
+def test_paddle_third_party_library_that_is_not_cudnn_is_not_a_cudnn_fault(lib):
+    text = f"The third-party dynamic library ({lib}) that Paddle depends on is not configured correctly."
+    assert [n for n, _ in _family(text, "loading") if n == "paddle-third-party-lib"] == []
+
+
+# cuDNN 8's loader: "Could not load library libcudnn_cnn_infer.so.8. Error: <dlerror>"; the dlerror
+# names the dependency that is missing (NVRTC for the runtime-compiled kernels, cuBLAS(Lt), zlib
+# for cuDNN 8, libcuda), and the advice installs that one (fixes/advice.py install_cudnn_deps).
+DEPENDENCIES = [
+    ("libnvrtc.so: cannot open shared object file: No such file or directory", "libnvrtc.so"),
+    ("libnvrtc-builtins.so.12.1: cannot open shared object file", "libnvrtc-builtins.so.12.1"),
+    ("libcublasLt.so.11: cannot open shared object file", "libcublasLt.so.11"),
+    ("libcublas.so.12: cannot open shared object file", "libcublas.so.12"),
+    ("libz.so.1: cannot open shared object file", "libz.so.1"),
+    ("libcuda.so.1: cannot open shared object file", "libcuda.so.1"),
+    ("LIBNVRTC.SO: cannot open", "LIBNVRTC.SO"),  # dlerror case kept
+    ("libcudnn_ops.so.9: undefined symbol: foo", None),  # not a dependency: a sub-library symbol
+]
+
+
+@pytest.mark.parametrize("error, dep", DEPENDENCIES, ids=[_slug(d[0][:30]) for d in DEPENDENCIES])
+def test_the_dependency_cudnns_loader_could_not_open_is_named(error, dep):
+    text = f"Could not load library libcudnn_cnn_infer.so.8. Error: {error}"
+    hits = [h for h in scan(text, "log") if h.signature.name == "cudnn-could-not-load-library"]
+    assert [h.diagnosis for h in hits] == ["cudnn-sublibrary-load-failed"]
+    assert hits[0].groups.get("dependency") == dep
+
+
+def test_the_missing_nvrtc_is_what_the_advice_installs():
+    text = ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+            "No such file or directory")
+    first = diagnose(log=text)[0]
+    assert first.id == "cudnn-sublibrary-load-failed"
+    assert any("nvidia-cuda-nvrtc" in f.action for f in first.fixes)
+
+
+# --------------------------------------------------------------------------- builds: no GPU kernel
+
+# TensorFlow: "No OpKernel was registered to support Op 'CudnnRNN' ... Registered devices: [CPU]"
+# is a build or a GPU skipped without cuDNN; with a "GPU" device registered (DirectML, Metal
+# plugins), that GPU has no cuDNN at all and it is not a cuDNN fault. XLA_GPU is XLA's device,
+# not a plugin GPU (TensorFlow 1.x device names).
+DEVICES = [
+    ("CPU", True), ("CPU, XLA_CPU", True), ("CPU, XLA_GPU", True), ("XLA_CPU, XLA_GPU", True),
+    ("CPU, GPU", False), ("CPU, gpu", False), ("XLA_CPU, XLA_GPU, GPU", False), ("GPU", False),
+]
+
+
+@pytest.mark.parametrize("devices, cudnn_fault", DEVICES, ids=[_slug(d) for d, _ in DEVICES])
+def test_a_cudnn_op_without_kernel_is_a_build_fault_only_without_a_plugin_gpu(devices, cudnn_fault):
+    text = f"No OpKernel was registered to support Op 'CudnnRNN' used by node x\nRegistered devices: [{devices}]"
+    expected = [("tf-no-cudnn-opkernel", "cudnn-library-not-found")] if cudnn_fault else []
+    assert _family(text, "builds") == expected
+
+
+# --------------------------------------------------------------------------- the matcher's tables, cold
+
+# The matcher builds its tables (every family's signatures, generic ones last; the keyword index;
+# the trigger groups; the windowed keywords) on first use, in each new kernel. A scan with a cold
+# cache finds what the docstrings promise: the bare CUDNN_STATUS_* name inside "Could not create
+# cudnn handle: ..." belongs to the handle signature (Signature.generic), keywords without a
+# trigger literal of their own (zlibwapi.dll; check_support( gated by is_good()) are still found,
+# and JAX's window reads the versions printed on the lines after its keyword (jax_plugins/cuda
+# __init__.py _check_cuda_versions).
+COLD_TEXT = """Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR
+Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0
+Could not locate zlibwapi.dll. Please make sure it is in your library path!
+Assertion `graph->check_support(handle).is_good()' failed.
+Outdated cuDNN installation found.
+Version JAX was built against: 8600
+Minimum supported: 8600
+Installed version: 8500"""
+
+COLD_HITS = [
+    ("cudnn-create-handle", "cudnn-init-failed", {"op": "create", "status": "CUDNN_STATUS_INTERNAL_ERROR"}),
+    ("tf-loaded-runtime", "cudnn-version-mismatch", {"loaded": "8.0.5", "compiled": "8.1.0"}),
+    ("other-library-cannot-open", "cudnn-library-not-found", {"other_library": "zlibwapi.dll"}),
+    ("zlibwapi-missing", "cudnn-sublibrary-load-failed", {}),
+    ("frontend-check-support-failed", "cudnn-unsupported-config", {}),
+    ("jax-outdated-cudnn", "cudnn-version-mismatch", {"compiled": "8600", "minimum": "8600", "loaded": "8500"}),
+    ("jax-outdated-cudnn", "cudnn-version-mismatch", {"compiled": "8600", "minimum": "8600", "loaded": "8500"}),
+]
+
+
+def test_a_scan_with_cold_tables_finds_every_family(monkeypatch):
+    monkeypatch.setattr(matcher, "_CACHE", {})
+    got = [(h.signature.name, h.diagnosis, h.groups) for h in scan(COLD_TEXT, "log", joined=False)]
+    assert got == COLD_HITS
+    names = [s.name for s in matcher.signatures()]
+    assert len(names) == len(set(names))  # every family once
+    assert {s.family for s in matcher.signatures()} == set(matcher.FAMILIES)
+    generic = [s.generic for s in matcher.signatures()]
+    assert generic == sorted(generic)  # specific ones first, generic ones last
+
+
+def test_keyword_lines_with_cold_tables_keeps_a_window_after_its_keyword(monkeypatch):
+    # jax-outdated-cudnn reads up to 6 lines after its keyword (window=6, knowledge/versions.py)
+    monkeypatch.setattr(matcher, "_CACHE", {})
+    data = (b"x\nOutdated cuDNN installation found.\nVersion JAX was built against: 8600\n"
+            b"Minimum supported: 8600\nInstalled version: 8500\na\nb\nc\nd\ne")
+    assert matcher.keyword_lines(data, tail=0) == (
+        b"Outdated cuDNN installation found.\nVersion JAX was built against: 8600\n"
+        b"Minimum supported: 8600\nInstalled version: 8500\na\nb\nc")
+
+
+# --------------------------------------------------------------------------- the scan's caps and chunks
+
+# Each keyword keeps its first HITS_PER_KEYWORD_HEAD (32) and last HITS_PER_KEYWORD_TAIL (256)
+# occurrences when its trigger is too common to gather line by line (more than GATHER_LIMIT = 4096
+# occurrences; matcher docstring, step 1). Below the cap every line counts.
+HEAD, TAIL = matcher.HITS_PER_KEYWORD_HEAD, matcher.HITS_PER_KEYWORD_TAIL
+HANDLE_LINE = "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR (case {})"
+
+
+def _cases(hits, name="cudnn-create-handle"):
+    return sorted(int(h.line.rsplit("case ", 1)[1].rstrip(")")) for h in hits if h.signature.name == name)
+
+
+@pytest.mark.parametrize("n, filler", [
+    (HEAD + TAIL, 5000), (HEAD + TAIL + 1, 5000), (HEAD + TAIL + 12, 5000),  # "dnn" too common: the caps
+    (HEAD + TAIL + 12, 0),  # the trigger is rare: every line is gathered
+    (HEAD + 1, 5000), (100, 5000),  # fewer than HEAD + TAIL: the tail ends at the head, all kept
+])
+def test_a_keyword_keeps_its_first_and_last_occurrences(n, filler):
+    lines = [f"cudnn ok {i}" for i in range(filler)] + [HANDLE_LINE.format(k) for k in range(n)]
+    got = _cases(scan("\n".join(lines), "log", joined=False))
+    if filler and n > HEAD + TAIL:
+        assert got == list(range(HEAD)) + list(range(n - TAIL, n))
+    else:
+        assert got == list(range(n))
+
+
+# Inputs above SCAN_CHUNK are scanned in line-aligned chunks (matcher._scan_chunked): a line cut by a
+# chunk's end is read whole in the next chunk, positions are those of the whole input, a line
+# repeated in several chunks counts once at its latest place, and a line longer than a chunk is cut
+# with an overlap of MAX_LINE bytes. A small chunk stands in for the 4 MiB one.
+CHUNK = 4096
+DECISIVE = "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0"
+
+
+def _log(n, inserts):
+    lines = [f"noise line {i:05d} " + "z" * 40 for i in range(n)]
+    for at, text in sorted(inserts.items(), reverse=True):
+        lines.insert(at, text)
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _hits_at(data):
+    return [(h.signature.name, h.position, h.groups) for h in scan(data, "log")]
+
+
+@pytest.mark.parametrize("at", [10, 69, 70, 71, 199])  # 70: the line holds byte CHUNK (4060..4131)
+def test_a_chunked_log_reads_each_line_once_at_its_place(monkeypatch, at):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = _log(200, {at: DECISIVE})
+    assert len(data) > 2 * CHUNK
+    if at == 70:
+        p = data.find(b"Loaded")
+        assert p < CHUNK < p + len(DECISIVE)  # the first chunk ends inside the decisive line
+    assert _hits_at(data) == [("tf-loaded-runtime", data.find(b"Loaded"), {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+def test_a_line_repeated_in_several_chunks_counts_once_at_its_latest_place(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = _log(300, {10: DECISIVE, 150: DECISIVE, 290: DECISIVE})
+    assert _hits_at(data) == [("tf-loaded-runtime", data.rfind(b"Loaded"), {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+def test_one_signature_keeps_its_first_and_last_hits_over_all_chunks(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    n = HEAD + TAIL + 5
+    data = ("\n".join(HANDLE_LINE.format(k) for k in range(n)) + "\n").encode()
+    assert len(data) > 4 * CHUNK
+    assert _cases(scan(data, "log")) == list(range(HEAD)) + list(range(n - TAIL, n))
+    n = HEAD + TAIL  # at the cap: all of them
+    data = ("\n".join(HANDLE_LINE.format(k) for k in range(n)) + "\n").encode()
+    assert _cases(scan(data, "log")) == list(range(n))
+
+
+@pytest.mark.parametrize("offset", [CHUNK - 1500, CHUNK - 30, CHUNK + 5, CHUNK + 2500])
+def test_a_line_longer_than_a_chunk_is_read_across_the_cut(monkeypatch, offset):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = b"x" * offset + DECISIVE.encode() + b" " + b"y" * 6000
+    assert _hits_at(data) == [("tf-loaded-runtime", offset, {"loaded": "8.0.5", "compiled": "8.1.0"})]
+
+
+# A match inside the MAX_LINE-byte overlap of a line longer than a chunk is seen by both chunks;
+# it is one occurrence, so one hit and one piece of evidence (found writing the table above: it
+# was reported twice, with two evidence lines, before the chunked scan merged the same span).
+@pytest.mark.parametrize("offset", [4300, 6000, 6100])  # chunks [2096, 6192) and [4192, 8288) overlap
+def test_a_match_in_the_overlap_of_two_chunks_is_one_occurrence(monkeypatch, offset):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", CHUNK)
+    data = b"x" * offset + DECISIVE.encode() + b" " + b"y" * 6000
+    assert _hits_at(data) == [("tf-loaded-runtime", offset, {"loaded": "8.0.5", "compiled": "8.1.0"})]
+    first = diagnose(log=data)[0]
+    assert first.id == "cudnn-version-mismatch"
+    assert sum("Loaded runtime CuDNN library" in e for e in first.evidence) == 1
+
+
+# --------------------------------------------------------------------------- status: bare numbers
+
+# A bare status number (TensorFlow "Check failed: status == CUDNN_STATUS_SUCCESS (N vs. 0)", "cuDNN
+# status N") is decoded with FACTS.md "Status codes" (cuDNN 8 0..14, cuDNN 9 the thousands): 0 is
+# success and no hit, 1 is the first failure (NOT_INITIALIZED in cuDNN 8's cudnn_ops_infer.h).
+BARE = [
+    ("cuDNN status 0", []),
+    ("cuDNN status 1", [("cudnn-init-failed", "CUDNN_STATUS_NOT_INITIALIZED")]),
+    ("Check failed: status == CUDNN_STATUS_SUCCESS (1 vs. 0)", [("cudnn-init-failed", "CUDNN_STATUS_NOT_INITIALIZED")]),
+    ("cuDNN status 2", [("gpu-out-of-memory", "CUDNN_STATUS_ALLOC_FAILED")]),
+]
+
+
+@pytest.mark.parametrize("text, expected", BARE, ids=[_slug(b[0]) for b in BARE])
+def test_a_bare_status_number_from_one(text, expected):
+    got = [(h.diagnosis, h.groups.get("status")) for h in scan(text, "log") if h.signature.family == "status"]
+    assert got == expected
+
+
+# A bare number keeps the weight of the diagnosis it decodes to (a little below the name): ALLOC_FAILED
+# is memory and outranks TensorFlow's generic "cuDNN launch failure" (knowledge/status.py weights;
+# TensorFlow core/kernels "cuDNN launch failure").
+@pytest.mark.parametrize("text", [
+    "cuDNN launch failure : input shape ([1,2])\ncuDNN status 2",
+    "cudnn_status: 2\ncuDNN launch failure",
+], ids=["launch-then-number", "number-then-launch"])
+def test_a_bare_number_that_names_a_cause_outranks_a_launch_failure(text):
+    assert [d.id for d in diagnose(log=text)][:2] == ["gpu-out-of-memory", "cudnn-execution-failed"]
+
+
+# --------------------------------------------------------------------------- oom: the memory line
+
+# TensorFlow's "Memory usage: N bytes free, M bytes total" (cuda_dnn.cc) counts as memory evidence
+# when free < 256 MiB or free < 5 % of the total (knowledge/oom.py NEARLY_FULL_*); a total of 0 is
+# no reading. The edges not already in tests/test_knowledge_edges.py: a total of one byte, and free
+# exactly at 5 % of the total (not below it).
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("free, total, full", [
+    (0, 1, True),  # a total of one byte is a reading: nothing free
+    (300 * MIB, 6000 * MIB, False),  # exactly 5 %: not below it
+    (300 * MIB - 1, 6000 * MIB, True),  # one byte below 5 % (and above 256 MiB)
+])
+def test_the_memory_line_at_five_percent_and_at_a_one_byte_total(free, total, full):
+    text = f"Memory usage: {free} bytes free, {total} bytes total"
+    got = [h.diagnosis for h in scan(text, "log") if h.signature.name == "tf-memory-usage"]
+    assert got == (["gpu-out-of-memory"] if full else [])
+
+
+# --------------------------------------------------------------------------- hard-wrapped pastes
+
+# Logs pasted hard-wrapped are matched again with their line breaks joined (matcher docstring,
+# step 3; _maybe_wrapped): always up to 64 KiB; above, when lines are cut at one fixed column
+# (two or more distinct lines of exactly the longest length, 40-400 bytes, and at least half of the
+# lines of 80 % of that length or more at it); or, up to 256 KiB, when line by line found nothing
+# specific. Observable: a TensorFlow line cut after "but sour" gets its compiled version back, a
+# handle failure cut after "cudnn" is found at all. Wordings from TensorFlow/XLA cuda_dnn.cc.
+WRAPPED_TF = ("Loaded runtime CuDNN library: 8.0.5 but sour", "ce was compiled with: 8.1.0")
+WRAPPED_HANDLE = ("E0101 conv_ops.cc:10] Could not create cudnn", "handle: CUDNN_STATUS_ALLOC_FAILED")
+
+
+def _filler(i, width=None):
+    if width:
+        return (f"{i:07d} noise " + "z" * width)[:width]
+    return f"{i:07d} noise " + "z" * (i % 23)  # 14..36 bytes: no fixed column
+
+
+def _paste(size, parts, width=None):
+    """``parts`` (a message cut in two lines) among filler lines, exactly ``size`` bytes."""
+    lines = [_filler(0, width), parts[0], parts[1]]
+    n, i = sum(len(x) + 1 for x in lines), 1
+    while n < size:
+        lines.append(_filler(i, width))
+        n, i = n + len(lines[-1]) + 1, i + 1
+    over = n - 1 - size
+    if over > 0:
+        lines[-1] = lines[-1][: len(lines[-1]) - over]
+    data = "\n".join(lines).encode()
+    assert len(data) == size
+    return data
+
+
+def _found(data):
+    return [(h.signature.name, sorted(h.groups)) for h in scan(data, "log") if h.signature.family in ("versions", "init")]
+
+
+TF_WHOLE = [("tf-loaded-runtime", ["compiled", "loaded"])]
+TF_CUT = [("tf-loaded-runtime", ["loaded"])]
+
+
+@pytest.mark.parametrize("size, parts, expected", [
+    (64 * 1024, WRAPPED_TF, TF_WHOLE),  # a small paste: always a second look
+    (64 * 1024 + 1, WRAPPED_TF, TF_CUT),  # above, no fixed column, a specific hit: no second look
+    (256 * 1024, WRAPPED_HANDLE, [("cudnn-create-handle", ["op", "status"])]),  # nothing specific found
+    (256 * 1024 + 1, WRAPPED_HANDLE, []),
+], ids=["64KiB", "64KiB+1", "256KiB-no-hit", "256KiB+1-no-hit"])
+def test_a_wrapped_paste_is_joined_up_to_its_size_limits(size, parts, expected):
+    assert _found(_paste(size, parts)) == expected
+
+
+@pytest.mark.parametrize("width, expected", [(39, TF_CUT), (40, TF_WHOLE), (80, TF_WHOLE), (400, TF_WHOLE),
+                                             (401, TF_CUT)])
+def test_a_paste_cut_at_a_fixed_column_of_40_to_400_bytes_is_joined(width, expected):
+    parts = (WRAPPED_TF[0][:width], WRAPPED_TF[0][width:] + WRAPPED_TF[1]) if width < len(WRAPPED_TF[0]) else WRAPPED_TF
+    assert _found(_paste(300 * 1024, parts, width)) == expected
+
+
+@pytest.mark.parametrize("at_width, near, near_width, expected", [
+    (2000, 2000, 70, TF_WHOLE),  # half of the long lines at the column: a fixed column
+    (1999, 2000, 70, TF_CUT),  # fewer than half
+    (1999, 2000, 64, TF_CUT),  # 64 = 80 % of 80 counts as long
+    (1999, 2000, 63, TF_WHOLE),  # 63 does not
+    (2, 0, 0, TF_WHOLE),  # two distinct lines at the longest length are enough
+    (1, 0, 0, TF_CUT),  # one is only the longest line
+], ids=["half", "less-than-half", "80%", "below-80%", "two-at-width", "one-at-width"])
+def test_a_fixed_column_needs_half_of_the_long_lines_at_it(at_width, near, near_width, expected):
+    lines = ([(f"{i:07d} w " + "z" * 80)[:80] for i in range(at_width)]
+             + [(f"{i:07d} n " + "z" * 80)[:near_width] for i in range(near)]
+             + [_filler(i) for i in range(9000)])
+    data = "\n".join(lines[:1] + list(WRAPPED_TF) + lines[1:]).encode()
+    assert 64 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
+    assert _found(data) == expected
+
+
+# --------------------------------------------------------------------------- one line, many signatures
+
+# Hit.position and Hit.span are byte offsets in the UTF-8 text (Hit docstring): characters of two and
+# three bytes before the match move it by their bytes, not by one.
+def test_positions_are_utf8_byte_offsets():
+    text = "é€ " + DECISIVE
+    h = scan(text, "log")[0]
+    p = text.encode().find(b"Loaded")
+    assert (h.position, h.span) == (p, (p, p + len(DECISIVE))) and p == 6
+
+
+# A line longer than MAX_LINE is matched in a window and quoted 120 characters before the match and
+# 200 after it (matcher._match_line; EVIDENCE_CHARS = 400 bounds it after).
+def test_a_long_line_is_quoted_around_its_match():
+    h = [x for x in scan("a" * 5000 + DECISIVE + "b" * 5000, "log") if x.signature.name == "tf-loaded-runtime"]
+    assert [(x.line, x.position) for x in h] == [("a" * 120 + DECISIVE + "b" * 200, 5000)]
+
+
+# A marker (weight 0: which call failed, knowledge/calls.py) never hides the status name on its
+# line; a specific wording does (Signature.generic). ONNX Runtime cuda_call.cc's line holds both.
+def test_a_marker_never_hides_the_status_name_on_its_line():
+    ort = ("CUDNN failure 4: CUDNN_STATUS_INTERNAL_ERROR ; GPU=0 ; hostname=x ; file=y ; line=52 ; "
+           "expr=cudnnCreate(&cudnn_handle_);")
+    got = [(h.signature.name, h.diagnosis, h.groups) for h in scan(ort, "exception")]
+    assert got == [("ort-cudnn-call", "cudnn-internal-error", {"call": "cudnnCreate"}),
+                   ("status-name", "cudnn-internal-error", {"status": "CUDNN_STATUS_INTERNAL_ERROR"})]
+    assert diagnose(ort)[0].id == "cudnn-init-failed"  # the call decides (calls.REFINES "handle")
+
+
+# A warning_only wording (TensorFlow "Ignoring visible gpu device ... compute capability") counts only
+# when warnings are asked for (a cell that succeeded: gpu_unused_warnings).
+def test_a_warning_only_wording_needs_warnings():
+    text = ("W Ignoring visible gpu device (device: 0, name: GeForce GT 730, pci bus id: 0000:01:00.0) with Cuda "
+            "compute capability 3.5. The minimum required Cuda capability is 3.7.")
+    assert [h.signature.name for h in scan(text, "log")] == []
+    assert [h.signature.name for h in scan(text, "log", warnings=True)] == ["tf-ignoring-gpu-capability"]
+
+
+# JAX's "Outdated cuDNN installation found." prints its versions on the lines after it
+# (jax_plugins/cuda/__init__.py); the signature reads 6 lines (window=6); a field on the keyword's
+# own line wins over the same field further on.
+@pytest.mark.parametrize("between, loaded", [(0, "8500"), (5, "8500"), (6, None)])
+def test_jax_versions_are_read_from_the_six_lines_after_the_keyword(between, loaded):
+    text = "Outdated cuDNN installation found.\n" + "".join(f"x{i}\n" for i in range(between)) + "Installed version: 8500"
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert hits[0].get("loaded") == loaded
+
+
+def test_a_field_on_the_keyword_line_wins_over_the_window():
+    text = ("Outdated cuDNN installation found. Installed version: 8400\nVersion JAX was built against: 8600\n"
+            "Minimum supported: 8700\nInstalled version: 8500")
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert hits[0] == {"compiled": "8600", "minimum": "8700", "loaded": "8400"}
+
+
+# A hard-wrapped paste with CRLF line ends (a Windows log) reads like the same paste with LF ends: one
+# hit, whole, at the byte offset of its first line in the original text, the cut one superseded
+# (found writing this table: the joined hit was placed by the LF offsets, one byte early per line
+# before it, so after enough lines the cut hit stayed beside it as a second piece of evidence).
+@pytest.mark.parametrize("before", [0, 1, 40, 200])
+@pytest.mark.parametrize("nl", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_a_wrapped_crlf_paste_reads_like_an_lf_one(before, nl):
+    text = ("".join(f"line {i} of noise{nl}" for i in range(before)) + WRAPPED_TF[0] + nl + WRAPPED_TF[1] + nl)
+    p = text.encode().find(b"Loaded")
+    got = [(h.signature.name, h.groups, h.position) for h in scan(text, "log")]
+    assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, p)]
+    assert diagnose(log=text)[0].evidence == ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0",)
+
+
+# The joined copy is made twice (matcher._scan_joined): without a separator (a wrap inside a word,
+# "sour|ce") and with a space (a wrap that ate the space, "was|compiled"); the quote is the original
+# lines the match spans, each stripped, at most 8 of them.
+@pytest.mark.parametrize("text, quoted", [
+    ("Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n", DECISIVE),
+    ("Loaded runtime CuDNN library: 8.0.5 but source was\ncompiled with: 8.1.0\n", DECISIVE),
+    ("\n".join(DECISIVE.split(" ")), "Loaded runtime CuDNN library: 8.0.5 but source was"),  # 11 lines: 8 quoted
+], ids=["in-a-word", "at-a-space", "eleven-lines"])
+def test_a_wrapped_line_is_joined_with_and_without_a_space(text, quoted):
+    got = [(h.signature.name, h.groups, h.line) for h in scan(text, "log")]
+    assert got == [("tf-loaded-runtime", {"loaded": "8.0.5", "compiled": "8.1.0"}, quoted)]
+
+
+# Within one scan a line repeated many times is matched once, at its latest place (matcher docstring,
+# step 1; a line compared lower-cased, as its keywords are), and the lines a window reads after its
+# keyword are cut at MAX_LINE (2000) bytes like any line.
+def test_a_repeated_line_is_matched_once_at_its_latest_place():
+    handle = "Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED"
+    text = f"{handle}\nnoise\n{handle.lower()}\nmore\n"
+    got = [(h.signature.name, h.position) for h in scan(text, "log", joined=False)]
+    assert got == [("cudnn-create-handle", text.index(handle.lower()))]
+
+
+@pytest.mark.parametrize("pad, loaded", [(matcher.MAX_LINE - 23, "8500"), (matcher.MAX_LINE - 19, None)])
+def test_a_window_line_is_read_up_to_max_line_bytes(pad, loaded):
+    text = "Outdated cuDNN installation found.\n" + "x" * pad + "Installed version: 8500\n"
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert [g.get("loaded") for g in hits] == [loaded]

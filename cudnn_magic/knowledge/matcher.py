@@ -320,7 +320,8 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
     log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
     whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
-    with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost. As within one
+    with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost (a match in the
+    overlap, seen by both chunks, counts once). As within one
     chunk, a line repeated in several chunks counts once, at its latest place, and each
     signature keeps at most its first :data:`HITS_PER_KEYWORD_HEAD` and last
     :data:`HITS_PER_KEYWORD_TAIL` hits."""
@@ -340,8 +341,15 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
             hits.append(Hit(h.signature, h.diagnosis, h.weight, h.line, h.groups, h.source, h.position + start,
                             (h.span[0] + start, h.span[1] + start)))
         start = nxt
+    # a match inside the overlap of a line longer than a chunk is found by both chunks: it is one
+    # occurrence (the same span), quoted from the chunk that saw more of its line
+    once: dict[tuple[str, tuple[int, int]], Hit] = {}
+    for h in hits:
+        key = (h.signature.name, h.span)
+        if key not in once or len(h.line) > len(once[key].line):
+            once[key] = h
     latest: dict[tuple, Hit] = {}
-    for h in hits:  # in text order: the later place wins
+    for h in once.values():  # in text order: the later place wins
         latest[(h.signature.name, h.line.lower(), tuple(sorted(h.groups.items())))] = h
     by_sig: dict[str, list[Hit]] = {}
     for h in sorted(latest.values(), key=lambda h: h.position):
@@ -511,8 +519,9 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
     lines = text.split(b"\n")
     if len(lines) < 2:
         return [], []
+    # offsets in the original bytes: a CRLF line is one byte longer there than in ``lines``
     orig = [0]
-    orig.extend(itertools.accumulate(len(x) + 1 for x in lines))
+    orig.extend(itertools.accumulate(len(x) + 1 for x in data.split(b"\n")))
     width = max(map(len, lines))
     known = {(h.signature.name, tuple(sorted(h.groups.items()))) for h in found}
     out: list[Hit] = []
