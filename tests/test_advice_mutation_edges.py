@@ -74,6 +74,14 @@ MATCHING = [
     ({"compiled": "8.6", "cuda": "12.2"}, "nvidia-cudnn-cu12<9,>=8.6"),
     ({"compiled": "9.1", "cuda": "13.0"}, "nvidia-cudnn-cu13<10,>=9.1"),
     ({"compiled": "9.1", "cuda": "13"}, "nvidia-cudnn-cu13<10,>=9.1"),
+    # PyPI has no cuDNN 8 wheel for CUDA 13 (nvidia-cudnn-cu13 starts at 9.12.0.46): the cu12 one,
+    # as rules.requirement.wheel_family; and no cuDNN wheel at all for CUDA 10 (nvidia-cudnn-cu10
+    # does not exist): the conda form
+    ({"compiled": "8.9", "cuda": "13.0"}, "nvidia-cudnn-cu12<9,>=8.9"),
+    ({"compiled": "8.9", "cuda": "12.4"}, "nvidia-cudnn-cu12<9,>=8.9"),
+    ({"compiled": "9.1", "cuda": "10.2"}, None),
+    ({"compiled": "8.6", "cuda": "10.1"}, None),
+    ({"compiled": "8.6", "cuda": "11"}, "nvidia-cudnn-cu11<9,>=8.6"),
     ({"compiled": "8.4", "cuda": "11.8"}, None),  # a known CUDA does not make a wheel of 8.4
     ({"compiled": "8", "cuda": "11.8"}, None),  # nor of an 8 whose minor is unknown
     ({"compiled": "9.1", "cuda": "twelve"}, "nvidia-cudnn-cu12<10,>=9.1"),  # unreadable: the pairing

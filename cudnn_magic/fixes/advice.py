@@ -92,7 +92,9 @@ def _finding_advice(fid: str) -> Callable[[Report, dict[str, Any]], FixPlan]:
 
 
 def _cuda_major_for(v: CudnnVersion, a: Any, report: Report | None) -> int | None:
-    """Which CUDA major's cuDNN wheel to name: known CUDA first, else the usual pairing."""
+    """Which CUDA major's cuDNN wheel to name: known CUDA first, else the usual pairing; None when
+    no wheel exists for that CUDA (PyPI: nvidia-cudnn-cu11 from 8.5, -cu12, -cu13 from 9.12; none
+    for CUDA 10 or older, and no cuDNN 8 wheel past CUDA 12, as rules.requirement.wheel_family)."""
     cuda = a.versions.get("cuda")
     if not cuda and report is not None:
         for fw in report.frameworks:
@@ -101,9 +103,13 @@ def _cuda_major_for(v: CudnnVersion, a: Any, report: Report | None) -> int | Non
                 break
     if cuda:
         try:
-            return int(str(cuda).split(".")[0])
+            major = int(str(cuda).split(".")[0])
         except ValueError:
             pass
+        else:
+            if major < 11:
+                return None
+            return 12 if v.major == 8 and major > 12 else major
     if v.major >= 9:
         return 12
     if v.major == 8 and v.minor is not None:
