@@ -106,6 +106,16 @@ def test_nothing_needs_cudnn():
     assert not p.applicable and "no installed framework needs cuDNN" in p.reason
 
 
+def test_no_pip_plan_for_a_cudnn_wheel_pypi_does_not_have():
+    # TensorFlow 2.1 was built with CUDA 10.1: the rule's requirement names nvidia-cudnn-cu10, which
+    # PyPI does not have (`pip index versions nvidia-cudnn-cu10`: no matching distribution; the
+    # cuDNN wheels start at nvidia-cudnn-cu11 8.5.0.96), so the plan is advice, not a pip run.
+    p = fixes.plan("install-matching-cudnn", Report(frameworks=(TF_LEGACY,)))
+    assert not p.applicable and not p.steps
+    assert "PyPI has no nvidia-cudnn-cu10 wheel" in p.reason
+    assert p.title == "Install nvidia-cudnn-cu10>=7.6,<8"
+
+
 def test_unknown_fix_id_raises_keyerror_and_every_id_plans():
     with pytest.raises(KeyError):
         fixes.plan("rm-rf", Report())

@@ -103,6 +103,11 @@ def install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if not sol.requirement.startswith(name) or Requirement(sol.requirement).specifier != req.specifier:
         return FixPlan(fid, "Install a matching cuDNN", False, f"internal: requirement {sol.requirement!r} did not validate")
     requirement = sol.requirement
+    cuda = re.fullmatch(r"nvidia-cudnn-cu(\d+)", name)
+    if cuda and int(cuda.group(1)) < 11:  # PyPI: nvidia-cudnn-cu11 is the first (8.5.0.96); no -cu10 or older
+        return FixPlan(fid, f"Install {requirement}", False,
+                       f"PyPI has no {name} wheel (cuDNN wheels start with CUDA 11); install this cuDNN "
+                       "with conda or from NVIDIA's archive for your CUDA", notes=tuple(notes))
     python = _python(ctx)
     try:
         extra = _pip_extra_args(ctx)
