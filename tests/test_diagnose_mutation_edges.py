@@ -1,3 +1,318 @@
 """Edge tables written against the survivors of the mutation run (issue 20): diagnose.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md."""
+Filled in by the issue-20 work; see tests/mutation_survivors.md.
+
+Each table states one rule of ``cudnn_magic.diagnose`` at its edge, through what a caller sees:
+the diagnosis ids and their rank, the fact lines of the evidence, the fix ids offered (and their
+order), the title's rule-bearing words and the parsed versions. The facts are built with the real
+model types (``cudnn_magic.model``), the failures are real log lines of the frameworks (the same
+lines as tests/test_diagnose.py and tests/test_facts_edges.py).
+
+Sources of the rules: README "What `%cudnn_check` shows" ("A failing cell's diagnosis with the
+live facts"); shared/spec/diagnoses.md (the catalogue ids, evidence order: facts, then native log
+lines, then the Python exception); FACTS.md "Which runtime cuDNN each framework accepts" and
+"cuDNN version encoding"; the check's findings as ``cudnn_magic.check`` writes them (ids
+``cudnn-version-mismatch``, ``cudnn-shadowed``, ``cudnn-wheel-overwritten``,
+``cudnn-multiple-copies-loaded``); the loader's search order (ld.so(8): ``LD_LIBRARY_PATH`` is
+searched before a library's ``DT_RUNPATH``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudnn_magic.diagnose import diagnose
+from cudnn_magic.model import Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution
+
+MiB, GiB = 2**20, 2**30
+HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
+INTERNAL = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"
+VERSION_LINE = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: {rt} but source was "
+                "compiled with: {src}.  CuDNN library needs to have matching major version and equal or higher minor "
+                "version.")
+MISMATCH = VERSION_LINE.format(rt="8.0.5", src="8.1.0")
+SUBLIB = ("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object "
+          "file: No such file or directory")
+NOT_FOUND = ("Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: "
+             "No such file or directory")
+OOM_LINE = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)"
+
+#: A GPU with plenty of free memory: makes the live facts usable (they were read) without a fact
+#: of its own on any diagnosis but an internal error.
+ROOMY = (Gpu(0, "A100", total_bytes=40 * GiB, free_bytes=30 * GiB),)
+
+SHADOW_FIX = Fix("remove-shadowing-dir", "Take /opt/old out of LD_LIBRARY_PATH",
+                 "Remove the LD_LIBRARY_PATH entry /opt/old for this kernel, then start the kernel fresh", True, True)
+RESTART_FIX = Fix("restart-kernel", "Restart the kernel so no cuDNN is mapped yet",
+                  "restart, then import this framework before anything else that loads cuDNN", True, True)
+INSTALL_FIX = Fix("install-matching-cudnn", "Install nvidia-cudnn-cu11>=8.1,<9",
+                  "python -m pip install 'nvidia-cudnn-cu11>=8.1,<9'", True, True)
+
+
+def _facts(diag) -> list[str]:
+    return [e for e in diag.evidence if e.startswith(("fact:", "note:"))]
+
+
+def _fix_ids(diag) -> list[str]:
+    return [f.id for f in diag.fixes]
+
+
+def _by_id(res, diag_id):
+    return next(d for d in res if d.id == diag_id)
+
+
+# --- step 5: the cause the check's findings establish, with their fixes ------------------------
+# cudnn_magic.check writes these four findings for "another copy won" (shadowed by LD_LIBRARY_PATH,
+# loaded first, wheels overwriting each other) and for a framework's compiled-vs-used mismatch;
+# "another copy won" (remove-shadowing-dir or restart-kernel offered, install-matching-cudnn not)
+# means a satisfying cuDNN is installed: installing one more with pip changes nothing.
+CAUSAL = [
+    # finding id, the finding's fixes, fix ids of the mismatch diagnosis (finding's first)
+    ("cudnn-version-mismatch", (SHADOW_FIX,), ["remove-shadowing-dir", "import-order"]),
+    ("cudnn-version-mismatch", (RESTART_FIX,), ["restart-kernel", "remove-shadowing-dir", "import-order"]),
+    ("cudnn-version-mismatch", (SHADOW_FIX, INSTALL_FIX),
+     ["remove-shadowing-dir", "install-matching-cudnn", "import-order"]),
+    ("cudnn-version-mismatch", (), ["install-matching-cudnn", "remove-shadowing-dir", "import-order"]),
+    ("cudnn-shadowed", (SHADOW_FIX,), ["remove-shadowing-dir", "import-order"]),
+    ("cudnn-shadowed", (SHADOW_FIX, INSTALL_FIX), ["remove-shadowing-dir", "install-matching-cudnn", "import-order"]),
+    # overwritten wheels and several copies mapped: their fixes come first, pip stays offered
+    ("cudnn-wheel-overwritten", (SHADOW_FIX,), ["remove-shadowing-dir", "install-matching-cudnn", "import-order"]),
+    ("cudnn-multiple-copies-loaded", (RESTART_FIX,),
+     ["restart-kernel", "install-matching-cudnn", "remove-shadowing-dir", "import-order"]),
+]
+
+
+@pytest.mark.parametrize("fid, fixes, expected", CAUSAL,
+                         ids=[f"{f}-{'+'.join(x.id for x in fx) or 'nofix'}" for f, fx, _ in CAUSAL])
+def test_a_causal_finding_is_a_fact_with_its_fixes_first(fid, fixes, expected):
+    finding = Finding(fid, "error", "TensorFlow 2.6.0 was built with cuDNN 8.1, but loads 8.0.5",
+                      "cuDNN 8.0.5 from LD_LIBRARY_PATH entry /opt/old was loaded first.", fixes)
+    res = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(finding,)))
+    top = res[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert _facts(top) == ["fact: TensorFlow 2.6.0 was built with cuDNN 8.1, but loads 8.0.5. cuDNN 8.0.5 from "
+                           "LD_LIBRARY_PATH entry /opt/old was loaded first."]
+    assert _fix_ids(top) == expected
+    if fixes:  # the finding's own fix, with its own words
+        assert top.fixes[0].title == fixes[0].title
+
+
+@pytest.mark.parametrize("fid", ["no-nvidia-driver", "cudnn-sublibrary-load-failed-elsewhere", "gpu-arch-unsupported"])
+def test_a_finding_that_is_no_cause_of_a_mismatch_adds_nothing(fid):
+    finding = Finding(fid, "error", "Something else", "Detail.", (SHADOW_FIX,))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(finding,)))[0]
+    assert _facts(top) == []
+    assert _fix_ids(top) == ["install-matching-cudnn", "remove-shadowing-dir", "import-order"]
+
+
+CAUSAL_TARGETS = [
+    # the log, the diagnosis, does the cause of the check speak to it?
+    (MISMATCH, "cudnn-version-mismatch", True),
+    (SUBLIB, "cudnn-sublibrary-load-failed", True),
+    (HANDLE, "cudnn-init-failed", True),
+    (NOT_FOUND, "cudnn-library-not-found", True),
+    (INTERNAL, "cudnn-internal-error", False),
+    (OOM_LINE, "gpu-out-of-memory", False),
+    (HANDLE, "gpu-out-of-memory", False),
+]
+
+
+@pytest.mark.parametrize("log, diag, said", CAUSAL_TARGETS, ids=[f"{d}-{s}" for _, d, s in CAUSAL_TARGETS])
+def test_the_cause_is_said_on_the_diagnoses_about_which_cudnn_loads(log, diag, said):
+    finding = Finding("cudnn-shadowed", "error", "LD_LIBRARY_PATH entry /opt/old shadows the cuDNN 8.9.4 that "
+                      "TensorFlow ships with", "It is searched first.", (SHADOW_FIX,))
+    d = _by_id(diagnose(log=log, report=Report(gpus=ROOMY, findings=(finding,))), diag)
+    line = ("fact: LD_LIBRARY_PATH entry /opt/old shadows the cuDNN 8.9.4 that TensorFlow ships with. It is searched "
+            "first.")
+    assert (line in d.evidence) is said
+    assert (d.fixes[0].title == SHADOW_FIX.title) is said
+    if said:
+        assert "install-matching-cudnn" not in _fix_ids(d)
+
+
+@pytest.mark.parametrize("length, kept", [(899, True), (900, True), (901, False), (2000, False)])
+def test_a_long_finding_is_cut_at_900_characters(length, kept):
+    head = "fact: T. "
+    detail = "d" * (length - len(head))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(Finding("cudnn-shadowed", "error", "T", detail),)))[0]
+    (fact,) = _facts(top)
+    if kept:
+        assert fact == head + detail and len(fact) == length
+    else:
+        assert fact == (head + detail)[:897] + "..." and len(fact) == 900
+
+
+def test_two_findings_give_each_fix_once_and_each_fact_once():
+    one = Finding("cudnn-shadowed", "error", "T1", "D1.", (SHADOW_FIX,))
+    two = Finding("cudnn-multiple-copies-loaded", "warning", "T2", "D2.", (SHADOW_FIX, RESTART_FIX))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(one, two, one)))[0]
+    assert _facts(top) == ["fact: T1. D1.", "fact: T2. D2."]
+    assert _fix_ids(top) == ["remove-shadowing-dir", "restart-kernel", "import-order"]
+
+
+# --- without the check's findings: a framework's resolution that shadows copies ------------------
+def _shadowing(picked="/opt/old/libcudnn.so.8", reason="LD_LIBRARY_PATH entry /opt/old",
+               shadowed=("/site/nvidia/cudnn/lib/libcudnn.so.8",)):
+    return Resolution("TensorFlow", None, "libcudnn.so.8", picked, reason, shadowed)
+
+
+RESOLUTIONS = [
+    # resolutions, the picked directory named by the fix (None: no shadowing fact)
+    ((_shadowing(),), "/opt/old"),
+    ((_shadowing(picked=None),), None),  # nothing picked
+    ((_shadowing(shadowed=()),), None),  # nothing hidden
+    ((_shadowing(shadowed=()), _shadowing(picked="/opt/b c/libcudnn.so.8")), "/opt/b c"),  # the first that shadows
+    ((_shadowing(picked="/opt/a/libcudnn.so.8"), _shadowing(picked="/opt/b/libcudnn.so.8")), "/opt/a"),
+]
+
+
+@pytest.mark.parametrize("resolutions, directory", RESOLUTIONS, ids=["shadows", "unpicked", "hides-nothing", "second",
+                                                                     "first-of-two"])
+def test_a_shadowing_resolution_is_the_fact_and_the_fix(resolutions, directory):
+    res = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, resolutions=resolutions))
+    top = res[0]
+    shadow = [f for f in top.fixes if f.id == "remove-shadowing-dir"]
+    assert len(shadow) == 1
+    if directory is None:
+        assert _facts(top) == []
+        assert shadow[0].title != f"Take {directory} off the library path"
+        return
+    picked = f"{directory}/libcudnn.so.8"
+    assert _facts(top) == [f"fact: TensorFlow picks {picked} (LD_LIBRARY_PATH entry /opt/old); it shadows "
+                           "/site/nvidia/cudnn/lib/libcudnn.so.8"]
+    fix = top.fixes[0]
+    assert fix.id == "remove-shadowing-dir" and fix.title == f"Take {directory} off the library path"
+    quoted = "'/opt/b c'" if " " in directory else directory
+    assert fix.action == (f"TensorFlow loads libcudnn.so.8 from {directory} (LD_LIBRARY_PATH entry /opt/old), hiding "
+                          f"/site/nvidia/cudnn/lib/libcudnn.so.8. Remove {quoted} from LD_LIBRARY_PATH before starting "
+                          "Jupyter/Python, then restart the kernel.")
+    assert fix.restart_required is True
+
+
+def test_a_shadowing_resolution_names_at_most_three_hidden_copies():
+    hidden = tuple(f"/h{i}/libcudnn.so.8" for i in range(5))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, resolutions=(_shadowing(shadowed=hidden),)))[0]
+    assert _facts(top) == ["fact: TensorFlow picks /opt/old/libcudnn.so.8 (LD_LIBRARY_PATH entry /opt/old); it shadows "
+                           "/h0/libcudnn.so.8, /h1/libcudnn.so.8, /h2/libcudnn.so.8"]
+    assert "hiding /h0/libcudnn.so.8, /h1/libcudnn.so.8, /h2/libcudnn.so.8. Remove" in top.fixes[0].action
+
+
+@pytest.mark.parametrize("log, diag, said", [
+    (MISMATCH, "cudnn-version-mismatch", True), (SUBLIB, "cudnn-sublibrary-load-failed", True),
+    (HANDLE, "cudnn-init-failed", True), (NOT_FOUND, "cudnn-library-not-found", False),
+    (INTERNAL, "cudnn-internal-error", False), (HANDLE, "gpu-out-of-memory", False),
+])
+def test_a_shadowing_resolution_is_said_on_the_diagnoses_it_explains(log, diag, said):
+    d = _by_id(diagnose(log=log, report=Report(gpus=ROOMY, resolutions=(_shadowing(),))), diag)
+    assert any(e.startswith("fact: TensorFlow picks /opt/old/libcudnn.so.8") for e in d.evidence) is said
+    assert any(f.title == "Take /opt/old off the library path" for f in d.fixes) is said
+
+
+def test_a_causal_finding_outranks_the_resolutions():
+    # the check's finding already tells the cause: the hand-made resolution adds no second story
+    finding = Finding("cudnn-wheel-overwritten", "error", "T", "D.", (RESTART_FIX,))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(finding,), resolutions=(_shadowing(),)))[0]
+    assert _facts(top) == ["fact: T. D."]
+    assert all(f.title != "Take /opt/old off the library path" for f in top.fixes)
+
+
+# --- no framework, no finding: the mapped copy comes from LD_LIBRARY_PATH ------------------------
+# ld.so(8): LD_LIBRARY_PATH is searched before any library's DT_RUNPATH, so a cuDNN there wins over
+# the environment's own; the environment's own copy satisfies the log's compiled-against release
+# under the framework's rule when its major is the same and its minor is equal or higher (TensorFlow's
+# cuda_dnn.cc: "matching major version and equal or higher minor version"; FACTS.md).
+def _copy(path, version, *, source="mapped", loaded=False, is_main=True, owner="system"):
+    name = path.rsplit("/", 1)[1]
+    return LibraryCopy(path, name, name, version, owner=owner, source=source, loaded=loaded, is_main=is_main)
+
+
+OLD = "/opt/old/libcudnn.so.8"
+OLD_MAPPED = _copy(OLD, "8.0.5", loaded=True)
+OLD_ON_PATH = _copy(OLD, "8.0.5", source="LD_LIBRARY_PATH", loaded=True)
+OWN_PATH = "/site/nvidia/cudnn/lib/libcudnn.so.8"
+
+
+def _own(version, **kw):
+    kw.setdefault("owner", "pip: nvidia-cudnn-cu11")
+    kw.setdefault("source", "runpath")
+    return _copy(OWN_PATH, version, **kw)
+
+
+SHADOWED_OWN = [
+    # the environment's own copy (installed, not mapped), does it satisfy the compiled 8.1.0?
+    (_own("8.1.0"), True),  # the same minor
+    (_own("8.1.2"), True),
+    (_own("8.2.0"), True),  # one minor above
+    (_own("8.0.9"), False),  # one minor below
+    (_own("9.1.0"), False),  # another major
+    (_own("7.6.5"), False),
+    (_own("8"), False),  # no minor known
+    (_own(None), False),
+    (_own("8.1.0", loaded=True), False),  # it is mapped: not further down the search
+    (_own("8.1.0", source="LD_LIBRARY_PATH"), False),  # itself on LD_LIBRARY_PATH
+    (_own("8.1.0", is_main=False), False),  # a sub-library, not the main library
+]
+
+
+@pytest.mark.parametrize("own, satisfies", SHADOWED_OWN,
+                         ids=[f"{c.version}-{c.source}-{'mapped' if c.loaded else 'disk'}-{'main' if c.is_main else 'sub'}"
+                              for c, _ in SHADOWED_OWN])
+def test_the_ld_library_path_copy_shadows_an_own_copy_that_satisfies(own, satisfies):
+    res = diagnose(log=MISMATCH, report=Report(cudnn_loaded=(OLD_MAPPED,), cudnn_installed=(OLD_ON_PATH, own)))
+    top = res[0]
+    assert top.id == "cudnn-version-mismatch"
+    said = [e for e in top.evidence if "comes from the LD_LIBRARY_PATH entry" in e]
+    if satisfies:
+        assert said == [f"fact: libcudnn.so.8 8.0.5 comes from the LD_LIBRARY_PATH entry /opt/old, which the loader "
+                        f"searches before any library's RUNPATH; this environment's own libcudnn.so.8 {own.version} "
+                        "(pip: nvidia-cudnn-cu11, /site/nvidia/cudnn/lib) would satisfy 8.1.0"]
+        # the path entry is the fix; pip would change nothing, and with one copy mapped the import order neither
+        assert _fix_ids(top) == ["remove-shadowing-dir"]
+        fix = top.fixes[0]
+        assert fix.title == "Take /opt/old off LD_LIBRARY_PATH" and fix.restart_required is True
+        assert fix.action.startswith("Remove /opt/old from LD_LIBRARY_PATH where this kernel is started")
+        assert fix.action.endswith("not from /opt/old.")
+    else:
+        assert said == []
+        assert _fix_ids(top) == ["install-matching-cudnn", "remove-shadowing-dir", "import-order"]
+
+
+def test_a_mapped_copy_not_from_ld_library_path_is_no_shadowing():
+    report = Report(cudnn_loaded=(OLD_MAPPED,), cudnn_installed=(_copy(OLD, "8.0.5", source="ldconfig", loaded=True),
+                                                                  _own("8.1.0")))
+    top = diagnose(log=MISMATCH, report=report)[0]
+    assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
+    assert _fix_ids(top) == ["install-matching-cudnn", "remove-shadowing-dir", "import-order"]
+
+
+def test_the_shadowing_copy_may_be_any_mapped_one_and_the_first_own_copy_is_named():
+    # the first mapped copy is the environment's; the second one comes from LD_LIBRARY_PATH
+    site = _copy("/usr/lib/libcudnn.so.8", "8.0.5", loaded=True)
+    installed = (_copy("/usr/lib/libcudnn.so.8", "8.0.5", source="ldconfig", loaded=True), OLD_ON_PATH,
+                 _own("8.0.4"), _own("8.3.0"), _copy("/other/libcudnn.so.8", "8.4.0", owner="conda: cudnn"))
+    top = diagnose(log=MISMATCH, report=Report(cudnn_loaded=(site, OLD_MAPPED), cudnn_installed=installed))[0]
+    said = [e for e in top.evidence if "comes from the LD_LIBRARY_PATH entry" in e]
+    assert said == ["fact: libcudnn.so.8 8.0.5 comes from the LD_LIBRARY_PATH entry /opt/old, which the loader searches "
+                    "before any library's RUNPATH; this environment's own libcudnn.so.8 8.3.0 (pip: nvidia-cudnn-cu11, "
+                    "/site/nvidia/cudnn/lib) would satisfy 8.1.0"]
+    # two copies mapped: which framework is imported first still matters
+    assert _fix_ids(top) == ["remove-shadowing-dir", "import-order"]
+
+
+def test_the_minimum_a_log_names_is_the_release_to_satisfy():
+    # JAX's own check (jax_plugins/cuda/__init__.py): "must be no lower than" names only the minimum,
+    # in cuDNN 8's encoding (cudnn_version.h: major*1000 + minor*100 + patch: 8100 is 8.1.0)
+    log = "RuntimeError: Unable to load cuDNN. The local installation version must be no lower than 8100."
+    report = Report(cudnn_loaded=(OLD_MAPPED,), cudnn_installed=(OLD_ON_PATH, _own("8.1.0")))
+    top = diagnose(log=log, report=report)[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert any(e.endswith("would satisfy 8.1.0") for e in top.evidence)
+    assert "install-matching-cudnn" not in _fix_ids(top)
+
+
+def test_a_resolution_that_shadows_decides_before_the_mapped_copy():
+    report = Report(cudnn_loaded=(OLD_MAPPED,), cudnn_installed=(OLD_ON_PATH, _own("8.1.0")),
+                    resolutions=(_shadowing(),))
+    top = diagnose(log=MISMATCH, report=report)[0]
+    assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
+    assert top.fixes[0].title == "Take /opt/old off the library path"
