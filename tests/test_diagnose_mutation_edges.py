@@ -316,3 +316,84 @@ def test_a_resolution_that_shadows_decides_before_the_mapped_copy():
     top = diagnose(log=MISMATCH, report=report)[0]
     assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
     assert top.fixes[0].title == "Take /opt/old off the library path"
+
+
+# --- the cuDNN consumer check's findings (rules/consumers.py), on the diagnoses they explain -----
+# A consumer (CTranslate2, TensorRT, ...) has no version check of its own: what the consumer check
+# found about it (its vendored cuDNN lacking sub-libraries, consumers needing different majors,
+# an import order that mixes copies) is said on the loading diagnoses, with the check's own fixes.
+CT2 = FrameworkBuild("CTranslate2", "ctranslate2", "4.4.0", cudnn_compiled="8.9.7", cudnn_used="8.9.7",
+                     cudnn_used_path="/site/ctranslate2.libs/libcudnn-1a2b.so.8", verdict="mismatch", checker="ctranslate2")
+UPGRADE = Fix("upgrade-consumer", "Upgrade CTranslate2", "python -m pip install -U 'ctranslate2>=4.6.3'", True)
+SEPARATE = Fix("separate-kernels", "Run them in separate kernels", "one kernel per consumer", True)
+NOT_A_FIX = Fix("no-such-fix-id", "Not in the catalogue", "nothing", False)
+CT2_SUBLIB = Finding("cudnn-sublibrary-load-failed", "error", "CTranslate2 4.4.0: cuDNN 8.9.7 will not find "
+                     "libcudnn_ops_infer.so.8", "d", (UPGRADE, NOT_A_FIX))
+CLASH = Finding("cudnn-consumer-clash", "error", "TensorRT 8.6.1 needs cuDNN 8, but this environment's cuDNN is 9 (for "
+                "CTranslate2 4.4.0)", "d", (SEPARATE, UPGRADE))
+ORDER = Finding("cudnn-import-order", "warning", "CTranslate2 4.4.0 and TensorRT 8.6.1 would take sub-libraries from "
+                "different copies", "d", (Fix("import-order", "Import CTranslate2 first", "import it first", True),))
+DIR_SUBLIB = Finding("cudnn-sublibrary-load-failed", "error", "Mixed cuDNN versions in /usr/lib", "d",
+                     (Fix("reinstall-cudnn", "Reinstall", "reinstall it", True),))
+
+CONSUMER = [
+    # finding, the log's diagnosis, is the finding's title a fact there, its fix ids first
+    (CT2_SUBLIB, SUBLIB, "cudnn-sublibrary-load-failed", True, ["upgrade-consumer"]),
+    (CT2_SUBLIB, NOT_FOUND, "cudnn-library-not-found", True, ["upgrade-consumer"]),
+    (CT2_SUBLIB, MISMATCH, "cudnn-version-mismatch", False, []),
+    (CLASH, SUBLIB, "cudnn-sublibrary-load-failed", True, ["separate-kernels", "upgrade-consumer"]),
+    (CLASH, NOT_FOUND, "cudnn-library-not-found", True, ["separate-kernels", "upgrade-consumer"]),
+    (CLASH, MISMATCH, "cudnn-version-mismatch", True, ["separate-kernels", "upgrade-consumer"]),
+    (CLASH, HANDLE, "cudnn-init-failed", False, []),
+    (ORDER, SUBLIB, "cudnn-sublibrary-load-failed", True, ["import-order"]),
+    (ORDER, MISMATCH, "cudnn-version-mismatch", True, ["import-order"]),
+    (ORDER, NOT_FOUND, "cudnn-library-not-found", True, ["import-order"]),
+    (ORDER, INTERNAL, "cudnn-internal-error", False, []),
+    # the check's own directory finding (no consumer's name): the generic text already covers it
+    (DIR_SUBLIB, SUBLIB, "cudnn-sublibrary-load-failed", False, []),
+]
+
+
+@pytest.mark.parametrize("finding, log, diag, said, first", CONSUMER,
+                         ids=[f"{f.id}-{d}-{s}" for f, _, d, s, _ in CONSUMER])
+def test_a_consumer_finding_is_said_with_its_fixes(finding, log, diag, said, first):
+    d = _by_id(diagnose(log=log, report=Report(gpus=ROOMY, frameworks=(CT2,), findings=(finding,))), diag)
+    assert (f"fact: {finding.title}" in d.evidence) is said
+    if said:
+        assert _fix_ids(d)[:len(first)] == first
+        assert [f.title for f in d.fixes[:len(first)]] == [f.title for f in finding.fixes if f.id in first]
+    assert "no-such-fix-id" not in _fix_ids(d)  # a fix id the catalogue does not know is never offered
+    assert not any(f.title == "Reinstall" for f in d.fixes)
+
+
+def test_a_consumer_finding_is_said_once_and_its_fixes_once():
+    top = diagnose(log=SUBLIB, report=Report(gpus=ROOMY, frameworks=(CT2,), findings=(CT2_SUBLIB, CLASH, CT2_SUBLIB)))[0]
+    assert top.id == "cudnn-sublibrary-load-failed"
+    consumer_facts = [e for e in top.evidence if e.startswith(("fact: CTranslate2", "fact: TensorRT"))]
+    assert consumer_facts == [f"fact: {CT2_SUBLIB.title}", f"fact: {CLASH.title}"]
+    assert _fix_ids(top).count("upgrade-consumer") == 1
+    assert _fix_ids(top)[:2] == ["upgrade-consumer", "separate-kernels"]
+
+
+def test_a_consumer_row_failing_for_its_sublibraries_is_no_version_mismatch():
+    # the CTranslate2 row says "mismatch" for its missing sub-libraries: no version-mismatch story
+    res = diagnose(log=HANDLE, report=Report(gpus=ROOMY, frameworks=(CT2,), findings=(CT2_SUBLIB,)))
+    assert "cudnn-version-mismatch" not in [d.id for d in res]
+    assert res[0].id == "cudnn-init-failed"
+
+
+def test_a_consumer_row_whose_version_the_check_rejects_is_a_version_mismatch():
+    finding = Finding("cudnn-version-mismatch", "error", "CTranslate2 4.4.0 was built with cuDNN 8.9.7 but will load 9.1.0",
+                      "d", ())
+    ct2 = FrameworkBuild("CTranslate2", "ctranslate2", "4.4.0", cudnn_compiled="8.9.7", cudnn_used="9.1.0",
+                         cudnn_used_path="/usr/lib/libcudnn.so.9", verdict="mismatch", checker="ctranslate2")
+    res = diagnose(log=HANDLE, report=Report(gpus=ROOMY, frameworks=(ct2,), findings=(finding,)))
+    top = res[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.versions["loaded"] == "9.1.0" and top.versions["compiled"] == "8.9.7"
+    assert "fact: CTranslate2 4.4.0 was built with cuDNN 8.9.7; cuDNN 9.1.0 is in use (/usr/lib/libcudnn.so.9)." \
+        in top.evidence
+    # a finding about another version of the same consumer does not count
+    other = Finding("cudnn-version-mismatch", "error", "CTranslate2 4.4.01 was built with cuDNN 8.9.7", "d", ())
+    res = diagnose(log=HANDLE, report=Report(gpus=ROOMY, frameworks=(ct2,), findings=(other,)))
+    assert not any(e.startswith("fact: CTranslate2 4.4.0 was built with") for d in res for e in d.evidence)
