@@ -397,3 +397,104 @@ def test_a_consumer_row_whose_version_the_check_rejects_is_a_version_mismatch():
     other = Finding("cudnn-version-mismatch", "error", "CTranslate2 4.4.01 was built with cuDNN 8.9.7", "d", ())
     res = diagnose(log=HANDLE, report=Report(gpus=ROOMY, frameworks=(ct2,), findings=(other,)))
     assert not any(e.startswith("fact: CTranslate2 4.4.0 was built with") for d in res for e in d.evidence)
+
+
+# --- the failing call decides what a bare status means (knowledge/calls.py REFINES) --------------
+# cuDNN API reference: cudnnCreate fails when the handle cannot be made (memory taken, a cuDNN/driver
+# mismatch); cudnnSetStream on a context an earlier CUDA error broke; cudnnBackendFinalize of a plan
+# when no engine supports the graph; Find*/Get*Algorithm allocate every candidate's workspace. The
+# call's id ranks first ("first") or is only added after the status's own id ("also").
+def _ort(status, call, code=4):
+    # ONNX Runtime core/providers/cuda/cuda_call.cc: "CUDNN failure <n>: <status> ; GPU=... ; expr=<call>(...);"
+    return f"CUDNN failure {code}: {status} ; GPU=0 ; hostname=h ; file=cudnn_common.cc ; line=52 ; expr={call}(h);"
+
+
+BY_CALL = [
+    # log, ids in rank order, the top diagnosis's title
+    (_ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnCreate"), ["cudnn-init-failed", "cudnn-internal-error"],
+     "cuDNN could not create its handle (cudnnCreate returned CUDNN_STATUS_INTERNAL_ERROR)"),
+    (_ort("CUDNN_STATUS_NOT_SUPPORTED", "cudnnCreate"), ["cudnn-init-failed", "cudnn-unsupported-config"],
+     "cuDNN could not create its handle (cudnnCreate returned CUDNN_STATUS_NOT_SUPPORTED)"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\nException raised from createCuDNNHandle at "
+     "../aten/src/ATen/cudnn/Handle.cpp:9 (most recent call first):", ["cudnn-init-failed", "cudnn-execution-failed"],
+     "cuDNN could not create its handle (createCuDNNHandle returned CUDNN_STATUS_EXECUTION_FAILED)"),
+    (_ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnSetStream"), ["cudnn-stream-set-failed", "cudnn-internal-error"],
+     "cuDNN could not attach to the CUDA stream (cudnnSetStream returned CUDNN_STATUS_INTERNAL_ERROR)"),
+    (_ort("CUDNN_STATUS_NOT_INITIALIZED", "cudnnSetStream", 1001), ["cudnn-stream-set-failed", "cudnn-init-failed"],
+     "cuDNN could not attach to the CUDA stream (cudnnSetStream returned CUDNN_STATUS_NOT_INITIALIZED)"),
+    (_ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnBackendFinalize"), ["cudnn-unsupported-config", "cudnn-internal-error"],
+     "cuDNN has no execution plan for this operation (cudnnBackendFinalize returned CUDNN_STATUS_INTERNAL_ERROR)"),
+    # the algorithm search only adds memory as the second possibility
+    (_ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnFindConvolutionForwardAlgorithmEx"),
+     ["cudnn-internal-error", "gpu-out-of-memory"], "A cuDNN call failed with CUDNN_STATUS_INTERNAL_ERROR"),
+    (_ort("CUDNN_STATUS_EXECUTION_FAILED", "cudnnGetConvolutionForwardAlgorithm_v7"),
+     ["cudnn-execution-failed", "gpu-out-of-memory"], "A cuDNN kernel failed to launch or run"),
+    # a call without a role (a kernel) keeps the status's meaning
+    (_ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnConvolutionForward"), ["cudnn-internal-error"],
+     "A cuDNN call failed with CUDNN_STATUS_INTERNAL_ERROR"),
+    # a status with a meaning of its own is never overridden
+    (_ort("CUDNN_STATUS_ALLOC_FAILED", "cudnnCreate"), ["gpu-out-of-memory"], "The GPU ran out of memory for cuDNN"),
+]
+
+
+@pytest.mark.parametrize("log, ids, title", BY_CALL, ids=[f"{i[0]}-{len(i)}" for _, i, _ in BY_CALL])
+def test_the_failing_call_refines_a_bare_status(log, ids, title):
+    res = diagnose(log=log)
+    assert [d.id for d in res] == ids
+    assert res[0].title == title
+    # the status line is the evidence of the refined diagnosis too
+    assert res[0].evidence[0].startswith(("CUDNN failure", "RuntimeError: cuDNN error"))
+    if len(ids) > 1:
+        assert res[1].evidence[0] == res[0].evidence[0]
+
+
+def test_a_wording_of_its_own_is_not_refined_by_the_call():
+    # "Could not create cudnn handle" is TensorFlow's own words: a cudnnSetStream frame nearby does not
+    # make it a stream failure (the status's meaning is refined only when the status stands alone)
+    log = ("Exception raised from cudnnSetStream at ../aten/src/ATen/cudnn/Handle.cpp:9 (most recent call first):\n"
+           + HANDLE)
+    assert [d.id for d in diagnose(log=log)] == ["cudnn-init-failed", "gpu-out-of-memory"]
+
+
+# --- the relation words of a version-mismatch title built from the live facts -------------------
+# With no wording of its own (a failed handle, the framework's compiled cuDNN vs the one in use),
+# the title says how the cuDNN in use relates to the compiled one: older (a lower minor, or the same
+# minor and a lower patch), another major, another minor (newer minor: not "older"), else "not
+# accepted by the check" (the framework's own rule; FACTS.md "Which runtime cuDNN each framework
+# accepts"). The framework picks the rule (PyTorch's or TensorFlow's: rules/compat.py RULES).
+def _fw(name, used, compiled, checker="nvidia"):
+    return FrameworkBuild(name, name.lower(), "2.0.0", cudnn_compiled=compiled, cuda_compiled="12.2", cudnn_used=used,
+                          cudnn_used_path="/x/libcudnn.so.9", verdict="mismatch", checker=checker)
+
+
+FACT_RELATIONS = [
+    # in use, compiled, words
+    ("9.1.0", "9.3.0", "is older than"),  # a lower minor
+    ("9.2.9", "9.3.0", "is older than"),  # one minor below
+    ("9.3.0", "9.3.1", "is older than"),  # same minor, one patch below
+    ("9.3.1", "9.3.0", "is not accepted by the check against"),  # same minor, one patch above
+    ("9.3.0", "9.3.0", "is not accepted by the check against"),  # equal
+    ("9.3.0", "9.3", "is not accepted by the check against"),  # no compiled patch: 0
+    ("9.3", "9.3.0", "is not accepted by the check against"),  # no runtime patch: 0
+    ("9.4.0", "9.3", "is a different minor release than"),  # one minor above
+    ("8.9.7", "9.3", "is a different major version than"),
+    ("10.0.0", "9.3", "is a different major version than"),
+    ("9", "9.3", "is not accepted by the check against"),  # the runtime's minor unknown
+    ("9.3.0", "9", "is not accepted by the check against"),  # the compiled minor unknown
+]
+
+
+@pytest.mark.parametrize("framework", ["TensorFlow", "PyTorch", "JAX"])
+@pytest.mark.parametrize("used, compiled, words", FACT_RELATIONS, ids=[f"{u}-vs-{c}" for u, c, _ in FACT_RELATIONS])
+def test_the_relation_words_of_a_title_from_the_facts(used, compiled, words, framework):
+    top = diagnose(log=HANDLE, report=Report(frameworks=(_fw(framework, used, compiled),)))[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.title == f"The cuDNN in use ({used}) {words} the {compiled} {framework} was built with"
+    assert top.versions["loaded"] == used and top.versions["compiled"] == compiled
+
+
+def test_a_title_from_the_facts_needs_both_versions():
+    top = diagnose(log=HANDLE, report=Report(frameworks=(_fw("PyTorch", "9.3.0", None),)))[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.title == "The cuDNN loaded is not compatible with the one the framework was built with"
+    assert "compiled" not in top.versions
