@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
 from cudnn_magic.model import Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution
 
 MiB, GiB = 2**20, 2**30
@@ -498,3 +498,184 @@ def test_a_title_from_the_facts_needs_both_versions():
     assert top.id == "cudnn-version-mismatch"
     assert top.title == "The cuDNN loaded is not compatible with the one the framework was built with"
     assert "compiled" not in top.versions
+
+
+# --- the versions a diagnosis carries (the keys of Diagnosis.versions) ----------------------------
+TF_LINE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: {} but source was compiled with: {}."
+
+VERSIONS = [
+    # loaded, compiled as the log prints them, versions parsed
+    ("8.1.0 (compatibility version 8100)", "8.0.5 (compatibility version 8000)",
+     {"loaded": "8.1.0", "loaded_compat": "8.1", "compiled": "8.0.5", "compiled_compat": "8.0"}),
+    # cuDNN 8's encoding (cudnn_version.h: major*1000 + minor*100 + patch)
+    ("8005", "8100", {"loaded": "8.0.5", "compiled": "8.1.0"}),
+    # a major above 99 is no cuDNN release: not a version (the rest stays)
+    ("99.1.0", "8.1.0", {"loaded": "99.1.0", "compiled": "8.1.0"}),
+    ("100.1.0", "8.1.0", {"compiled": "8.1.0"}),
+    ("8.0.5", "100.0.0", {"loaded": "8.0.5"}),
+]
+
+
+@pytest.mark.parametrize("loaded, compiled, versions", VERSIONS, ids=[f"{l}-{c}" for l, c, _ in VERSIONS])
+def test_the_versions_a_log_line_gives(loaded, compiled, versions):
+    top = diagnose(log=TF_LINE.format(loaded, compiled))[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.versions == versions
+
+
+STATUS_CODES = [
+    # status name, the number given with it: a name in only one numbering has one number
+    # (cuDNN 8 cudnn_ops_infer.h: ALLOC_FAILED = 2; cuDNN 9 cudnn_graph.h: BAD_PARAM_NULL_POINTER =
+    # 2002, NOT_SUPPORTED_SHAPE = 3002); a name in both (BAD_PARAM: 3 / 2000) has none
+    ("CUDNN_STATUS_ALLOC_FAILED", "gpu-out-of-memory", "2"),
+    ("CUDNN_STATUS_BAD_PARAM_NULL_POINTER", "cudnn-bad-param", "2002"),
+    ("CUDNN_STATUS_NOT_SUPPORTED_SHAPE", "cudnn-unsupported-config", "3002"),
+    ("CUDNN_STATUS_BAD_PARAM", "cudnn-bad-param", None),
+    ("CUDNN_STATUS_INTERNAL_ERROR", "cudnn-internal-error", None),
+    ("CUDNN_STATUS_NOT_INITIALIZED", "cudnn-init-failed", None),
+]
+
+
+@pytest.mark.parametrize("status, diag, code", STATUS_CODES, ids=[s for s, _, _ in STATUS_CODES])
+def test_a_status_name_gives_its_number_when_it_has_one(status, diag, code):
+    top = diagnose(exception=f"RuntimeError: cuDNN error: {status}")[0]
+    assert top.id == diag
+    assert top.versions["status"] == status
+    assert top.versions.get("status_code") == code
+
+
+def test_memory_amounts_are_carried_in_bytes():
+    # TensorFlow cuda_dnn.cc CudnnSupport::Init prints the memory after a failed handle
+    log = ("E cuda_dnn.cc:334] Memory usage: 1048576 bytes free, 16945512448 bytes total.\n"
+           "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR")
+    top = diagnose(log=log)[0]
+    assert top.id == "gpu-out-of-memory"
+    assert top.versions["free_bytes"] == "1048576" and top.versions["total_bytes"] == "16945512448"
+    assert "free" not in top.versions and "total" not in top.versions
+
+
+# --- warnings for a cell that succeeded -----------------------------------------------------------
+CANNOT_DLOPEN = ("2023-01-01 W tensorflow/core/common_runtime/gpu/gpu_device.cc:1934] Cannot dlopen some GPU libraries. "
+                 "Please make sure the missing libraries mentioned above are installed properly if you would like to "
+                 "use GPU.\nSkipping registering GPU devices...")
+
+
+def test_a_strong_loading_wording_is_a_warning_without_a_warning_marker():
+    # TensorFlow's "No OpKernel was registered to support Op 'CudnnRNN'" (weight 80): a relevant id at
+    # the 80 threshold is a warning even though the wording is no warning of its own
+    log = "NotFoundError: No OpKernel was registered to support Op 'CudnnRNN' used by {{node cudnn_rnn}}"
+    assert [d.id for d in gpu_unused_warnings(log)] == ["cudnn-library-not-found"]
+
+
+def test_only_the_relevant_warnings_are_given():
+    # an error line next to the warning: only the GPU-unused warning comes back
+    assert [d.id for d in gpu_unused_warnings(HANDLE + "\n" + CANNOT_DLOPEN)] == ["cudnn-library-not-found"]
+
+
+@pytest.mark.parametrize("log", [CANNOT_DLOPEN.encode(), None, 42, ""])
+def test_warnings_need_text(log):
+    assert gpu_unused_warnings(log) == []
+
+
+def test_warnings_take_the_live_facts():
+    lib = LibraryCopy("/x/libcudnn.so.8", "libcudnn.so.8", "libcudnn.so.8", "8.9.4", loaded=True)
+    (w,) = gpu_unused_warnings(CANNOT_DLOPEN, Report(cudnn_loaded=(lib,)))
+    assert _facts(w) == ["fact: libcudnn.so.8 8.9.4 is mapped from /x/libcudnn.so.8 (system)"]
+
+
+# --- which framework printed it (the context), read at bounded ends -------------------------------
+# An XLA line in the absl format carries no path: the framework named in the title comes from the
+# rest of the text (JAX's words before TensorFlow's before PyTorch's; the exception and traceback
+# before the log).
+XLA_LINE = "E0607 11:27:34.427160 7414 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0."
+
+CONTEXT = [
+    # exception, traceback, the log before the line, framework in the title
+    ("", "", "", "TensorFlow/JAX (XLA)"),
+    ("XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed.", "", "", "JAX"),
+    ("jaxlib.xla_extension.XlaRuntimeError", "", "", "JAX"),
+    ("", "  File \"/site/jax/_src/dispatch.py\", line 1", "", "JAX"),
+    ("", "", "import jax.numpy as jnp", "JAX"),
+    ("", "", "JAX_PLATFORMS=cuda", "JAX"),
+    ("", "", "jax is here", "TensorFlow/JAX (XLA)"),  # "jax" alone is no JAX word
+    ("", "", "import tensorflow as tf", "TensorFlow"),
+    ("", "", "from keras import layers", "TensorFlow"),
+    ("", "", "import torch", "PyTorch"),
+    ("", "", "keras then jaxlib", "JAX"),  # JAX's words first
+    ("", "", "torch then keras", "TensorFlow"),
+    ("tensorflow", "", "jaxlib", "TensorFlow"),  # the exception before the log
+    ("", "keras", "jaxlib", "TensorFlow"),  # the traceback before the log
+]
+
+
+@pytest.mark.parametrize("exception, tb, before, framework", CONTEXT, ids=[f"{e[:12]}|{t[:12]}|{b[:12]}" for e, t, b, _ in CONTEXT])
+def test_the_framework_of_an_xla_line_comes_from_the_context(exception, tb, before, framework):
+    top = diagnose(exception=exception, traceback=tb, log=(before + "\n" if before else "") + XLA_LINE)
+    mismatch = _by_id(top, "cudnn-version-mismatch")
+    assert mismatch.title == f"The cuDNN loaded at runtime (9.1.0) is older than the 9.8.0 {framework} was built with"
+
+
+def _title_framework(**kw):
+    return _by_id(diagnose(**kw), "cudnn-version-mismatch").title.split("9.8.0 ", 1)[1].rsplit(" was built", 1)[0]
+
+
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+@pytest.mark.parametrize("offset, seen", [(65_530, True), (65_531, False)])
+def test_the_context_reads_the_first_64_kib_of_the_log(offset, seen, as_bytes):
+    log = "x" * offset + "jaxlib" + "x" * 70_000 + "\n" + XLA_LINE
+    got = _title_framework(log=log.encode() if as_bytes else log)
+    assert got == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+@pytest.mark.parametrize("after, seen", [(65_536 - 6, True), (65_536 - 5, False)])
+def test_the_context_reads_the_last_64_kib_of_the_log(after, seen, as_bytes):
+    log = XLA_LINE + "\n" + "y" * 70_000 + "jaxlib" + "y" * after
+    got = _title_framework(log=log.encode() if as_bytes else log)
+    assert got == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+@pytest.mark.parametrize("offset, seen", [(100_000 - 6, True), (100_000 - 5, False)])
+def test_the_context_reads_the_first_100_000_characters_of_the_exception(offset, seen):
+    exc = "x" * offset + "jaxlib" + "x" * 10
+    assert _title_framework(exception=exc, log=XLA_LINE) == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+@pytest.mark.parametrize("after, seen", [(100_000 - 6, True), (100_000 - 5, False)])
+def test_the_context_reads_the_last_100_000_characters_of_the_traceback(after, seen):
+    tb = "x" * 10 + "jaxlib" + "x" * after
+    assert _title_framework(traceback=tb, log=XLA_LINE) == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+# --- the exception and traceback are read at their ends (MAX_EXCEPTION_CHARS = 256 KiB) -----------
+LIMIT = 256 * 1024
+
+
+@pytest.mark.parametrize("extra, found", [(0, True), (1, False)], ids=["at-limit", "one-above"])
+def test_an_exception_longer_than_the_limit_loses_its_middle(extra, found):
+    status = " CUDNN_STATUS_BAD_PARAM "
+    head = LIMIT // 2 - len(status) // 2
+    exc = " " * head + status + " " * (LIMIT - head - len(status) + extra)
+    assert len(exc) == LIMIT + extra
+    assert [d.id for d in diagnose(exception=exc)][:1] == (["cudnn-bad-param"] if found else [])
+
+
+@pytest.mark.parametrize("extra, found", [(0, True), (1, False)], ids=["at-limit", "one-above"])
+def test_a_traceback_longer_than_the_limit_keeps_its_end(extra, found):
+    status = "CUDNN_STATUS_BAD_PARAM "
+    tb = status + " " * (LIMIT - len(status) + extra)
+    assert [d.id for d in diagnose(traceback=tb)][:1] == (["cudnn-bad-param"] if found else [])
+
+
+@pytest.mark.parametrize("exc_type, where, framework", [
+    ("XlaRuntimeError", "", "JAX"),  # the type name joins the message: it names JAX
+    (None, "", "TensorFlow/JAX (XLA)"),
+])
+def test_the_exception_type_is_read_with_the_message(exc_type, where, framework):
+    exc = where + "FAILED_PRECONDITION: DNN library initialization failed."
+    assert _title_framework(exception=exc, exc_type=exc_type, log=XLA_LINE) == framework
+
+
+@pytest.mark.parametrize("exception", [None, 42, b"CUDNN_STATUS_BAD_PARAM"])
+def test_an_exception_that_is_no_text_is_ignored(exception):
+    assert [d.id for d in diagnose(exception=exception, log=HANDLE)] == ["cudnn-init-failed", "gpu-out-of-memory"]
