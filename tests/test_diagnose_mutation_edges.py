@@ -679,3 +679,69 @@ def test_the_exception_type_is_read_with_the_message(exc_type, where, framework)
 @pytest.mark.parametrize("exception", [None, 42, b"CUDNN_STATUS_BAD_PARAM"])
 def test_an_exception_that_is_no_text_is_ignored(exception):
     assert [d.id for d in diagnose(exception=exception, log=HANDLE)] == ["cudnn-init-failed", "gpu-out-of-memory"]
+
+
+# --- the amounts of memory a fact gives: MiB below 1 GiB, GiB (one decimal) from 1 GiB on ---------
+@pytest.mark.parametrize("free, text", [(1023 * MiB, "1023 MiB"), (GiB, "1.0 GiB"), (GiB + GiB // 2, "1.5 GiB"),
+                                        (2 * GiB - MiB, "2.0 GiB")])
+def test_a_nearly_full_fact_gives_the_amount_in_its_unit(free, text):
+    # 40 GiB total: under 5 % (2 GiB) free is nearly full (README "A failing cell's diagnosis with the live facts")
+    top = diagnose(log=HANDLE, report=Report(gpus=(Gpu(0, "A100", total_bytes=40 * GiB, free_bytes=free),)))[0]
+    assert top.id == "gpu-out-of-memory"
+    assert _facts(top) == [f"fact: GPU 0 (A100) has {text} free of 40.0 GiB"]
+
+
+# --- how much evidence a diagnosis quotes: 6 lines of its own, 4 supporting lines, 6 facts --------
+def test_at_most_six_lines_of_evidence_the_latest_first():
+    lines = [f"E tensorflow/stream_executor/cuda/cuda_dnn.cc:{300 + i}] Could not create cudnn handle: "
+             "CUDNN_STATUS_INTERNAL_ERROR" for i in range(8)]
+    top = diagnose(log="\n".join(lines))[0]
+    assert top.id == "cudnn-init-failed"
+    assert list(top.evidence) == lines[:1:-1]  # lines 7..2: equal weight, the line nearest the failure first
+
+
+def test_at_most_four_supporting_lines_in_their_order():
+    # CUDA driver errors (cuda-context-broken) support an internal error; quoted after its own line
+    support = [f"step {i}: CUDA_ERROR_ILLEGAL_ADDRESS" for i in range(6)]
+    top = diagnose(log="\n".join(["RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"] + support))[0]
+    assert top.id == "cudnn-internal-error"
+    assert list(top.evidence) == ["RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"] + support[:4]
+
+
+def test_at_most_six_facts():
+    findings = tuple(Finding("cudnn-shadowed", "error", f"T{i}", "D.") for i in range(8))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=findings))[0]
+    assert _facts(top) == [f"fact: T{i}. D." for i in range(6)]
+    assert top.evidence[0] == MISMATCH
+
+
+# --- what counts: wordings that need a cuDNN failure next to them, refined wordings ----------------
+NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+
+NEEDS_CONTEXT = [
+    # log, ids: "no kernel image" is a GPU architecture matter for cuDNN only next to a cuDNN failure
+    # or inside a cuDNN code path (shared/spec/diagnoses.md, gpu-arch-unsupported)
+    (NO_KERNEL, []),
+    (NO_KERNEL + "\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", ["gpu-arch-unsupported", "cudnn-execution-failed"]),
+    ('  File "rnn.py", line 1, in flatten_parameters\n    torch._cudnn_rnn_flatten_weight(\n' + NO_KERNEL,
+     ["gpu-arch-unsupported"]),
+    # CUDA running out of memory is a GPU problem, not a cuDNN failure: it gives no context
+    (NO_KERNEL + "\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", ["gpu-out-of-memory"]),
+]
+
+
+@pytest.mark.parametrize("log, ids", NEEDS_CONTEXT, ids=["alone", "cudnn-failure", "cudnn-path", "plain-gpu"])
+def test_a_wording_that_needs_context(log, ids):
+    assert [d.id for d in diagnose(log=log)] == ids
+
+
+@pytest.mark.parametrize("exception, ids", [
+    # "undefined symbol" in a cuDNN sub-library is a sub-library mix; the wording's own id (a version
+    # mismatch) stays as the alternative, ranked after (knowledge/versions.py _undefined_symbol)
+    ("ImportError: /site/nvidia/cudnn/lib/libcudnn_cnn.so.9: undefined symbol: cudnnGetLibConfig, version "
+     "libcudnn_graph.so.9", ["cudnn-sublibrary-load-failed", "cudnn-version-mismatch"]),
+    ("ImportError: /site/torch/lib/libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version libcudnn_graph.so.9",
+     ["cudnn-version-mismatch"]),
+])
+def test_a_refined_wording_keeps_its_own_id_as_the_alternative(exception, ids):
+    assert [d.id for d in diagnose(exception=exception)] == ids
