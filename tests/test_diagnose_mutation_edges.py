@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
-from cudnn_magic.model import Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution
+from cudnn_magic.model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution
 
 MiB, GiB = 2**20, 2**30
 HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
@@ -745,3 +745,44 @@ def test_a_wording_that_needs_context(log, ids):
 ])
 def test_a_refined_wording_keeps_its_own_id_as_the_alternative(exception, ids):
     assert [d.id for d in diagnose(exception=exception)] == ids
+
+
+# --- which failures the live facts explain ---------------------------------------------------------
+# A generic failure (a handle not created, an internal error, a kernel that failed, no engine) does not
+# single out its cause: a framework's cuDNN mismatch, a driver below the floor or a nearly full GPU
+# explains it and ranks first. A failure with a meaning of its own (BAD_PARAM, MAPPING_ERROR,
+# ARCH_MISMATCH) stays first (README "A failing cell's diagnosis with the live facts").
+def _tf(verdict="mismatch", used="8.6.0"):
+    return FrameworkBuild("TensorFlow", "tensorflow", "2.15.0", imported=True, cudnn_compiled="8.9", cuda_compiled="12.2",
+                          cudnn_used=used, cudnn_used_path="/site/nvidia/cudnn/lib/libcudnn.so.8", verdict=verdict)
+
+
+FACT_REPORTS = {
+    "framework": (Report(frameworks=(_tf(),)), "cudnn-version-mismatch"),
+    # CUDA 12.x needs driver >= 525.60.13 on Linux (FACTS.md "Drivers")
+    "driver": (Report(driver=Driver("450.51.06"), frameworks=(_tf("ok", "8.9.4"),), platform="linux"), "cuda-driver-too-old"),
+    "memory": (Report(gpus=(Gpu(0, "T4", total_bytes=16 * GiB, free_bytes=100 * MiB),)), "gpu-out-of-memory"),
+}
+GENERIC = [
+    # status, its diagnosis, generic (explained by a fact)?
+    ("CUDNN_STATUS_NOT_INITIALIZED", "cudnn-init-failed", True),
+    ("CUDNN_STATUS_INTERNAL_ERROR", "cudnn-internal-error", True),
+    ("CUDNN_STATUS_EXECUTION_FAILED", "cudnn-execution-failed", True),
+    ("CUDNN_STATUS_NOT_SUPPORTED", "cudnn-unsupported-config", True),
+    ("CUDNN_STATUS_BAD_PARAM", "cudnn-bad-param", False),
+    ("CUDNN_STATUS_MAPPING_ERROR", "tensors-on-different-devices", False),
+    ("CUDNN_STATUS_ARCH_MISMATCH", "gpu-arch-unsupported", False),
+]
+
+
+@pytest.mark.parametrize("fact", sorted(FACT_REPORTS))
+@pytest.mark.parametrize("status, diag, generic", GENERIC, ids=[s[13:] for s, _, _ in GENERIC])
+def test_a_fact_explains_a_generic_failure_only(status, diag, generic, fact):
+    report, explained = FACT_REPORTS[fact]
+    ids = [d.id for d in diagnose(exception=f"RuntimeError: cuDNN error: {status}", report=report)]
+    if generic:
+        assert ids == [explained, diag]
+    else:
+        assert ids[0] == diag
+        # the framework's mismatch is still said (after); a driver or memory fact is not invented
+        assert ids == ([diag, explained] if fact == "framework" else [diag])
