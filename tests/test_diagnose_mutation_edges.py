@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
-from cudnn_magic.model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution
+from cudnn_magic.model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
 
 MiB, GiB = 2**20, 2**30
 HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
@@ -786,3 +786,72 @@ def test_a_fact_explains_a_generic_failure_only(status, diag, generic, fact):
         assert ids[0] == diag
         # the framework's mismatch is still said (after); a driver or memory fact is not invented
         assert ids == ([diag, explained] if fact == "framework" else [diag])
+
+
+# --- each fact at its details ------------------------------------------------------------------------
+def _build_of(name, used, compiled, *, cuda="12.2", path="/x/libcudnn.so.8", detail="", verdict="mismatch"):
+    return FrameworkBuild(name, name.lower(), "2.0.0", cudnn_compiled=compiled, cuda_compiled=cuda, cudnn_used=used,
+                          cudnn_used_path=path, verdict=verdict, detail=detail)
+
+
+def test_the_first_mismatching_framework_is_the_fact():
+    report = Report(frameworks=(_build_of("TensorFlow", "8.6.0", "8.9", path=None, detail="built for 8.9"),
+                                _build_of("PyTorch", "8.5.0", "8.7")))
+    top = diagnose(log=HANDLE, report=report)[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert _facts(top) == ["fact: TensorFlow 2.0.0 was built with cuDNN 8.9; cuDNN 8.6.0 is in use (path unknown). "
+                           "built for 8.9"]
+    assert top.versions == {"loaded": "8.6.0", "compiled": "8.9"}
+    assert "TensorFlow was built with" in top.title
+
+
+def test_a_framework_mismatch_without_the_cudnn_in_use_is_no_fact():
+    res = diagnose(log=HANDLE, report=Report(frameworks=(_build_of("TensorFlow", None, "8.9"),)))
+    assert [d.id for d in res] == ["cudnn-init-failed", "gpu-out-of-memory"]
+
+
+def test_the_log_versions_are_kept_before_the_framework_facts():
+    top = diagnose(log=MISMATCH, report=Report(frameworks=(_build_of("TensorFlow", "8.6.0", "8.9"),)))[0]
+    assert top.versions == {"loaded": "8.0.5", "compiled": "8.1.0"}
+    assert "fact: TensorFlow 2.0.0 was built with cuDNN 8.9; cuDNN 8.6.0 is in use (/x/libcudnn.so.8)." in top.evidence
+
+
+DRIVER_FRAMEWORKS = [
+    # driver, platform, the frameworks' CUDA (in order), the floor named (FACTS.md "Drivers": 11.x >=
+    # 450.80.02 Linux; 12.x >= 525.60.13 Linux, 527.41 Windows)
+    ("470.57.02", "linux", ("11.2", "12.2"), ("525.60.13", "12.2")),  # the first is fine: the next decides
+    ("450.51.06", "linux", ("11.8", "12.2"), ("450.80.02", "11.8")),  # both below: the first is said
+    ("525.60.13", "Windows-10-10.0.19041-SP0", ("12.2",), ("527.41", "12.2")),  # platform.platform() spelling
+    ("n/a", "linux", ("12.2",), None),  # an unreadable driver version proves nothing
+]
+
+
+@pytest.mark.parametrize("driver, platform, cudas, floor", DRIVER_FRAMEWORKS,
+                         ids=[f"{d}-{p[:7]}-{'+'.join(c)}" for d, p, c, _ in DRIVER_FRAMEWORKS])
+def test_the_driver_floor_of_the_frameworks_cuda(driver, platform, cudas, floor):
+    fws = tuple(_build_of(n, "8.9.4", "8.9", cuda=c, verdict="ok") for n, c in zip(("TensorFlow", "PyTorch"), cudas))
+    res = diagnose(log=HANDLE, report=Report(driver=Driver(driver), platform=platform, frameworks=fws))
+    if floor is None:
+        assert [d.id for d in res] == ["cudnn-init-failed", "gpu-out-of-memory"]
+        return
+    top = res[0]
+    assert top.id == "cuda-driver-too-old"
+    assert top.versions == {"driver": driver, "required_driver": floor[0]}
+    assert _facts(top) == [f"fact: NVIDIA driver {driver} is below {floor[0]}, the minimum for CUDA {floor[1]}"]
+
+
+def test_the_first_nearly_full_gpu_is_named():
+    gpus = (Gpu(0, "A", total_bytes=16 * GiB, free_bytes=8 * GiB), Gpu(1, "B", total_bytes=16 * GiB, free_bytes=100 * MiB),
+            Gpu(2, "C", total_bytes=16 * GiB, free_bytes=50 * MiB))
+    top = diagnose(log=HANDLE, report=Report(gpus=gpus))[0]
+    assert top.id == "gpu-out-of-memory"
+    assert _facts(top) == ["fact: GPU 1 (B) has 100 MiB free of 16.0 GiB"]
+
+
+def test_the_no_driver_fix_in_full():
+    top = diagnose(log=HANDLE, report=Report(driver=Unavailable("Driver Not Loaded")))[0]
+    (fix,) = [f for f in top.fixes if f.id == "upgrade-driver"]
+    assert top.fixes[0] is fix  # the fact's fix comes first
+    assert fix.action == ("install the NVIDIA driver (nvidia-smi must list the GPU), or select a GPU runtime (Colab: "
+                          "Runtime > Change runtime type)")
+    assert fix.applicable is False  # advice: no button installs a driver
