@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
-from cudnn_magic.model import Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
+from cudnn_magic.model import CudnnInUse, Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
 
 MiB, GiB = 2**20, 2**30
 HANDLE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"
@@ -446,6 +446,10 @@ def test_the_failing_call_refines_a_bare_status(log, ids, title):
     assert res[0].evidence[0].startswith(("CUDNN failure", "RuntimeError: cuDNN error"))
     if len(ids) > 1:
         assert res[1].evidence[0] == res[0].evidence[0]
+    for d in res:  # the status and the call on one line: quoted once
+        assert len(set(d.evidence)) == len(d.evidence)
+    if log.startswith("CUDNN failure"):
+        assert list(res[0].evidence) == [log]
 
 
 def test_a_wording_of_its_own_is_not_refined_by_the_call():
@@ -855,3 +859,99 @@ def test_the_no_driver_fix_in_full():
     assert fix.action == ("install the NVIDIA driver (nvidia-smi must list the GPU), or select a GPU runtime (Colab: "
                           "Runtime > Change runtime type)")
     assert fix.applicable is False  # advice: no button installs a driver
+
+
+# --- the mapped cuDNN and the one calls reach ------------------------------------------------------
+def _mapped(path, version, reached=None, is_main=True):
+    name = path.rsplit("/", 1)[1]
+    return LibraryCopy(path, name, name, version, loaded=True, is_main=is_main, reached_version=reached)
+
+
+def test_a_mapped_sublibrary_is_no_fact():
+    sub = _mapped("/x/libcudnn_ops_infer.so.8", "8.9.4", is_main=False)
+    top = diagnose(log=HANDLE, report=Report(cudnn_loaded=(sub,), gpus=ROOMY))[0]
+    assert _facts(top) == []
+
+
+def test_the_cudnn_in_use_is_said_only_when_several_copies_are_mapped():
+    in_use = CudnnInUse("/b/libcudnn.so.9", "9.3.0", "cudnnGetVersion through the first mapped copy",
+                        reached_version="9.5.0")
+    one = Report(cudnn_loaded=(_mapped("/b/libcudnn.so.9", "9.3.0"),), cudnn_in_use=in_use)
+    assert not any("the cuDNN in use" in e for e in _facts(diagnose(log=HANDLE, report=one)[0]))
+    two = Report(cudnn_loaded=(_mapped("/a/libcudnn.so.9", "9.1.0"), _mapped("/b/libcudnn.so.9", "9.3.0")),
+                 cudnn_in_use=in_use)
+    facts = _facts(diagnose(log=HANDLE, report=two)[0])
+    # the measured one (cudnn_in_use), not the first mapped
+    assert "fact: the cuDNN in use is 9.3.0 at /b/libcudnn.so.9 (its calls reach 9.5.0)" in facts
+
+
+@pytest.mark.parametrize("version, reached, note", [
+    ("8.9.4", "8.9.7", "8.9.7"),  # calls reach another copy: that one is named
+    ("8.9.4", None, "8.9.4"),
+    (None, None, None),  # nothing known of the mapped copy: no disagreement to tell
+])
+def test_the_log_and_the_facts_disagree_names_what_calls_reach(version, reached, note):
+    top = diagnose(log=MISMATCH, report=Report(cudnn_loaded=(_mapped("/x/libcudnn.so.8", version, reached),)))[0]
+    notes = [e for e in top.evidence if e.startswith("note:")]
+    if note is None:
+        assert notes == []
+    else:
+        assert notes == [f"note: the log says cuDNN 8.0.5 was loaded, but this kernel's cuDNN calls reach {note}: the "
+                         "message came from another process, or a library loaded another copy privately (check with "
+                         "%cudnn_check)"]
+
+
+# --- titles, summaries and fixes of a diagnosis --------------------------------------------------
+def test_an_alternative_id_takes_the_catalogue_title_not_the_wording_of_another_id():
+    res = diagnose(log=HANDLE)
+    assert [(d.id, d.title) for d in res] == [
+        ("cudnn-init-failed", "cuDNN could not create its handle (CUDNN_STATUS_INTERNAL_ERROR)"),
+        ("gpu-out-of-memory", "The GPU ran out of memory for cuDNN")]
+    refined = diagnose(exception="ImportError: /site/nvidia/cudnn/lib/libcudnn_cnn.so.9: undefined symbol: "
+                                 "cudnnGetLibConfig, version libcudnn_graph.so.9")
+    alt = _by_id(refined, "cudnn-version-mismatch")
+    assert alt.title == "The cuDNN loaded is not compatible with the one the framework was built with"
+    assert alt.summary.startswith("The framework was built against another cuDNN release")
+
+
+def test_a_title_missing_a_version_falls_back_to_its_plain_words():
+    top = diagnose(log="E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: 8.0.5")[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert top.title == "The cuDNN loaded at runtime is not compatible with the one TensorFlow was built with"
+    assert top.versions == {"loaded": "8.0.5"}
+
+
+def test_the_wordings_own_fixes_and_summary_come_first():
+    # PyTorch's own check (torch/backends/cudnn/__init__.py): its wheels bundle cuDNN, so a directory
+    # on LD_LIBRARY_PATH is the usual cause: that fix first, then the catalogue's
+    top = diagnose(exception="RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but "
+                             "found runtime version (8, 9, 2). PyTorch already comes bundled with cuDNN.")[0]
+    assert _fix_ids(top) == ["remove-shadowing-dir", "install-matching-cudnn", "import-order"]
+    assert top.summary.endswith("a cuDNN directory on LD_LIBRARY_PATH is loaded before it.")
+
+
+def test_a_suppressed_fix_is_not_offered_even_from_another_finding():
+    # one finding shows another copy won (pip would change nothing); a second one offers pip: not offered
+    shadowed = Finding("cudnn-shadowed", "error", "T1", "D1.", (SHADOW_FIX,))
+    overwritten = Finding("cudnn-wheel-overwritten", "error", "T2", "D2.", (INSTALL_FIX,))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(shadowed, overwritten)))[0]
+    assert _fix_ids(top) == ["remove-shadowing-dir", "import-order"]
+
+
+APPLICABLE = [
+    # the finding's fix, applicable on the diagnosis (a button only for the ids the registry runs:
+    # fixes/catalogue.py RUNNABLE; a fix marked not applicable for a reason of its own stays so)
+    (Fix("remove-shadowing-dir", "Take /opt/old out", "remove it", True, False), True),
+    (Fix("install-matching-cudnn", "Install", "pip install", True, False, "pip would change nothing"), False),
+    (Fix("install-matching-cudnn", "Install", "pip install", True, True), True),
+    (Fix("upgrade-consumer", "Upgrade CTranslate2", "pip install -U ctranslate2", True, True), False),
+]
+
+
+@pytest.mark.parametrize("fix, applicable", APPLICABLE, ids=[f"{f.id}-{f.applicable}-{bool(f.reason)}" for f, _ in APPLICABLE])
+def test_which_fixes_are_applicable(fix, applicable):
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=(Finding("cudnn-wheel-overwritten", "error", "T", "D.",
+                                                                             (fix,)),)))[0]
+    assert top.fixes[0].id == fix.id and top.fixes[0].title == fix.title
+    assert top.fixes[0].applicable is applicable
+    assert top.fixes[0].reason == fix.reason
