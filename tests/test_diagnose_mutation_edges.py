@@ -959,3 +959,22 @@ def test_which_fixes_are_applicable(fix, applicable):
     assert top.fixes[0].id == fix.id and top.fixes[0].title == fix.title
     assert top.fixes[0].applicable is applicable
     assert top.fixes[0].reason == fix.reason
+
+
+# --- which framework an XLA/TensorFlow line comes from: its source path ----------------------------
+# TF <= 2.14 logs "tensorflow/stream_executor" or "tensorflow/compiler/xla"; TF >= 2.15 vendors XLA as
+# "external/local_xla"; jaxlib builds log "external/xla" (the paths in their cuda_dnn.cc log lines).
+XLA_PATHS = [
+    ("tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:439", "", "TensorFlow"),
+    ("external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:535", "", "TensorFlow"),
+    ("external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535", "", "JAX"),
+    ("external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535", "import tensorflow", "JAX"),  # the path beats the context
+    ("tensorflow/stream_executor/cuda/cuda_dnn.cc:359", "import jax.numpy", "TensorFlow"),
+]
+
+
+@pytest.mark.parametrize("path, before, framework", XLA_PATHS, ids=[f"{p.split('/')[1]}-{b[7:12]}" for p, b, _ in XLA_PATHS])
+def test_the_framework_of_a_version_line_comes_from_its_path(path, before, framework):
+    line = f"E {path}] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."
+    top = diagnose(log=(before + "\n" if before else "") + line)[0]
+    assert top.title == f"The cuDNN loaded at runtime (8.6.0) is older than the 8.9.4 {framework} was built with"
