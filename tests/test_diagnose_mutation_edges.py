@@ -978,3 +978,20 @@ def test_the_framework_of_a_version_line_comes_from_its_path(path, before, frame
     line = f"E {path}] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."
     top = diagnose(log=(before + "\n" if before else "") + line)[0]
     assert top.title == f"The cuDNN loaded at runtime (8.6.0) is older than the 8.9.4 {framework} was built with"
+
+
+# --- two ambiguous wordings never promote each other -----------------------------------------------
+ALGO = "Unable to find a valid cuDNN algorithm to run convolution"  # unsupported config, memory also possible
+BEST = "Failed to determine best cudnn convolution algorithm"  # memory, unsupported config also possible
+
+
+@pytest.mark.parametrize("exception, log, ids", [
+    (ALGO, BEST, ["cudnn-unsupported-config", "gpu-out-of-memory"]),
+    (BEST, ALGO, ["cudnn-unsupported-config", "gpu-out-of-memory"]),
+    # decisive (unambiguous) memory evidence does promote the alternative
+    ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", ALGO, ["gpu-out-of-memory", "cudnn-unsupported-config"]),
+    # a failed handle only lists memory as its alternative: no decisive evidence of memory
+    (ALGO, HANDLE, ["cudnn-unsupported-config", "cudnn-init-failed", "gpu-out-of-memory"]),
+])
+def test_only_decisive_evidence_promotes_an_alternative(exception, log, ids):
+    assert [d.id for d in diagnose(exception=exception, log=log)] == ids
