@@ -995,3 +995,22 @@ BEST = "Failed to determine best cudnn convolution algorithm"  # memory, unsuppo
 ])
 def test_only_decisive_evidence_promotes_an_alternative(exception, log, ids):
     assert [d.id for d in diagnose(exception=exception, log=log)] == ids
+
+
+def test_the_ld_library_path_copy_must_be_the_mapped_one():
+    elsewhere = _copy("/opt/other/libcudnn.so.8", "8.0.5", source="LD_LIBRARY_PATH")
+    top = diagnose(log=MISMATCH, report=Report(cudnn_loaded=(OLD_MAPPED,), cudnn_installed=(elsewhere, _own("8.1.0"))))[0]
+    assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
+
+
+def test_a_minimum_of_a_major_only_names_no_satisfying_copy():
+    # "must be no lower than 9": only the major is known, no minor to compare an own copy with
+    log = "RuntimeError: Unable to load cuDNN. The local installation version must be no lower than 9."
+    own = _copy("/site/nvidia/cudnn/lib/libcudnn.so.9", "9.3.0", owner="pip: nvidia-cudnn-cu12", source="runpath")
+    old = _copy("/opt/old/libcudnn.so.9", "9.1.0", loaded=True)
+    report = Report(cudnn_loaded=(old,), cudnn_installed=(_copy("/opt/old/libcudnn.so.9", "9.1.0", source="LD_LIBRARY_PATH",
+                                                                     loaded=True), own))
+    top = diagnose(log=log, report=report)[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
+    assert "install-matching-cudnn" in _fix_ids(top)
