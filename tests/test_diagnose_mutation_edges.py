@@ -1014,3 +1014,37 @@ def test_a_minimum_of_a_major_only_names_no_satisfying_copy():
     assert top.id == "cudnn-version-mismatch"
     assert not any("comes from the LD_LIBRARY_PATH entry" in e for e in top.evidence)
     assert "install-matching-cudnn" in _fix_ids(top)
+
+
+# --- fix_advice: a fix's words from the given facts alone (cudnn-magic fix <id>, fixes.plan) --------
+def test_fix_advice_takes_the_framework():
+    from cudnn_magic.diagnose import fix_advice
+
+    assert fix_advice("install-cudnn-build").title == "Install a framework build with cuDNN support"  # no framework
+    assert fix_advice("install-cudnn-build", framework="TensorFlow").title == "Install a TensorFlow build with cuDNN support"
+    assert fix_advice("allow-memory-growth", framework="JAX").title == "Stop JAX from preallocating GPU memory"
+    assert fix_advice("allow-memory-growth").title == "Let TensorFlow allocate GPU memory as needed"
+
+
+@pytest.mark.parametrize("versions, cuda, action", [
+    # nvidia-cudnn-cu12 starts at 8.9 on PyPI, -cu11 ends at 9.x for CUDA 11 (the wheels on PyPI); the
+    # report's framework CUDA decides the wheel's CUDA major when the text does not say
+    ({"compiled": "8.9.0"}, None, 'python -m pip install "nvidia-cudnn-cu12<9,>=8.9"'),
+    ({"compiled": "9.1.0"}, None, 'python -m pip install "nvidia-cudnn-cu12<10,>=9.1"'),
+    ({"compiled": "9.1.0"}, "11.8", 'python -m pip install "nvidia-cudnn-cu11<10,>=9.1"'),
+    ({"compiled": "9.1.0", "cuda": "12.4"}, "11.8", 'python -m pip install "nvidia-cudnn-cu12<10,>=9.1"'),
+])
+def test_fix_advice_takes_the_versions_and_the_report(versions, cuda, action):
+    from cudnn_magic.diagnose import fix_advice
+
+    report = Report(frameworks=(_build_of("TensorFlow", "9.1.0", "9.1", cuda=cuda, verdict="ok"),)) if cuda else None
+    fix = fix_advice("install-matching-cudnn", versions, report=report)
+    assert fix.action == action and fix.applicable is True
+
+
+def test_fix_advice_without_versions_says_what_is_unknown():
+    from cudnn_magic.diagnose import fix_advice
+
+    fix = fix_advice("install-matching-cudnn")
+    assert fix.applicable is False and fix.reason == "the needed version is not known from the text"
+    assert fix_advice("no-such-fix") is None
