@@ -1048,3 +1048,63 @@ def test_fix_advice_without_versions_says_what_is_unknown():
     fix = fix_advice("install-matching-cudnn")
     assert fix.applicable is False and fix.reason == "the needed version is not known from the text"
     assert fix_advice("no-such-fix") is None
+
+
+# --- every field a wording reads is carried in Diagnosis.versions (cleaned) -------------------------
+# Real lines: shared/corpus/cases.jsonl (qanet-5, dfl-654, stt-76, whisperwebui-346, facefusion-docker-9,
+# tf-1969, roundtrip-4, easyphoto-27), ONNX Runtime onnxruntime_pybind_state.cc, PyTorch
+# torch/backends/cudnn/__init__.py (SM check), TensorFlow gpu_device.cc, ONNX Runtime cudnn_fe_call.cc.
+DLOPEN_OTHER = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+                "'libcublasLt.so.11'; dlerror: libcublasLt.so.11: cannot open shared object file: No such file or directory\n"
+                "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+                "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory")
+FIELDS = [
+    # field, log, diagnosis, value
+    ("driver", "E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver version: 384.69.0",
+     "cuda-driver-too-old", "384.69.0"),
+    ("status_code", "F tensorflow/stream_executor/cuda/cuda_dnn.cc:194] Check failed: status == CUDNN_STATUS_SUCCESS "
+     "(7 vs. 0)Failed to set cuDNN stream.", "cudnn-stream-set-failed", "7"),
+    ("soname", SUBLIB.replace("cnn_infer", "ops_infer"), "cudnn-sublibrary-load-failed", "libcudnn_ops_infer.so.8"),
+    ("library", "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}",
+     "cudnn-sublibrary-load-failed", "libcudnn_ops.so.9.1.0"),
+    ("symbol", "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor", "cudnn-sublibrary-load-failed",
+     "cudnnCreateTensorDescriptor"),
+    ("dependency", "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+     "No such file or directory", "cudnn-sublibrary-load-failed", "libnvrtc.so"),
+    ("required", "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to "
+     "create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies as mentioned in "
+     "the GPU requirements page", "cudnn-library-not-found", "9"),
+    ("cuda", "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to "
+     "create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies as mentioned in "
+     "the GPU requirements page", "cudnn-library-not-found", "12"),
+    ("min_sm", "RuntimeError: cuDNN version 9.11.0 is not compatible with devices with SM < 7.5", "gpu-arch-unsupported",
+     "7.5"),
+    ("compute_capability", "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring visible gpu device "
+     "(device: 0, name: Tesla K40c, pci bus id: 0000:03:00.0, compute capability: 3.5) with Cuda compute capability 3.5. "
+     "The minimum required Cuda capability is 3.7.", "gpu-arch-unsupported", "3.5"),
+    ("descriptor", "F tensorflow/stream_executor/cuda/cuda_dnn.cc:427] could not set cudnn filter descriptor: "
+     "CUDNN_STATUS_BAD_PARAM", "cudnn-bad-param", "filter"),
+    # _clean keeps only word characters, dots, signs, parentheses, commas, spaces, slashes and colons
+    ("shape", "InternalError (see above for traceback): cuDNN launch failure : input shape ([64,128,1,1])",
+     "cudnn-execution-failed", "64,128,1,1"),
+    ("cuda_error", "E tensorflow/stream_executor/cuda/cuda_driver.cc:981] failed to synchronize the stop event: "
+     "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure\nF tensorflow/stream_executor/cuda/cuda_dnn.cc:194] Check "
+     "failed: status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.", "cudnn-stream-set-failed",
+     "CUDA_ERROR_LAUNCH_FAILED"),
+    ("other_library", DLOPEN_OTHER, "cudnn-library-not-found", "libcublasLt.so.11"),
+    ("mode", "RuntimeError: FIND was unable to find an engine to execute this computation", "cudnn-unsupported-config",
+     "FIND"),
+    ("driver_cuda", "RuntimeError: The NVIDIA driver on your system is too old (found version 11020). Please update "
+     "your GPU driver\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cuda-driver-too-old", "11020"),
+    ("call", _ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnCreate"), "cudnn-init-failed", "cudnnCreate"),
+    ("op", "E tensorflow/stream_executor/cuda/cuda_dnn.cc:352] could not destroy cudnn handle: CUDNN_STATUS_BAD_PARAM",
+     "cudnn-init-failed", "destroy"),
+    ("fe_code", "CUDNN_FE failure 8: HEURISTIC_QUERY_FAILED ; GPU=0 ; hostname=h ; file=cudnn_fe_call.cc ; line=8 ; "
+     "expr=s_.cudnn_fe_graph->create_execution_plans({heur_mode});", "cudnn-unsupported-config", "HEURISTIC_QUERY_FAILED"),
+]
+
+
+@pytest.mark.parametrize("field, log, diag, value", FIELDS, ids=[f for f, _, _, _ in FIELDS])
+def test_each_field_a_wording_reads_is_carried(field, log, diag, value):
+    res = diagnose(log=log) or gpu_unused_warnings(log)
+    assert _by_id(res, diag).versions[field] == value
