@@ -1108,3 +1108,21 @@ FIELDS = [
 def test_each_field_a_wording_reads_is_carried(field, log, diag, value):
     res = diagnose(log=log) or gpu_unused_warnings(log)
     assert _by_id(res, diag).versions[field] == value
+
+
+WARNED = [
+    # a succeeding cell's output, the warnings (relevant ids only: loading, versions, architecture)
+    (MISMATCH, ["cudnn-version-mismatch"]),
+    (SUBLIB, ["cudnn-sublibrary-load-failed", "cudnn-library-not-found"]),
+    ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring visible gpu device (device: 0, name: Tesla K40c, "
+     "pci bus id: 0000:03:00.0, compute capability: 3.5) with Cuda compute capability 3.5. The minimum required Cuda "
+     "capability is 3.7.", ["gpu-arch-unsupported"]),
+    (NOT_FOUND, ["cudnn-library-not-found"]),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM", []),
+    (OOM_LINE, []),
+]
+
+
+@pytest.mark.parametrize("log, ids", WARNED, ids=["mismatch", "sublib", "arch", "not-found", "bad-param", "oom"])
+def test_which_lines_warn_in_a_succeeding_cell(log, ids):
+    assert [d.id for d in gpu_unused_warnings(log)] == ids
