@@ -1126,3 +1126,26 @@ WARNED = [
 @pytest.mark.parametrize("log, ids", WARNED, ids=["mismatch", "sublib", "arch", "not-found", "bad-param", "oom"])
 def test_which_lines_warn_in_a_succeeding_cell(log, ids):
     assert [d.id for d in gpu_unused_warnings(log)] == ids
+
+
+# --- only facts that were read count (a CI machine explaining a pasted log changes nothing) ----------
+USABLE = [
+    # what the report read besides the check's finding, is the finding said?
+    ({}, False),
+    ({"gpus": ROOMY}, True),
+    ({"driver": Driver("550.54.15")}, True),
+    ({"driver": Unavailable("Insufficient Permissions")}, False),
+    ({"cudnn_loaded": (_mapped("/x/libcudnn.so.8", "8.9.4"),)}, True),
+    ({"frameworks": (_build_of("TensorFlow", "8.9.4", "8.9", verdict="ok"),)}, True),
+    ({"frameworks": (_build_of("TensorFlow", "8.9.4", "8.9", verdict="unknown"),)}, False),
+    ({"frameworks": (_build_of("TensorFlow", None, None, verdict="no-cudnn"),)}, False),
+]
+
+
+@pytest.mark.parametrize("read, said", USABLE, ids=["nothing", "gpus", "driver", "no-nvml", "mapped", "fw-ok", "fw-unknown",
+                                                    "fw-no-cudnn"])
+def test_only_facts_that_were_read_count(read, said):
+    finding = Finding("cudnn-shadowed", "error", "T", "D.", (SHADOW_FIX,))
+    top = diagnose(log=MISMATCH, report=Report(findings=(finding,), **read))[0]
+    assert ("fact: T. D." in top.evidence) is said
+    assert (top.fixes[0].title == SHADOW_FIX.title) is said
