@@ -270,8 +270,9 @@ def test_the_ld_library_path_copy_shadows_an_own_copy_that_satisfies(own, satisf
         assert _fix_ids(top) == ["remove-shadowing-dir"]
         fix = top.fixes[0]
         assert fix.title == "Take /opt/old off LD_LIBRARY_PATH" and fix.restart_required is True
-        assert fix.action.startswith("Remove /opt/old from LD_LIBRARY_PATH where this kernel is started")
-        assert fix.action.endswith("not from /opt/old.")
+        assert fix.action == ("Remove /opt/old from LD_LIBRARY_PATH where this kernel is started (the kernelspec's env, "
+                              "or the shell that starts Jupyter), then restart the kernel: cuDNN then comes from the "
+                              "framework's own search (its RUNPATH, its wheel), not from /opt/old.")
     else:
         assert said == []
         assert _fix_ids(top) == ["install-matching-cudnn", "remove-shadowing-dir", "import-order"]
@@ -1149,3 +1150,10 @@ def test_only_facts_that_were_read_count(read, said):
     top = diagnose(log=MISMATCH, report=Report(findings=(finding,), **read))[0]
     assert ("fact: T. D." in top.evidence) is said
     assert (top.fixes[0].title == SHADOW_FIX.title) is said
+
+
+def test_a_directory_finding_first_does_not_hide_a_consumer_finding():
+    report = Report(gpus=ROOMY, frameworks=(CT2,), findings=(DIR_SUBLIB, CT2_SUBLIB))
+    top = _by_id(diagnose(log=SUBLIB, report=report), "cudnn-sublibrary-load-failed")
+    assert f"fact: {CT2_SUBLIB.title}" in top.evidence
+    assert f"fact: {DIR_SUBLIB.title}" not in top.evidence
