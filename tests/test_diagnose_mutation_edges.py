@@ -1157,3 +1157,49 @@ def test_a_directory_finding_first_does_not_hide_a_consumer_finding():
     top = _by_id(diagnose(log=SUBLIB, report=report), "cudnn-sublibrary-load-failed")
     assert f"fact: {CT2_SUBLIB.title}" in top.evidence
     assert f"fact: {DIR_SUBLIB.title}" not in top.evidence
+
+
+# --- survivors of _refine_with_facts, stated as rules ------------------------------------------------
+@pytest.mark.parametrize("log, diag", [(SUBLIB, "cudnn-sublibrary-load-failed"), (NOT_FOUND, "cudnn-library-not-found"),
+                                       (MISMATCH, "cudnn-version-mismatch"), (HANDLE, "cudnn-init-failed")])
+def test_the_cudnn_in_use_of_several_copies_is_said_on_the_loading_diagnoses(log, diag):
+    two = Report(cudnn_loaded=(_mapped("/a/libcudnn.so.8", None), _mapped("/b/libcudnn.so.8", "8.9.4")))
+    d = _by_id(diagnose(log=log, report=two), diag)
+    # the first mapped one, its version unknown
+    assert "fact: the cuDNN in use is ? at /a/libcudnn.so.8" in d.evidence
+
+
+def test_a_framework_that_accepts_its_cudnn_does_not_stop_the_search_for_one_that_does_not():
+    report = Report(frameworks=(_build_of("TensorFlow", "8.9.4", "8.9", verdict="ok"),
+                                _build_of("PyTorch", "8.6.0", None)))
+    top = diagnose(log=HANDLE, report=report)[0]
+    assert top.id == "cudnn-version-mismatch"
+    # the compiled-against release unknown: "?"
+    assert _facts(top) == ["fact: PyTorch 2.0.0 was built with cuDNN ?; cuDNN 8.6.0 is in use (/x/libcudnn.so.8)."]
+
+
+def test_a_consumer_row_without_a_version_finding_does_not_stop_the_search():
+    report = Report(frameworks=(CT2, _build_of("PyTorch", "8.6.0", "8.9")), findings=(CT2_SUBLIB,))
+    res = diagnose(log=HANDLE, report=report)
+    assert res[0].id == "cudnn-version-mismatch"
+    assert "fact: PyTorch 2.0.0 was built with cuDNN 8.9; cuDNN 8.6.0 is in use (/x/libcudnn.so.8)." in res[0].evidence
+
+
+def test_a_framework_mismatch_made_from_the_facts_takes_the_shadowing_cause():
+    # no wording of a mismatch in the log: the framework's fact makes it, and the mapped copy's
+    # LD_LIBRARY_PATH origin (with the environment's own 8.9 installed) is then its cause
+    old = _copy("/opt/old/libcudnn.so.8", "8.6.0", loaded=True)
+    report = Report(cudnn_loaded=(old,), cudnn_installed=(_copy("/opt/old/libcudnn.so.8", "8.6.0", source="LD_LIBRARY_PATH",
+                                                                 loaded=True), _own("8.9.4")),
+                    frameworks=(_build_of("TensorFlow", "8.6.0", "8.9"),))
+    top = diagnose(log=HANDLE, report=report)[0]
+    assert top.id == "cudnn-version-mismatch"
+    assert any(e.endswith("would satisfy 8.9") for e in top.evidence)
+    assert _fix_ids(top)[0] == "remove-shadowing-dir" and "install-matching-cudnn" not in _fix_ids(top)
+
+
+def test_a_nearly_full_gpu_does_not_lift_a_logged_memory_error_over_a_specific_one():
+    res = diagnose(log=MISMATCH + "\n" + OOM_LINE,
+                   report=Report(gpus=(Gpu(0, "T4", total_bytes=16 * GiB, free_bytes=100 * MiB),)))
+    assert [d.id for d in res] == ["cudnn-version-mismatch", "gpu-out-of-memory"]
+    assert _facts(res[1]) == ["fact: GPU 0 (T4) has 100 MiB free of 16.0 GiB"]
