@@ -1203,3 +1203,48 @@ def test_a_nearly_full_gpu_does_not_lift_a_logged_memory_error_over_a_specific_o
                    report=Report(gpus=(Gpu(0, "T4", total_bytes=16 * GiB, free_bytes=100 * MiB),)))
     assert [d.id for d in res] == ["cudnn-version-mismatch", "gpu-out-of-memory"]
     assert _facts(res[1]) == ["fact: GPU 0 (T4) has 100 MiB free of 16.0 GiB"]
+
+
+DRIVER_LINE = "E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver version: 384.69.0"
+OLD_DRIVER = dict(driver=Driver("384.69.0"), platform="linux",
+                  frameworks=(_build_of("TensorFlow", "8.9.4", "8.9", cuda="12.2", verdict="ok"),))
+
+
+def test_an_unreadable_driver_is_no_driver_fact():
+    report = Report(driver=Unavailable("Insufficient Permissions"),
+                    frameworks=(_build_of("TensorFlow", "8.9.4", "8.9", cuda="12.2", verdict="ok"),))
+    assert [d.id for d in diagnose(log=HANDLE, report=report)] == ["cudnn-init-failed", "gpu-out-of-memory"]
+
+
+def test_the_driver_fact_joins_a_logged_driver_diagnosis():
+    # the log already says the driver is too old (TensorFlow cuda_dnn.cc): the floor is added to it
+    top = diagnose(log=DRIVER_LINE, report=Report(**OLD_DRIVER))[0]
+    assert top.id == "cuda-driver-too-old"
+    assert _facts(top) == ["fact: NVIDIA driver 384.69.0 is below 525.60.13, the minimum for CUDA 12.2"]
+
+
+def test_the_driver_fact_does_not_lift_a_logged_driver_diagnosis_over_a_specific_one():
+    res = diagnose(log=MISMATCH + "\n" + DRIVER_LINE, report=Report(**OLD_DRIVER))
+    assert [d.id for d in res][:2] == ["cudnn-version-mismatch", "cuda-driver-too-old"]
+    assert "fact: NVIDIA driver 384.69.0 is below 525.60.13, the minimum for CUDA 12.2" in res[1].evidence
+
+
+def test_a_driver_fact_does_not_end_the_facts():
+    finding = Finding("cudnn-shadowed", "error", "T", "D.", (SHADOW_FIX,))
+    res = diagnose(log=HANDLE, report=Report(findings=(finding,), **OLD_DRIVER))
+    assert res[0].id == "cuda-driver-too-old"
+    assert "fact: T. D." in _by_id(res, "cudnn-init-failed").evidence
+
+
+def test_a_finding_that_is_no_cause_first_does_not_hide_a_cause():
+    findings = (Finding("no-nvidia-driver", "info", "No NVIDIA driver found", "d"),
+                Finding("cudnn-shadowed", "error", "T", "D.", (SHADOW_FIX,)))
+    top = diagnose(log=MISMATCH, report=Report(gpus=ROOMY, findings=findings))[0]
+    assert _facts(top) == ["fact: T. D."]
+
+
+def test_a_diagnosis_that_is_no_target_first_does_not_hide_a_target():
+    finding = Finding("cudnn-shadowed", "error", "T", "D.", (SHADOW_FIX,))
+    res = diagnose(log=OOM_LINE + "\n" + SUBLIB, report=Report(gpus=ROOMY, findings=(finding,)))
+    assert "fact: T. D." in _by_id(res, "cudnn-sublibrary-load-failed").evidence
+    assert "fact: T. D." not in _by_id(res, "gpu-out-of-memory").evidence
