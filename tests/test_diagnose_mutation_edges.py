@@ -1248,3 +1248,12 @@ def test_a_diagnosis_that_is_no_target_first_does_not_hide_a_target():
     res = diagnose(log=OOM_LINE + "\n" + SUBLIB, report=Report(gpus=ROOMY, findings=(finding,)))
     assert "fact: T. D." in _by_id(res, "cudnn-sublibrary-load-failed").evidence
     assert "fact: T. D." not in _by_id(res, "gpu-out-of-memory").evidence
+
+
+def test_a_pasted_warning_hard_wrapped_at_40_columns_is_found_unless_told_not_to_join():
+    # a paste wrapped at a fixed column (knowledge/matcher.py _scan_joined); a cell's own output is
+    # scanned with joined=False (shell/annotate.py)
+    line = CANNOT_DLOPEN.split("\n")[0]
+    wrapped = "\n".join(line[i:i + 40] for i in range(0, len(line), 40))
+    assert [d.id for d in gpu_unused_warnings(wrapped)] == ["cudnn-library-not-found"]
+    assert gpu_unused_warnings(wrapped, joined=False) == []
