@@ -662,3 +662,48 @@ def test_a_window_line_is_read_up_to_max_line_bytes(pad, loaded):
     text = "Outdated cuDNN installation found.\n" + "x" * pad + "Installed version: 8500\n"
     hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
     assert [g.get("loaded") for g in hits] == [loaded]
+
+
+# --------------------------------------------------------------------------------------------
+# A hard-wrapped paste is joined again only where a line really was cut (knowledge.matcher
+# _scan_joined): never across an empty line (a wrap at a fixed column leaves none inside a wrapped
+# line), and never onto a status name the line already holds whole (the CUDNN_STATUS_* names are an
+# enumerated set, cudnn_graph.h / cudnn.h). Before, the title glued the next line's first word on:
+# "cuDNN could not create its handle (CUDNN_STATUS_INTERNAL_ERRORHello)".
+WIDEST_HANDLE_LINE = ("2024-01-01 12:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] "
+               "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR")
+GLUE = [
+    WIDEST_HANDLE_LINE + "\n\nHello world",  # the handle line is the widest; a paragraph follows
+    WIDEST_HANDLE_LINE + "\n \t\nHello world",  # a blank line of spaces is an empty line too
+    WIDEST_HANDLE_LINE + "\r\n\r\nHello world",  # a Windows paste
+    WIDEST_HANDLE_LINE + "\nnoise",  # the next line starts with a word
+    WIDEST_HANDLE_LINE + "\nNOISE AND MORE",
+]
+
+
+@pytest.mark.parametrize("log", GLUE, ids=[f"glue{i}" for i in range(len(GLUE))])
+def test_a_whole_status_line_is_not_glued_to_the_next(log):
+    (top, *_) = diagnose(log=log)
+    assert top.id == "cudnn-init-failed"
+    assert top.title == "cuDNN could not create its handle (CUDNN_STATUS_INTERNAL_ERROR)"
+
+
+def test_a_status_name_cut_by_the_wrap_is_still_joined():
+    # the other side of the edge: the name itself was cut at the wrap column, so joining completes it
+    log = "E cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERN\nAL_ERROR"
+    (top, *_) = diagnose(log=log)
+    assert top.title == "cuDNN could not create its handle (CUDNN_STATUS_INTERNAL_ERROR)"
+
+
+@pytest.mark.parametrize("text, groups", [
+    # Windows' LoadLibrary failure as cuDNN 8 prints it (real reports in tests/test_real_reports.py)
+    ("Could not load library cudnn_ops_infer64_8.dll. Error code 126", {"error_code": "126"}),
+    ("Could not load library cudnn_cnn_infer64_8.dll. Error code 193", {"error_code": "193"}),
+    ("Could not load library libcudnn_ops_infer.so.8. Error: libcublasLt.so.11: cannot open shared object file",
+     {"error": "libcublasLt.so.11: cannot open shared object file"}),
+], ids=["126", "193", "error-text"])
+def test_the_loader_error_code_is_its_own_field(text, groups):
+    (hit,) = [h for h in scan(text) if h.signature.name == "cudnn-could-not-load-library"]
+    for key, value in groups.items():
+        assert hit.groups.get(key) == value
+    assert ("error" in hit.groups) == ("error" in groups)

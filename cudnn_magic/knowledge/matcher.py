@@ -507,6 +507,22 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
     return hits
 
 
+def _glued_status(status: str | None, same: list[Hit]) -> bool:
+    """True when a joined match's ``status`` is not a cuDNN status name but starts with one that
+    the line pass read whole on the same line (``CUDNN_STATUS_INTERNAL_ERROR`` + ``noise``): the
+    names are an enumerated set (cudnn_graph.h / cudnn.h, knowledge/status.py)."""
+    from .status import status_by_name
+
+    def named(s: str) -> bool:
+        st = status_by_name(s) if s else None
+        return st is not None and st.code is not None
+
+    if not status or status.isdigit() or named(status):
+        return False
+    return any(named(f.groups.get("status", "")) and status.upper().startswith(f.groups["status"].upper())
+               for f in same)
+
+
 def _scan_joined(data: bytes, source: str, warnings: bool,
                  found: list[Hit]) -> tuple[list[Hit], list[tuple[str, int, int]]]:
     """Match again with line breaks removed, for logs pasted hard-wrapped at a fixed column.
@@ -538,6 +554,10 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
             completes = any(len(f.groups) < len(h.groups) for f in same)
             if last <= first and not completes:
                 continue  # neither crosses a line break nor completes a field: the line pass saw it
+            if any(not lines[i].strip() for i in range(first + 1, last + 1)):
+                continue  # a hard wrap leaves no empty line inside a wrapped line: separate lines
+            if same and _glued_status(h.groups.get("status"), same):
+                continue  # a whole status name on the line, the next line's words glued onto it
             if same and not completes and len(lines[first].rstrip()) < width - 1:
                 # the line pass matched this line whole and it is not cut at the wrap column:
                 # joining it to the next line would only glue unrelated text on
