@@ -95,7 +95,7 @@ SIGNATURES = (
         "cudnn-could-not-load-library", "cudnn-sublibrary-load-failed", "loading",
         ["could not load library", "could not locate cudnn"],
         [r"Could not load library (?P<library>(?:lib)?cudnn_?\w{0,40}(?:\.so(?:\.\d{1,4}){0,3}|\.dll)?)\.?\s{0,3}"
-         r"(?:Error:?\s{0,3}(?P<error>[^\n]{0,300})|Error code (?P<error_code>\d{1,6}))?",
+         r"(?:Error code (?P<error_code>\d{1,6})|Error:?\s{0,3}(?P<error>[^\n]{0,300}))?",
          r"Could not locate (?P<library>cudnn\w{0,40}\.dll)"],
         97.0,
         also=(("cudnn-library-not-found", 70.0),),
