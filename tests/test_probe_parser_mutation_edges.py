@@ -1,3 +1,412 @@
 """Edge tables written against the survivors of the mutation run (issue 20): probe_parser.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md."""
+The pure parsers of ``probes/`` at their edges, where tests/test_parser_edges.py (real
+little-endian 64-bit libraries against readelf, hand-made ld.so.cache files, RECORD lines,
+METADATA) does not reach: ELF files of the other classes and byte orders and the guards against
+absurd header counts, glibc's ld.so.cache as glibc's own ``ldconfig`` writes it, the cache's
+entry cap and string offsets past its end, RECORD quoting, METADATA continuation lines,
+requires.txt sections and the cuDNN pins. See tests/mutation_survivors.md for what is left.
+
+Sources:
+* ELF: the System V gABI ("ELF Header", "Program Header", "Section Header", "Symbol Table",
+  "Dynamic Section"; the 32-bit and 64-bit structures, ELFCLASS32/64 in e_ident[EI_CLASS],
+  ELFDATA2LSB/MSB in e_ident[EI_DATA]; DT_NULL ends the dynamic array; DT_STRTAB is a virtual
+  address; a string table's index 0 is the empty string) and glibc's ``elf.h`` (the numbers);
+  the relocation types are those of the x86_64 and AArch64 psABIs (R_X86_64_64 = 1,
+  GLOB_DAT = 6, JUMP_SLOT = 7, RELATIVE = 8; R_AARCH64_ABS64 = 257, GLOB_DAT = 1025,
+  JUMP_SLOT = 1026, RELATIVE = 1027). The files are built here with ``struct``; binutils'
+  ``readelf`` (an independent reader) is asked to read each kind the same way first.
+* ld.so.cache: glibc ``sysdeps/generic/dl-cache.h`` (struct cache_file_new, 48-byte header,
+  24-byte entries; string offsets count from the start of the new-format header); real caches
+  are written by this machine's ``ldconfig -C`` and read back by ``ldconfig -p -C``.
+* RECORD: PEP 376 / PEP 627 and the wheel spec (a CSV file: path, ``sha256=<urlsafe base64
+  without padding>``, size in bytes; Python's csv quoting doubles a quote inside a quoted field).
+* METADATA: core metadata 2.x (RFC 822 headers ending at the first blank line; continuation
+  lines start with whitespace); setuptools' ``requires.txt`` (``[extra]`` / ``[extra:marker]``
+  / ``[:marker]`` sections); PEP 440 / PEP 508 specifiers; PEP 503 names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+from cudnn_magic.probes.elf import NotElf, read_dynamic, read_symbol_bytes, symbol_slots
+
+# --------------------------------------------------------------------------------------------
+# ELF files built per the System V gABI
+# --------------------------------------------------------------------------------------------
+
+DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH, DT_DEBUG = 1, 5, 10, 14, 15, 29, 21
+PT_NULL, PT_LOAD, PT_DYNAMIC = 0, 1, 2
+SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM = 1, 2, 3, 4, 6, 8, 11
+EM_386, EM_X86_64, EM_PPC64, EM_AARCH64 = 3, 62, 21, 183
+VBASE = 0x200000  # load address minus file offset of the one PT_LOAD (not 0, so the translation shows)
+SYM_VALUE = b"\x15\x27\x00\x00"  # 10005 as a little-endian int, as libcudnn_graph's cudnn_graph_version holds 9.x
+
+
+def _align(n, a=8):
+    return (n + a - 1) // a * a
+
+
+class Elf:
+    """A shared object built with ``struct``; ``sym`` / ``sec`` / ``dyn`` are the parts a test
+    may change before :meth:`bytes` lays them out: ``dyn`` [(tag, value or string)], where a str
+    value is put in .dynstr and replaced by its index; ``syms`` [(name, kind)] with kind "data"
+    (4 bytes in .data), "bss", "undef" or "abs"; ``relocs`` [(symbol name, type)]."""
+
+    def __init__(self, bits=64, order="<", machine=None, needed=("libc.so.6",), soname="libx.so.1", rpath=None,
+                 runpath=None, syms=(("cudnn_graph_version", "data"),), relocs=()):
+        self.bits, self.order = bits, order
+        self.machine = machine if machine is not None else (EM_X86_64 if bits == 64 else EM_386)
+        self.dyn = [(DT_NEEDED, n) for n in needed]
+        self.dyn += [(DT_SONAME, soname)] if soname is not None else []
+        self.dyn += [(DT_RPATH, rpath)] if rpath is not None else []
+        self.dyn += [(DT_RUNPATH, runpath)] if runpath is not None else []
+        self.syms, self.relocs = list(syms), list(relocs)
+        self.strsz_delta = 0          # DT_STRSZ = real size + this
+        self.dyn_tail = b""           # raw bytes after the dynamic array, inside PT_DYNAMIC
+        self.null = True              # end the dynamic array with DT_NULL
+        self.after_null = []          # entries after DT_NULL
+        self.extra_phdrs = 0          # PT_NULL program headers appended
+        self.ph_pad = self.sh_pad = 0  # e_phentsize / e_shentsize beyond the structure's size
+        self.loads = None             # None: one PT_LOAD over .dynstr..end; else callable(layout) -> [(vaddr, off, filesz)]
+        self.no_dynamic = False
+        self.sym_overrides = {}       # name -> dict(shndx=, value=)
+        self.dynsym_link = None       # .dynsym's sh_link (default: .dynstr)
+        self.dynsym_entsize = None
+        self.dynsym_size_extra = 0
+        self.rela_link = None
+        self.rela_tail = b""
+        self.strtab_tail = b""        # bytes after the last string of .dynstr (inside the file)
+        self.strtab_value = None      # DT_STRTAB (default: the address of .dynstr)
+        self.trailer = b""
+
+    @property
+    def is64(self):
+        return self.bits == 64
+
+    def field(self, name):
+        """(offset, struct code) of an ELF header field (gABI "ELF Header")."""
+        return {64: {"phoff": (32, "Q"), "shoff": (40, "Q"), "phentsize": (54, "H"), "phnum": (56, "H"),
+                     "shentsize": (58, "H"), "shnum": (60, "H")},
+                32: {"phoff": (28, "I"), "shoff": (32, "I"), "phentsize": (42, "H"), "phnum": (44, "H"),
+                     "shentsize": (46, "H"), "shnum": (48, "H")}}[self.bits][name]
+
+    def bytes(self, **header):
+        e, is64 = self.order, self.is64
+        ehsize, phsz, shsz = (64, 56, 64) if is64 else (52, 32, 40)
+        symsz, dynfmt = (24, "qQ") if is64 else (16, "iI")
+        dynstr = bytearray(b"\0")
+
+        def add(s):
+            if isinstance(s, int):
+                return s
+            raw = s if isinstance(s, bytes) else s.encode()
+            dynstr.extend(raw + b"\0")
+            return len(dynstr) - len(raw) - 1
+
+        dyn = [(t, add(v)) for t, v in self.dyn]
+        after = [(t, add(v)) for t, v in self.after_null]
+        sym_names = [add(n) for n, _ in self.syms]
+        dynstr += self.strtab_tail
+        L = {"dynstr_off": ehsize}
+        dynsym_off = _align(ehsize + len(dynstr))
+        nsyms = 1 + len(self.syms)
+        dynamic_off = _align(dynsym_off + symsz * nsyms)
+        strtab = ehsize + VBASE if self.strtab_value is None else self.strtab_value
+        full = [(DT_STRTAB, strtab), (DT_STRSZ, len(dynstr) - len(self.strtab_tail) + self.strsz_delta)] + dyn
+        full += [(0, 0)] if self.null else []
+        full += after
+        dynamic = b"".join(struct.pack(e + dynfmt, t, v) for t, v in full) + self.dyn_tail
+        data_off = _align(dynamic_off + len(dynamic))
+        ndata = sum(1 for _, k in self.syms if k == "data")
+        rela_off = _align(data_off + 4 * ndata)
+        rela_size = 24 * len(self.relocs) + len(self.rela_tail)
+        shstr_off = rela_off + rela_size
+        shstr = b"\0.dynstr\0.dynsym\0.dynamic\0.data\0.bss\0.rela.dyn\0.shstrtab\0"
+        end = shstr_off + len(shstr)
+        bss_addr = VBASE + _align(end) + 0x1000
+        syms, dpos, bpos = [b"\0" * symsz], data_off, bss_addr
+        for (name, kind), noff in zip(self.syms, sym_names):
+            shndx, value, size, info = {"data": (4, dpos + VBASE, 4, 0x11), "bss": (5, bpos, 4, 0x11),
+                                        "undef": (0, 0, 0, 0x12), "abs": (0xFFF1, 0x1234, 4, 0x11)}[kind]
+            dpos += 4 if kind == "data" else 0
+            bpos += 4 if kind == "bss" else 0
+            o = self.sym_overrides.get(name, {})
+            shndx, value = o.get("shndx", shndx), o.get("value", value)
+            syms.append(struct.pack(e + "IBBHQQ", noff, info, 0, shndx, value, size) if is64
+                        else struct.pack(e + "IIIBBH", noff, value, size, info, 0, shndx))
+        index = {n: i + 1 for i, (n, _) in enumerate(self.syms)}
+        L["slots"] = []
+        rela = b""
+        for k, (name, rtype) in enumerate(self.relocs):
+            slot = VBASE + 0x3000 + 8 * k
+            L["slots"].append((name, slot))
+            rela += struct.pack(e + "QQq", slot, (index.get(name, 0x7FFF) << 32) | rtype, 0)
+        rela += self.rela_tail
+        L.update(data_off=data_off, dynamic_off=dynamic_off, rela_off=rela_off)
+        loads = [(ehsize + VBASE, ehsize, end - ehsize)] if self.loads is None else self.loads(L)
+        L["loads"] = [(v, f + 0x2000) for v, _o, f in loads]
+
+        def ph(t, off, vaddr, filesz, memsz):
+            raw = (struct.pack(e + "IIQQQQQQ", t, 4, off, vaddr, vaddr, filesz, memsz, 0x1000) if is64
+                   else struct.pack(e + "IIIIIIII", t, off, vaddr, vaddr, filesz, memsz, 4, 0x1000))
+            return raw + b"\0" * self.ph_pad
+
+        phs = [ph(PT_LOAD, o, v, f, f + 0x2000) for v, o, f in loads]
+        if not self.no_dynamic:
+            phs.append(ph(PT_DYNAMIC, dynamic_off, dynamic_off + VBASE, len(dynamic), len(dynamic)))
+        phs += [ph(PT_NULL, 0, 0, 0, 0)] * self.extra_phdrs
+
+        def sh(name, t, off, size, link=0, info=0, entsize=0, addr=None):
+            addr = off + VBASE if addr is None else addr
+            raw = (struct.pack(e + "IIQQQQIIQQ", name, t, 2, addr, off, size, link, info, 8, entsize) if is64
+                   else struct.pack(e + "IIIIIIIIII", name, t, 2, addr, off, size, link, info, 4, entsize))
+            return raw + b"\0" * self.sh_pad
+
+        shs = [b"\0" * (shsz + self.sh_pad),
+               sh(1, SHT_STRTAB, ehsize, len(dynstr)),
+               sh(9, SHT_DYNSYM, dynsym_off, symsz * nsyms + self.dynsym_size_extra,
+                  link=1 if self.dynsym_link is None else self.dynsym_link, info=1,
+                  entsize=symsz if self.dynsym_entsize is None else self.dynsym_entsize),
+               sh(17, SHT_DYNAMIC, dynamic_off, len(dynamic), link=1, entsize=16 if is64 else 8),
+               sh(26, SHT_PROGBITS, data_off, 4 * ndata),
+               sh(32, SHT_NOBITS, _align(end), 0x100, addr=bss_addr),
+               sh(37, SHT_RELA if is64 else SHT_PROGBITS, rela_off, rela_size,
+                  link=2 if self.rela_link is None else self.rela_link, entsize=24 if is64 else 0),
+               sh(47, SHT_STRTAB, shstr_off, len(shstr), addr=0)]
+        phoff = _align(end)
+        shoff = _align(phoff + len(b"".join(phs)))
+        hdr = dict(phoff=phoff, shoff=shoff, phentsize=phsz + self.ph_pad, phnum=len(phs),
+                   shentsize=shsz + self.sh_pad, shnum=len(shs))
+        hdr.update(header)
+        ehdr = (struct.pack(e + "HHIQQQIHHHHHH", 3, self.machine, 1, 0, hdr["phoff"], hdr["shoff"], 0, ehsize,
+                            hdr["phentsize"], hdr["phnum"], hdr["shentsize"], hdr["shnum"], 7) if is64
+                else struct.pack(e + "HHIIIIIHHHHHH", 3, self.machine, 1, 0, hdr["phoff"], hdr["shoff"], 0, ehsize,
+                                 hdr["phentsize"], hdr["phnum"], hdr["shentsize"], hdr["shnum"], 7))
+        ident = b"\x7fELF" + bytes([2 if is64 else 1, 1 if e == "<" else 2, 1]) + b"\0" * 9
+        out = bytearray(shoff + len(shs[0]) * len(shs))
+        for off, blob in ((0, ident + ehdr), (ehsize, dynstr), (dynsym_off, b"".join(syms)), (dynamic_off, dynamic),
+                          (data_off, SYM_VALUE * ndata), (rela_off, rela), (shstr_off, shstr), (phoff, b"".join(phs)),
+                          (shoff, b"".join(shs))):
+            out[off:off + len(blob)] = blob
+        self.layout = L
+        return bytes(out) + self.trailer
+
+    def write(self, tmp_path, name="libx.so.1", **header):
+        p = tmp_path / name
+        p.write_bytes(self.bytes(**header))
+        return str(p)
+
+
+KINDS = [(64, "<"), (64, ">"), (32, "<"), (32, ">")]
+KIND_IDS = ["ELF64-LSB", "ELF64-MSB", "ELF32-LSB", "ELF32-MSB"]
+needs_readelf = pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils' readelf is not installed")
+
+
+@needs_readelf
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_readelf_reads_the_built_files_as_the_gabi_says(tmp_path, bits, order):
+    """The builder itself, checked by an independent reader (so the tables below test the
+    parser, not a private idea of ELF)."""
+    path = Elf(bits, order, needed=("libcudnn_graph.so.9", "libc.so.6"), soname="libcudnn.so.9",
+               rpath="$ORIGIN:/opt/a", runpath="/b::/c", syms=(("cudnn_graph_version", "data"), ("cudnnCreate", "undef")),
+               relocs=[("cudnnCreate", 7)] if bits == 64 else []).write(tmp_path)
+    out = subprocess.run(["readelf", "-W", "-h", "-d", "--dyn-syms", path], capture_output=True, text=True).stdout
+    assert ("ELF64" if bits == 64 else "ELF32") in out
+    assert ("little endian" if order == "<" else "big endian") in out
+    assert re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", out) == ["libcudnn_graph.so.9", "libc.so.6"]
+    assert re.findall(r"\(SONAME\)\s+Library soname: \[(.*?)\]", out) == ["libcudnn.so.9"]
+    assert re.findall(r"\(RPATH\)\s+Library rpath: \[(.*?)\]", out) == ["$ORIGIN:/opt/a"]
+    assert re.findall(r"\(RUNPATH\)\s+Library runpath: \[(.*?)\]", out) == ["/b::/c"]
+    assert re.search(r"OBJECT\s+GLOBAL\s+DEFAULT\s+4 cudnn_graph_version", out)
+    assert re.search(r"FUNC\s+GLOBAL\s+DEFAULT\s+UND cudnnCreate", out)
+    if bits == 64:
+        rel = subprocess.run(["readelf", "-W", "-r", path], capture_output=True, text=True).stdout
+        assert re.search(r"^0*203000\s+\S+\s+R_X86_64_JUMP_SLOT\s+0+ cudnnCreate", rel, re.M)
+
+
+# --- read_dynamic: every class and byte order (gABI e_ident[EI_CLASS], e_ident[EI_DATA])
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynamic_section_of_each_class_and_byte_order(tmp_path, bits, order):
+    path = Elf(bits, order, needed=("libcudnn_graph.so.9", "libc.so.6"), soname="libcudnn.so.9",
+               rpath="$ORIGIN:/opt/a", runpath="/b::/c").write(tmp_path)
+    got = read_dynamic(path)
+    assert got.needed == ("libcudnn_graph.so.9", "libc.so.6")
+    assert got.soname == "libcudnn.so.9"
+    assert got.rpath == ("$ORIGIN", "/opt/a")
+    assert got.runpath == ("/b", "/c")  # the empty entry between "::" is dropped
+    assert got.machine == (EM_X86_64 if bits == 64 else EM_386)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_no_soname_or_an_empty_one_is_none(tmp_path, bits, order):
+    assert read_dynamic(Elf(bits, order, soname=None).write(tmp_path, "a.so")).soname is None
+    assert read_dynamic(Elf(bits, order, soname="").write(tmp_path, "b.so")).soname is None
+
+
+# Program-header guards: e_phentsize below the structure's size, no program header at all, more
+# than 4096 of them (the parser's bound), a table cut short by the end of the file.
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("extra, header, ok", [
+    (0, {}, True),
+    (4096 - 2, {}, True),           # PT_LOAD + PT_DYNAMIC + 4094 PT_NULL: 4096 headers, the bound itself
+    (4096 - 1, {}, False),          # 4097: refused
+    (0, {"phnum": 0}, False),
+    (0, {"phoff": 1 << 24}, False),  # the table lies past the end of the file
+], ids=["normal", "4096-headers", "4097-headers", "no-headers", "table-past-eof"])
+def test_program_header_counts(tmp_path, bits, order, extra, header, ok):
+    elf = Elf(bits, order, needed=("libcudnn.so.9",))
+    elf.extra_phdrs = extra
+    path = elf.write(tmp_path, **header)
+    if ok:
+        assert read_dynamic(path).needed == ("libcudnn.so.9",)
+    else:
+        with pytest.raises(NotElf):
+            read_dynamic(path)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("pad", [-1, 0, 8])
+def test_program_header_entry_size(tmp_path, bits, order, pad):
+    """e_phentsize may exceed the structure (entries then lie that far apart); below it, the file
+    is refused."""
+    elf = Elf(bits, order, needed=("libcudnn.so.9",))
+    if pad >= 0:
+        elf.ph_pad = pad
+        assert read_dynamic(elf.write(tmp_path)).needed == ("libcudnn.so.9",)
+    else:
+        size = 56 if bits == 64 else 32
+        with pytest.raises(NotElf):
+            read_dynamic(elf.write(tmp_path, phentsize=size - 1))
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_one_program_header_no_pt_load_strtab_is_a_file_offset(tmp_path, bits, order):
+    """One program header (PT_DYNAMIC alone) is enough; with no PT_LOAD to translate DT_STRTAB
+    through, its value is taken as the file offset."""
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libcudnn_ops.so.9")
+    elf.loads = lambda L: []
+    elf.strtab_value = 64 if bits == 64 else 52  # .dynstr follows the ELF header
+    got = read_dynamic(elf.write(tmp_path))
+    assert (got.needed, got.soname) == (("libcudnn.so.9",), "libcudnn_ops.so.9")
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_strtab_translated_through_the_load_that_holds_it(tmp_path, bits, order):
+    """DT_STRTAB is a virtual address (gABI): it is mapped back through the PT_LOAD whose
+    [p_vaddr, p_vaddr + p_filesz) holds it. A segment ending exactly at it does not; the one
+    starting exactly at it does."""
+    def loads(L):
+        start = L["dynstr_off"]
+        return [(VBASE + start - 0x100, 0x40, 0x100),   # ends exactly where .dynstr's address starts
+                (VBASE + start, start, 0x400)]         # starts exactly there
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libcudnn.so.9")
+    elf.loads = loads
+    got = read_dynamic(elf.write(tmp_path))
+    assert (got.needed, got.soname) == (("libcudnn.so.9",), "libcudnn.so.9")
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynamic_array_ends_at_dt_null(tmp_path, bits, order):
+    elf = Elf(bits, order, needed=("libcudnn.so.9",))
+    elf.after_null = [(DT_NEEDED, "libafter.so.1")]
+    assert read_dynamic(elf.write(tmp_path)).needed == ("libcudnn.so.9",)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynamic_array_without_dt_null_and_a_partial_entry(tmp_path, bits, order):
+    """No DT_NULL: every whole entry of the segment counts, the last one too; bytes that do not
+    make a whole entry are left out."""
+    elf = Elf(bits, order, needed=(), soname=None)
+    elf.null = False
+    elf.after_null = [(DT_NEEDED, "liblast.so.1")]
+    elf.dyn_tail = b"\x01" * ((16 if bits == 64 else 8) - 1)
+    assert read_dynamic(elf.write(tmp_path)).needed == ("liblast.so.1",)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("fillers, seen", [(4096 - 3, True), (4096 - 2, False)], ids=["last-read", "one-past"])
+def test_at_most_4096_dynamic_entries_are_read(tmp_path, bits, order, fillers, seen):
+    """The parser's bound: 4096 entries. After DT_STRTAB, DT_STRSZ and ``fillers`` DT_DEBUG
+    entries, the NEEDED is entry 4096 (read) or 4097 (not read)."""
+    elf = Elf(bits, order, needed=(), soname=None)
+    elf.dyn = [(DT_DEBUG, 0)] * fillers + [(DT_NEEDED, "libcudnn.so.9")]
+    assert read_dynamic(elf.write(tmp_path)).needed == (("libcudnn.so.9",) if seen else ())
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_no_dynamic_segment_or_no_string_table(tmp_path, bits, order):
+    elf = Elf(bits, order)
+    elf.no_dynamic = True
+    with pytest.raises(NotElf):
+        read_dynamic(elf.write(tmp_path, "a.so"))
+    elf = Elf(bits, order)
+    raw = bytearray(elf.bytes())
+    fmt = order + ("qQ" if bits == 64 else "iI")
+    tag, val = struct.unpack_from(fmt, raw, elf.layout["dynamic_off"])
+    assert tag == DT_STRTAB
+    struct.pack_into(fmt, raw, elf.layout["dynamic_off"], DT_DEBUG, val)
+    (tmp_path / "b.so").write_bytes(bytes(raw))
+    with pytest.raises(NotElf):
+        read_dynamic(str(tmp_path / "b.so"))
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("length", [4095, 4096, 4097, 9000, (1 << 16) - 1, 1 << 16])
+def test_long_strings_are_read_whole_up_to_64_kib(tmp_path, bits, order, length):
+    """A long RPATH (conda, Bazel) is read in 4 KiB steps until its NUL, whole up to 64 KiB."""
+    rpath = ("/p" * length)[:length]
+    elf = Elf(bits, order, rpath=rpath, needed=("libz.so.1",))
+    got = read_dynamic(elf.write(tmp_path))
+    assert got.rpath == (rpath,) and got.needed == ("libz.so.1",)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_a_string_longer_than_64_kib_is_cut_there(tmp_path, bits, order):
+    rpath = "/q" * 40000
+    got = read_dynamic(Elf(bits, order, rpath=rpath).write(tmp_path))
+    assert got.rpath == (rpath[: 1 << 16],)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_strings_end_at_dt_strsz_and_at_the_end_of_the_file(tmp_path, bits, order):
+    """DT_STRSZ bounds the table: an index at or past it names nothing; a string running past it
+    is cut there. A string running to the end of the file (no NUL) is cut there, without hanging."""
+    elf = Elf(bits, order, needed=("libfirst.so.1",), soname="libcudnn.so.9", syms=())
+    elf.strsz_delta = -3  # the table ends inside its last string, "libcudnn.so.9": ".9" and the NUL are outside
+    got = read_dynamic(elf.write(tmp_path, "a.so"))
+    assert got.soname == "libcudnn.so" and got.needed == ("libfirst.so.1",)
+    elf = Elf(bits, order, needed=("libfirst.so.1",), soname="libcudnn.so.9", syms=())
+    elf.strsz_delta = -len("libcudnn.so.9") - 1  # the SONAME's index is exactly DT_STRSZ
+    assert read_dynamic(elf.write(tmp_path, "b.so")).soname is None
+    # a string that runs to the end of the file: DT_STRSZ claims far more, the file has no NUL left
+    elf = Elf(bits, order, needed=(), soname=None)
+    elf.dyn = [(DT_NEEDED, 0)]
+    size = len(elf.bytes())
+    elf.dyn = [(DT_NEEDED, size - elf.layout["dynstr_off"])]
+    elf.strsz_delta = 1 << 20
+    elf.trailer = b"libtail.so.1"
+    assert read_dynamic(elf.write(tmp_path, "c.so")).needed == ("libtail.so.1",)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_an_empty_string_is_empty_not_the_next_one(tmp_path, bits, order):
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libnext.so.1", rpath="")
+    elf.dyn = [(DT_RPATH, ""), (DT_SONAME, "libnext.so.1"), (DT_NEEDED, "libcudnn.so.9")]
+    got = read_dynamic(elf.write(tmp_path))
+    assert got.rpath == () and got.soname == "libnext.so.1"
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_a_name_that_is_not_utf8_is_replaced_not_raised(tmp_path, bits, order):
+    got = read_dynamic(Elf(bits, order, needed=(b"lib\xffx.so.1",)).write(tmp_path))
+    assert got.needed == ("lib\ufffdx.so.1",)
