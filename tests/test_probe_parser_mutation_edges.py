@@ -85,6 +85,9 @@ class Elf:
         self.rela_tail = b""
         self.strtab_tail = b""        # bytes after the last string of .dynstr (inside the file)
         self.strtab_value = None      # DT_STRTAB (default: the address of .dynstr)
+        self.dynsym_type = SHT_DYNSYM
+        self.dynstr_size_delta = 0    # .dynstr's sh_size = real size + this
+        self.extra_dynsyms = 0        # empty symbols put before the named ones
         self.trailer = b""
 
     @property
@@ -117,7 +120,7 @@ class Elf:
         dynstr += self.strtab_tail
         L = {"dynstr_off": ehsize}
         dynsym_off = _align(ehsize + len(dynstr))
-        nsyms = 1 + len(self.syms)
+        nsyms = 1 + self.extra_dynsyms + len(self.syms)
         dynamic_off = _align(dynsym_off + symsz * nsyms)
         strtab = ehsize + VBASE if self.strtab_value is None else self.strtab_value
         full = [(DT_STRTAB, strtab), (DT_STRSZ, len(dynstr) - len(self.strtab_tail) + self.strsz_delta)] + dyn
@@ -132,7 +135,7 @@ class Elf:
         shstr = b"\0.dynstr\0.dynsym\0.dynamic\0.data\0.bss\0.rela.dyn\0.shstrtab\0"
         end = shstr_off + len(shstr)
         bss_addr = VBASE + _align(end) + 0x1000
-        syms, dpos, bpos = [b"\0" * symsz], data_off, bss_addr
+        syms, dpos, bpos = [b"\0" * symsz * (1 + self.extra_dynsyms)], data_off, bss_addr
         for (name, kind), noff in zip(self.syms, sym_names):
             shndx, value, size, info = {"data": (4, dpos + VBASE, 4, 0x11), "bss": (5, bpos, 4, 0x11),
                                         "undef": (0, 0, 0, 0x12), "abs": (0xFFF1, 0x1234, 4, 0x11)}[kind]
@@ -142,7 +145,7 @@ class Elf:
             shndx, value = o.get("shndx", shndx), o.get("value", value)
             syms.append(struct.pack(e + "IBBHQQ", noff, info, 0, shndx, value, size) if is64
                         else struct.pack(e + "IIIBBH", noff, value, size, info, 0, shndx))
-        index = {n: i + 1 for i, (n, _) in enumerate(self.syms)}
+        index = {n: i + 1 + self.extra_dynsyms for i, (n, _) in enumerate(self.syms)}
         L["slots"] = []
         rela = b""
         for k, (name, rtype) in enumerate(self.relocs):
@@ -171,8 +174,8 @@ class Elf:
             return raw + b"\0" * self.sh_pad
 
         shs = [b"\0" * (shsz + self.sh_pad),
-               sh(1, SHT_STRTAB, ehsize, len(dynstr)),
-               sh(9, SHT_DYNSYM, dynsym_off, symsz * nsyms + self.dynsym_size_extra,
+               sh(1, SHT_STRTAB, ehsize, len(dynstr) + self.dynstr_size_delta),
+               sh(9, self.dynsym_type, dynsym_off, symsz * nsyms + self.dynsym_size_extra,
                   link=1 if self.dynsym_link is None else self.dynsym_link, info=1,
                   entsize=symsz if self.dynsym_entsize is None else self.dynsym_entsize),
                sh(17, SHT_DYNAMIC, dynamic_off, len(dynamic), link=1, entsize=16 if is64 else 8),
@@ -410,3 +413,213 @@ def test_an_empty_string_is_empty_not_the_next_one(tmp_path, bits, order):
 def test_a_name_that_is_not_utf8_is_replaced_not_raised(tmp_path, bits, order):
     got = read_dynamic(Elf(bits, order, needed=(b"lib\xffx.so.1",)).write(tmp_path))
     assert got.needed == ("lib\ufffdx.so.1",)
+
+
+# --- read_symbol_bytes: a symbol's initialised bytes (gABI "Symbol Table": st_shndx, st_value
+# is a virtual address inside section st_shndx; SHN_UNDEF = 0; SHN_ABS = 0xfff1; SHT_NOBITS
+# occupies no file space)
+
+SYMS = (("cudnn_graph_version", "data"), ("cudnn_graph_version_x", "data"), ("cudnn_zero", "bss"),
+        ("cudnnCreate", "undef"), ("cudnn_abs", "abs"))
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("name, size, want", [
+    ("cudnn_graph_version", 4, SYM_VALUE),
+    ("cudnn_graph_version", 2, SYM_VALUE[:2]),
+    ("cudnn_graph_version_x", 4, SYM_VALUE),       # the second .data symbol, 4 bytes further
+    ("cudnn_graph_versio", 4, None),               # a prefix of a name is not the name
+    ("cudnn_zero", 4, None),                       # in .bss (SHT_NOBITS): no bytes in the file
+    ("cudnnCreate", 4, None),                      # undefined here (SHN_UNDEF)
+    ("cudnn_abs", 4, None),                        # SHN_ABS: no section, no file data
+    ("cudnn_no_such", 4, None),
+    ("cudnn_graph_version", 1 << 20, None),        # more bytes than the file has after it
+])
+def test_symbol_bytes_of_each_class_and_byte_order(tmp_path, bits, order, name, size, want):
+    path = Elf(bits, order, syms=SYMS).write(tmp_path)
+    assert read_symbol_bytes(path, name, size) == want
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("delta, found", [(0, True), (3, True), (4, False), (-1, False)],
+                         ids=["first-byte", "last-byte", "one-past", "one-before"])
+def test_symbol_value_must_lie_inside_its_section(tmp_path, bits, order, delta, found):
+    """[sh_addr, sh_addr + sh_size) of the symbol's section: .data here is 4 bytes."""
+    elf = Elf(bits, order)
+    elf.bytes()
+    elf.sym_overrides["cudnn_graph_version"] = {"value": elf.layout["data_off"] + VBASE + delta}
+    path = elf.write(tmp_path)
+    got = read_symbol_bytes(path, "cudnn_graph_version", 1)
+    assert got == (SYM_VALUE[delta:delta + 1] if found else None)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("shndx_of, found", [(lambda n: 4, True), (lambda n: n - 1, False), (lambda n: n, False),
+                                             (lambda n: n + 1, False)], ids=["data", "last-section", "count", "count+1"])
+def test_symbol_section_index_past_the_table_is_no_data(tmp_path, bits, order, shndx_of, found):
+    elf = Elf(bits, order)
+    elf.sym_overrides["cudnn_graph_version"] = {"shndx": shndx_of(8)}  # 8 section headers
+    assert read_symbol_bytes(elf.write(tmp_path), "cudnn_graph_version") == (SYM_VALUE if found else None)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("header, pad, ok", [
+    ({}, 0, True), ({}, 8, True),                 # e_shentsize may exceed the structure
+    ({"shoff": 0}, 0, False), ({"shnum": 0}, 0, False),
+    ("entsize-1", 0, False),                      # e_shentsize below the structure's size
+    ({"shoff": 1 << 24}, 0, False),               # the table lies past the end of the file
+])
+def test_section_header_guards(tmp_path, bits, order, header, pad, ok):
+    elf = Elf(bits, order)
+    elf.sh_pad = pad
+    if header == "entsize-1":
+        header = {"shentsize": (64 if bits == 64 else 40) - 1}
+    path = elf.write(tmp_path, **header)
+    if ok:
+        assert read_symbol_bytes(path, "cudnn_graph_version") == SYM_VALUE
+    else:
+        with pytest.raises(NotElf):
+            read_symbol_bytes(path, "cudnn_graph_version")
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynsym_without_a_usable_string_table_or_none_at_all(tmp_path, bits, order):
+    elf = Elf(bits, order)
+    elf.dynsym_link = 8  # sh_link one past the 8 section headers
+    assert read_symbol_bytes(elf.write(tmp_path, "a.so"), "cudnn_graph_version") is None
+    elf = Elf(bits, order)
+    elf.dynsym_link = 7  # the last header (.shstrtab): a string table without this name
+    assert read_symbol_bytes(elf.write(tmp_path, "b.so"), "cudnn_graph_version") is None
+    elf = Elf(bits, order)
+    elf.dynsym_type = SHT_SYMTAB  # only a static symbol table: not what the loader exports
+    assert read_symbol_bytes(elf.write(tmp_path, "c.so"), "cudnn_graph_version") is None
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynsym_entry_size_zero_means_the_structure_size(tmp_path, bits, order):
+    elf = Elf(bits, order, syms=SYMS)
+    elf.dynsym_entsize = 0
+    assert read_symbol_bytes(elf.write(tmp_path), "cudnn_graph_version_x") == SYM_VALUE
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_dynsym_claiming_more_than_the_file_holds(tmp_path, bits, order):
+    """sh_size past the end of the file: the symbols that are there are read, then it stops."""
+    elf = Elf(bits, order, syms=SYMS)
+    elf.dynsym_size_extra = 1 << 24
+    path = elf.write(tmp_path)
+    assert read_symbol_bytes(path, "cudnn_graph_version") == SYM_VALUE
+    assert read_symbol_bytes(path, "cudnn_not_there") is None
+
+
+@pytest.mark.parametrize("before, found", [((1 << 20) - 2, True), ((1 << 20) - 1, False)], ids=["last-read", "one-past"])
+def test_at_most_2_to_the_20_dynamic_symbols_are_read(tmp_path, before, found):
+    """The parser's bound: 1 << 20 symbols (entry 0 the null symbol, then ``before`` empty ones)."""
+    elf = Elf(64, "<", syms=(("cudnn_graph_version", "data"),))
+    elf.extra_dynsyms = before
+    assert read_symbol_bytes(elf.write(tmp_path), "cudnn_graph_version") == (SYM_VALUE if found else None)
+
+
+# --- symbol_slots: GOT slots of imported symbols (64-bit little-endian x86_64 / aarch64 only)
+
+IMPORTS = (("cudnn_graph_version", "data"), ("cudnnCreate", "undef"), ("cudnnDestroy", "undef"),
+           ("cudnnGetVersion", "undef"), ("cudaMalloc", "undef"), ("cudnnBackendCreate", "undef"))
+
+
+@pytest.mark.parametrize("machine, relocs, want", [
+    # per the x86_64 psABI: R_X86_64_64 = 1, GLOB_DAT = 6, JUMP_SLOT = 7 fill a slot with a symbol's
+    # address; RELATIVE = 8 and COPY = 5 do not
+    (EM_X86_64, [("cudnnCreate", 7), ("cudnnDestroy", 6), ("cudnnGetVersion", 1), ("cudnnBackendCreate", 8),
+                 ("cudnn_graph_version", 5), ("cudaMalloc", 7)], ["cudnnCreate", "cudnnDestroy", "cudnnGetVersion"]),
+    # per the AArch64 psABI: ABS64 = 257, GLOB_DAT = 1025, JUMP_SLOT = 1026; RELATIVE = 1027, COPY = 1024
+    (EM_AARCH64, [("cudnnCreate", 1026), ("cudnnDestroy", 1025), ("cudnnGetVersion", 257),
+                  ("cudnnBackendCreate", 1027), ("cudnn_graph_version", 1024), ("cudaMalloc", 1026)],
+     ["cudnnCreate", "cudnnDestroy", "cudnnGetVersion"]),
+    # the same numbers on x86_64 name other relocations (257 and up are not x86_64 types)
+    (EM_X86_64, [("cudnnCreate", 1026), ("cudnnDestroy", 1025), ("cudnnGetVersion", 257)], []),
+    (EM_AARCH64, [("cudnnCreate", 7), ("cudnnDestroy", 6), ("cudnnGetVersion", 1)], []),
+    (EM_PPC64, [("cudnnCreate", 7), ("cudnnDestroy", 21)], None),  # a machine it does not know: nothing
+], ids=["x86_64", "aarch64", "aarch64-types-on-x86_64", "x86_64-types-on-aarch64", "ppc64"])
+def test_import_slots_by_machine_and_relocation_type(tmp_path, machine, relocs, want):
+    elf = Elf(64, "<", machine=machine, syms=IMPORTS, relocs=relocs)
+    path = elf.write(tmp_path)
+    slots, loads = symbol_slots(path, "cudnn")
+    if want is None:
+        assert (slots, loads) == ([], [])
+        return
+    assert slots == [(n, off) for n, off in elf.layout["slots"] if n in want]
+    assert loads == elf.layout["loads"]
+
+
+@pytest.mark.parametrize("bits, order", KINDS[1:], ids=KIND_IDS[1:])
+def test_import_slots_only_of_64_bit_little_endian_files(tmp_path, bits, order):
+    elf = Elf(bits, order, syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    assert symbol_slots(elf.write(tmp_path), "cudnn") == ([], [])
+
+
+@pytest.mark.parametrize("prefix, names", [("cudnn", ["cudnnCreate", "cudnnDestroy"]), ("cudnnD", ["cudnnDestroy"]),
+                                           ("", ["cudnnCreate", "cudnnDestroy", "cudaMalloc"]), ("cudnnCreateX", [])])
+def test_import_slots_by_name_prefix(tmp_path, prefix, names):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7), ("cudnnDestroy", 6), ("cudaMalloc", 7)])
+    slots, _ = symbol_slots(elf.write(tmp_path), prefix)
+    assert slots == [(n, off) for n, off in elf.layout["slots"] if n in names]
+
+
+@pytest.mark.parametrize("extra, header, ok", [
+    (0, {}, True), (8, {}, True),
+    (4096 - 2, {}, True), (4096 - 1, {}, False),     # 4096 program headers read, 4097 refused
+    (0, {"shoff": 0}, False), (0, {"shnum": 0}, False),
+], ids=["normal", "8-null-headers", "4096-headers", "4097-headers", "no-sections", "zero-sections"])
+def test_import_slot_header_guards(tmp_path, extra, header, ok):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    elf.extra_phdrs = extra
+    got = symbol_slots(elf.write(tmp_path, **header), "cudnn")
+    assert got == (([("cudnnCreate", elf.layout["slots"][0][1])], elf.layout["loads"]) if ok else ([], []))
+
+
+def test_import_slots_with_padded_header_entries(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7), ("cudnnDestroy", 6)])
+    elf.ph_pad = elf.sh_pad = 8
+    elf.extra_phdrs = 2
+    slots, loads = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert slots == elf.layout["slots"] and loads == elf.layout["loads"]
+
+
+@pytest.mark.parametrize("change", ["rela-link-past-table", "rela-link-not-dynsym", "dynsym-link-past-table"])
+def test_relocation_sections_that_do_not_lead_to_names_are_skipped(tmp_path, change):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    if change == "rela-link-past-table":
+        elf.rela_link = 8
+    elif change == "rela-link-not-dynsym":
+        elf.rela_link = 1  # .dynstr
+    else:
+        elf.dynsym_link = 8
+    assert symbol_slots(elf.write(tmp_path), "cudnn") == ([], elf.layout["loads"])
+
+
+def test_relocations_naming_a_symbol_past_the_table_or_a_partial_entry_are_skipped(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7), ("not-in-dynsym", 7), ("cudnnDestroy", 6)])
+    elf.rela_tail = b"\x07" * 23  # not a whole Elf64_Rela (24 bytes)
+    slots, _ = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert [n for n, _ in slots] == ["cudnnCreate", "cudnnDestroy"]
+
+
+def test_an_import_name_cut_by_the_end_of_its_string_table(tmp_path):
+    """.dynstr's sh_size ends inside the last name (no NUL): the name is what the table holds."""
+    elf = Elf(64, "<", syms=(("cudnnCreate", "undef"), ("cudnnDestroyTensor", "undef")),
+              relocs=[("cudnnCreate", 7), ("cudnnDestroyTensor", 7)])
+    elf.dynstr_size_delta = -len("Tensor") - 1
+    slots, _ = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert [n for n, _ in slots] == ["cudnnCreate", "cudnnDestroy"]
+
+
+def test_import_slots_truncated_section_table_or_not_elf(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    with pytest.raises(NotElf):
+        symbol_slots(elf.write(tmp_path, "a.so", shoff=1 << 24), "cudnn")
+    (tmp_path / "b.so").write_bytes(b"\x7fEL" + b"\0" * 100)
+    with pytest.raises(NotElf):
+        symbol_slots(str(tmp_path / "b.so"), "cudnn")
+    (tmp_path / "c.so").write_bytes(elf.bytes()[:40])
+    with pytest.raises(NotElf):
+        symbol_slots(str(tmp_path / "c.so"), "cudnn")
