@@ -623,3 +623,115 @@ def test_import_slots_truncated_section_table_or_not_elf(tmp_path):
     (tmp_path / "c.so").write_bytes(elf.bytes()[:40])
     with pytest.raises(NotElf):
         symbol_slots(str(tmp_path / "c.so"), "cudnn")
+
+
+# --------------------------------------------------------------------------------------------
+# glibc's ld.so.cache: as this machine's ldconfig writes it, and its edges
+# --------------------------------------------------------------------------------------------
+
+from cudnn_magic.probes.installed import read_ldcache  # noqa: E402
+
+LDCACHE_MAGIC = b"glibc-ld.so.cache1.1"
+needs_ldconfig = pytest.mark.skipif(not (shutil.which("ldconfig") or os.path.exists("/sbin/ldconfig")),
+                                    reason="glibc's ldconfig is not installed")
+
+
+def _ldconfig():
+    return shutil.which("ldconfig") or "/sbin/ldconfig"
+
+
+def _ldconfig_p(cache):
+    """``ldconfig -p -C cache`` as {soname: [paths in cache order]} (glibc's own reader)."""
+    out = subprocess.run([_ldconfig(), "-p", "-C", cache], capture_output=True, text=True, check=True).stdout
+    got = {}
+    for soname, path in re.findall(r"^\t(\S+) \(.*?\) => (.*)$", out, re.M):
+        got.setdefault(soname, []).append(path)
+    return got
+
+
+@needs_ldconfig
+def test_a_cache_written_by_glibcs_ldconfig_reads_as_ldconfig_p_reads_it(tmp_path):
+    """Two folders each holding a libcudnn.so.9 (built ELF files with that SONAME) and a
+    libcudnn_graph.so.9; ``ldconfig -C`` writes the cache (with this system's trusted folders),
+    ``ldconfig -p -C`` reads it back: the parser must agree entry for entry, in order."""
+    dirs = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        d.mkdir()
+        Elf(64, "<", soname="libcudnn.so.9").write(d, "libcudnn.so.9")
+        Elf(64, "<", soname="libcudnn_graph.so.9").write(d, "libcudnn_graph.so.9")
+        dirs.append(str(d))
+    conf = tmp_path / "ld.so.conf"
+    conf.write_text("")
+    cache = str(tmp_path / "ld.so.cache")
+    r = subprocess.run([_ldconfig(), "-X", "-C", cache, "-f", str(conf), *dirs], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"ldconfig could not write a cache here: {r.stderr.strip()[:200]}")
+    want = _ldconfig_p(cache)
+    assert len(want["libcudnn.so.9"]) == 2 and len(want["libcudnn_graph.so.9"]) == 2
+    got, note = read_ldcache(cache)
+    assert note is None
+    assert got == want
+
+
+def _cache(entries, n=None, prefix=b"", tail=b""):
+    """A new-format cache (glibc dl-cache.h: 48-byte header, 24-byte entries, string offsets
+    from the header's start) whose header says ``n`` entries (default: as many as given);
+    ``entries`` [(key, value)] of str, bytes or int (an int is a raw string offset)."""
+    n = len(entries) if n is None else n
+    table_end = 48 + 24 * len(entries)
+    strings, pos, rows = bytearray(), {}, []
+    for pair in entries:
+        offs = []
+        for s in pair:
+            if isinstance(s, int):
+                offs.append(s)
+                continue
+            if s not in pos:
+                pos[s] = table_end + len(strings)
+                strings += (s if isinstance(s, bytes) else s.encode()) + b"\0"
+            offs.append(pos[s])
+        rows.append(struct.pack("<iIIIQ", 0x303, offs[0], offs[1], 0, 0))
+    head = LDCACHE_MAGIC + struct.pack("<II", n, len(strings)) + b"\0" * 4 + b"\0" * 4 + b"\0" * 12
+    return prefix + head + b"".join(rows) + bytes(strings) + tail
+
+
+@pytest.mark.parametrize("n, seen", [(200_000, True), (200_001, False)], ids=["200000-read", "200001-not"])
+def test_at_most_200000_cache_entries_are_read(tmp_path, n, seen):
+    """The parser's bound on nlibs (this machine's cache holds about 600): the 200,000th entry
+    is read, the 200,001st is not."""
+    entries = [("libz.so.1", "/lib/libz.so.1")] * (n - 1) + [("libcudnn.so.9", "/opt/cudnn/lib/libcudnn.so.9")]
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache(entries))
+    got, note = read_ldcache(str(p))
+    assert note is None
+    assert ("libcudnn.so.9" in got) is seen
+    assert len(got["libz.so.1"]) == min(n - 1, 200_000)
+
+
+def test_nlibs_larger_than_the_table_is_truncated(tmp_path):
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libcudnn.so.9", "/x/libcudnn.so.9")], n=2)[:48 + 24 + 20])
+    assert read_ldcache(str(p)) == ({}, f"ld.so cache {p}: truncated")
+
+
+@pytest.mark.parametrize("prefix", [b"", b"ld.so-1.7.0\0" + b"\0" * 12 + b"\0" * 7])
+def test_strings_count_from_the_new_header_and_are_decoded_leniently(tmp_path, prefix):
+    """String offsets count from the new-format header, wherever it starts (after the old
+    format's part, when there is one); a path that is not UTF-8 is kept with U+FFFD."""
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libz.so.1", "/lib/libz.so.1"), ("libcudnn.so.9", b"/opt/\xffcudnn/libcudnn.so.9")],
+                         prefix=prefix))
+    got, note = read_ldcache(str(p))
+    assert note is None
+    assert got == {"libz.so.1": ["/lib/libz.so.1"], "libcudnn.so.9": ["/opt/\ufffdcudnn/libcudnn.so.9"]}
+
+
+def test_a_string_offset_past_the_end_reads_as_empty_not_raised(tmp_path):
+    """An entry whose string offsets point past the end of the file (a cut or corrupt cache)
+    gives empty names; the entries before it are read as written."""
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libcudnn.so.9", "/x/libcudnn.so.9"), (1 << 20, 1 << 20)]))
+    got, note = read_ldcache(str(p))
+    assert note is None
+    assert got == {"libcudnn.so.9": ["/x/libcudnn.so.9"], "": [""]}
