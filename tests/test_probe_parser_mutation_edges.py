@@ -735,3 +735,187 @@ def test_a_string_offset_past_the_end_reads_as_empty_not_raised(tmp_path):
     got, note = read_ldcache(str(p))
     assert note is None
     assert got == {"libcudnn.so.9": ["/x/libcudnn.so.9"], "": [""]}
+
+
+# --------------------------------------------------------------------------------------------
+# RECORD lines (PEP 376 / 627: CSV; a quoted field doubles the quotes inside it)
+# --------------------------------------------------------------------------------------------
+
+from cudnn_magic.probes.owners import RecordEntry, read_record  # noqa: E402
+
+MORE_RECORD_LINES = [
+    # line as written, the entry read (None: no entry)
+    ('"",sha256=x,1\n', RecordEntry("", "sha256=x", 1)),              # the shortest quoted field: empty
+    ('"a",sha256=x,1\n', RecordEntry("a", "sha256=x", 1)),            # one character, quoted
+    ('a"",sha256=x,1\n', RecordEntry('a""', "sha256=x", 1)),          # quotes not around the field: as written
+    ('"abc,sha256=x,1\n', RecordEntry('"abc', "sha256=x", 1)),        # an opening quote alone: as written
+    ('"a""""b",sha256=x,1\n', RecordEntry('a""b', "sha256=x", 1)),    # two doubled quotes: two quotes
+    ("a,b.so,sha256=x,5\n", RecordEntry("a,b.so", "sha256=x", 5)),    # unquoted comma: split from the right
+    ("lib/a.so,,5\n", RecordEntry("lib/a.so", None, 5)),             # no digest
+    ("lib/a.so,sha256=x,\n", RecordEntry("lib/a.so", "sha256=x", None)),  # no size
+    ("lib/a.so,sha256=x,5\r\n", RecordEntry("lib/a.so", "sha256=x", 5)),  # CRLF line end
+    ("lib/a.so,sha256=x,5\r", RecordEntry("lib/a.so", "sha256=x", 5)),
+    ("lib/a.so,sha256=x, 5\n", RecordEntry("lib/a.so", "sha256=x", None)),  # not a plain digit string
+    ("lib/a.so,sha256=x,0\n", RecordEntry("lib/a.so", "sha256=x", 0)),
+    ("\r\n", None),
+]
+
+
+@pytest.mark.parametrize("line, entry", MORE_RECORD_LINES, ids=[repr(x[0][:24]) for x in MORE_RECORD_LINES])
+def test_more_record_lines(tmp_path, line, entry):
+    info = tmp_path / "nvidia_cudnn_cu12-9.10.2.21.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_bytes(("first.py,sha256=a,1\n" + line + "last.py,,\n").encode())
+    rec = read_record(str(info))
+    assert rec.entries == (RecordEntry("first.py", "sha256=a", 1), *((entry,) if entry else ()), RecordEntry("last.py"))
+
+
+def test_record_of_a_real_wheel_matches_the_files_it_lists():
+    """The RECORD of a wheel pip installed in this venv (packaging's): every listed file with a
+    digest has that sha256 and that size on disk (the digest form is ``file_digest``'s)."""
+    import packaging
+
+    from cudnn_magic.probes.owners import distributions_in, file_digest
+
+    site = os.path.dirname(os.path.dirname(packaging.__file__))
+    dists = [d for d in distributions_in(site, relevant_only=False) if d.name == "packaging"]
+    assert len(dists) == 1
+    checked = 0
+    for e in dists[0].entries:
+        if e.digest is None:
+            continue
+        p = dists[0].abspath(e)
+        assert file_digest(p) == e.digest and os.path.getsize(p) == e.size, e.path
+        checked += 1
+    assert checked >= 10
+
+
+# --------------------------------------------------------------------------------------------
+# METADATA / PKG-INFO + requires.txt, and the cuDNN pins in them
+# --------------------------------------------------------------------------------------------
+
+from cudnn_magic.probes.frameworks.common import (  # noqa: E402
+    _egg_requires,
+    _is_cudnn_req,
+    _pin_specs,
+    _pin_version,
+    _release,
+    read_dist_metadata,
+)
+from cudnn_magic.rules.cudnn_version import CudnnVersion  # noqa: E402
+
+
+def _info(tmp_path, text, folder="jax_cuda12_plugin-0.7.2.dist-info", name="METADATA", requires=None):
+    d = tmp_path / folder
+    d.mkdir()
+    (d / name).write_text(text, encoding="utf-8")
+    if requires is not None:
+        (d / "requires.txt").write_text(requires, encoding="utf-8")
+    return str(d)
+
+
+@pytest.mark.parametrize("text, requires", [
+    # a continuation line (RFC 822: starts with a space or a tab) joins the header above, one space between
+    ("Name: x\nVersion: 1\nRequires-Dist: nvidia-cudnn-cu12>=9.8;\n\tplatform_system == 'Linux'\n",
+     ["nvidia-cudnn-cu12>=9.8; platform_system == 'Linux'"]),
+    ("Name: x\nVersion: 1\nRequires-Dist: a\n   \tb  \nRequires-Dist: c\n", ["a b", "c"]),
+    # no Requires-Dist: none
+    ("Name: x\nVersion: 1\nSummary: Requires-Dist: not a header\n", []),
+    # header names are case-insensitive, values trimmed
+    ("NAME: x\nVERSION: 1\nREQUIRES-DIST:   nvidia-cudnn-cu12==9.1.0.70   \n", ["nvidia-cudnn-cu12==9.1.0.70"]),
+    # CRLF line ends
+    ("Name: x\r\nVersion: 1\r\nRequires-Dist: a\r\n\r\nRequires-Dist: body\r\n", ["a"]),
+])
+def test_metadata_requires_dist(tmp_path, text, requires):
+    assert read_dist_metadata(_info(tmp_path, text)).requires == requires
+
+
+def test_metadata_an_indented_first_line_is_a_header_not_a_continuation(tmp_path):
+    """Nothing above to continue: the line is read as a header of its own (never an error)."""
+    info = read_dist_metadata(_info(tmp_path, "  Name: jax-cuda12-plugin\nVersion: 0.7.2\n"))
+    assert (info.name, info.version) == ("jax-cuda12-plugin", "0.7.2")
+
+
+def test_metadata_first_name_and_version_win_and_names_are_normalised(tmp_path):
+    info = read_dist_metadata(_info(tmp_path, "Name: Jax_CUDA12..Plugin\nVersion: 0.7.2\nName: other\nVersion: 9\n"))
+    assert (info.name, info.version) == ("jax-cuda12-plugin", "0.7.2")  # PEP 503: runs of -_. become one -
+
+
+@pytest.mark.parametrize("size_extra, ok", [(0, True), (1, False)], ids=["4MiB", "4MiB+1"])
+def test_metadata_of_at_most_4_mib(tmp_path, size_extra, ok):
+    head = "Name: x\nVersion: 1\n\n"
+    d = _info(tmp_path, head + "b" * ((4 << 20) - len(head) + size_extra))
+    if ok:
+        assert read_dist_metadata(d).version == "1"
+    else:
+        with pytest.raises(ValueError):
+            read_dist_metadata(d)
+
+
+@pytest.mark.parametrize("requires_txt, want", [
+    ("numpy\n  scipy>=1.0  \n", ["numpy", "scipy>=1.0"]),
+    # an extra on a requirement ends in "]" without starting with "[": a requirement, not a section
+    ("requests[socks]\n[cuda]\nnvidia-cudnn-cu12[all]\n", ["requests[socks]", 'nvidia-cudnn-cu12[all]; extra == "cuda"']),
+    ("[and-cuda]\nnvidia-cudnn-cu12==8.9.4.25\n", ['nvidia-cudnn-cu12==8.9.4.25; extra == "and-cuda"']),
+    ('[:platform_system == "Linux"]\nnvidia-cudnn-cu12\n', ['nvidia-cudnn-cu12; platform_system == "Linux"']),
+    ('[cuda12:platform_system == "Linux"]\nnvidia-cudnn-cu12>=9.1\n',
+     ['nvidia-cudnn-cu12>=9.1; extra == "cuda12" and platform_system == "Linux"']),
+    ("# comment\n\n[cuda]\n# comment\n\nx\n", ['x; extra == "cuda"']),
+    ("[cuda\ny\n", ["[cuda", "y"]),  # not a section header without its closing bracket
+])
+def test_requires_txt_sections(tmp_path, requires_txt, want):
+    d = _info(tmp_path, "Name: tensorflow\nVersion: 2.15.0\n", folder="tensorflow-2.15.0.egg-info", name="PKG-INFO",
+              requires=requires_txt)
+    assert read_dist_metadata(d).requires == want
+
+
+def test_requires_txt_too_large_or_unreadable_is_no_requirement(tmp_path):
+    d = _info(tmp_path, "Name: t\nVersion: 1\nRequires-Dist: numpy\n", folder="t-1.egg-info", name="PKG-INFO",
+              requires="x\n" * ((4 << 20) // 2 + 1))
+    assert read_dist_metadata(d).requires == ["numpy"]
+    assert _egg_requires(str(tmp_path)) == []  # a folder, not a file: OSError
+    assert _egg_requires(str(tmp_path / "absent.txt")) == []
+
+
+@pytest.mark.parametrize("req, specs", [
+    ("nvidia-cudnn-cu12 >= 9.1 , < 10", [(">=", "9.1"), ("<", "10")]),
+    ("nvidia-cudnn-cu12(>=9.1)", [(">=", "9.1")]),
+    ("nvidia-cudnn-cu12[a,b]==9.1.0.70; extra == 'x' and python_version<'3.13'", [("==", "9.1.0.70")]),
+    ("nvidia-cudnn-cu12==1!9.1+local", [("==", "1!9.1+local")]),
+    ("nvidia-cudnn-cu12>=9.0.0a1", [(">=", "9.0.0a1")]),
+    ("nvidia-cudnn-cu12===9.1,>=8", [("===", "9.1"), (">=", "8")]),
+    ("nvidia-cudnn-cu12~=9.1.0,!=9.1.1", [("~=", "9.1.0"), ("!=", "9.1.1")]),
+    ("nvidia-cudnn-cu12<=9.1", [("<=", "9.1")]),
+    ("nvidia-cudnn-cu12; python_version >= '3.9'", []),  # a marker's comparison is no pin
+])
+def test_more_pin_specs(req, specs):
+    assert _pin_specs(req) == specs
+
+
+@pytest.mark.parametrize("pins, ops, want", [
+    # JAX's plugin pins with >= (FACTS.md "jax-cuda12-plugin ... nvidia-cudnn-cu12>=9.8,<10.0")
+    (["nvidia-cudnn-cu12<10.0,>=9.8"], (">=",), (CudnnVersion(9, 8), 0)),
+    (["nvidia-cudnn-cu12<10.0,>=9.8"], ("<",), (CudnnVersion(10, 0), 0)),
+    (["nvidia-cudnn-cu12~=9.1.0"], ("==", "~="), (CudnnVersion(9, 1, 0), 0)),
+    (["nvidia-cudnn-cu12==9.*"], ("==",), (CudnnVersion(9), 0)),
+    (["nvidia-cudnn-cu12>=junk", "nvidia-cudnn-cu12>=9.3"], (">=",), (CudnnVersion(9, 3), 1)),
+    (["nvidia-cudnn-cu12!=9.1"], ("==",), None),
+])
+def test_more_pin_versions(pins, ops, want):
+    got = _pin_version(pins, ops)
+    assert got == (None if want is None else (want[0], pins[want[1]]))
+
+
+@pytest.mark.parametrize("req, is_cudnn", [
+    ("nvidia-cudnn-jit-cu13>=9.12", True), ("nvidia_cudnn_jit_cu12", True), ("NVIDIA.CUDNN.CU12==9", True),
+    ("nvidia-cudnn-cu", False), ("nvidia-cudnn-jit", True), ("nvidia-cudnn-cu12-x", False), ("xnvidia-cudnn-cu12", False),
+    ("nvidia-cudnn-frontend", False), ("nvidia-cuda-nvrtc-cu12", False), (";nvidia-cudnn-cu12", False),
+])
+def test_more_cudnn_requirement_names(req, is_cudnn):
+    assert _is_cudnn_req(req) is is_cudnn
+
+
+@pytest.mark.parametrize("version, release", [("9.10.2.21", (9, 10, 2, 21)), ("2.9.1rc1", (2, 9, 1)), ("", None),
+                                              ("1.0.post3", (1, 0))])
+def test_more_releases(version, release):
+    assert _release(version) == release
