@@ -757,6 +757,9 @@ MORE_RECORD_LINES = [
     ("lib/a.so,sha256=x,5\r", RecordEntry("lib/a.so", "sha256=x", 5)),
     ("lib/a.so,sha256=x, 5\n", RecordEntry("lib/a.so", "sha256=x", None)),  # not a plain digit string
     ("lib/a.so,sha256=x,0\n", RecordEntry("lib/a.so", "sha256=x", 0)),
+    ("lib/a.so,sha256=x,5 \n", RecordEntry("lib/a.so", "sha256=x", None)),  # only CR/LF are stripped, not blanks
+    (",sha256=x,1\n", RecordEntry("", "sha256=x", 1)),                # an empty path field
+    ("share/man/X\n", RecordEntry("share/man/X")),                    # a bare path keeps every character
     ("\r\n", None),
 ]
 
@@ -825,6 +828,9 @@ def _info(tmp_path, text, folder="jax_cuda12_plugin-0.7.2.dist-info", name="META
     ("NAME: x\nVERSION: 1\nREQUIRES-DIST:   nvidia-cudnn-cu12==9.1.0.70   \n", ["nvidia-cudnn-cu12==9.1.0.70"]),
     # CRLF line ends
     ("Name: x\r\nVersion: 1\r\nRequires-Dist: a\r\n\r\nRequires-Dist: body\r\n", ["a"]),
+    # a PEP 508 direct reference: the colon of the URL belongs to the value (split at the first colon)
+    ("Name: x\nVersion: 1\nRequires-Dist: nvidia-cudnn-cu12 @ https://example.org/nvidia_cudnn_cu12-9.1.whl\n",
+     ["nvidia-cudnn-cu12 @ https://example.org/nvidia_cudnn_cu12-9.1.whl"]),
 ])
 def test_metadata_requires_dist(tmp_path, text, requires):
     assert read_dist_metadata(_info(tmp_path, text)).requires == requires
@@ -834,6 +840,12 @@ def test_metadata_an_indented_first_line_is_a_header_not_a_continuation(tmp_path
     """Nothing above to continue: the line is read as a header of its own (never an error)."""
     info = read_dist_metadata(_info(tmp_path, "  Name: jax-cuda12-plugin\nVersion: 0.7.2\n"))
     assert (info.name, info.version) == ("jax-cuda12-plugin", "0.7.2")
+
+
+def test_metadata_without_version_names_the_file(tmp_path):
+    d = _info(tmp_path, "Name: x\n")
+    with pytest.raises(ValueError, match=re.escape(os.path.join(d, "METADATA")) + " has no Name/Version header"):
+        read_dist_metadata(d)
 
 
 def test_metadata_first_name_and_version_win_and_names_are_normalised(tmp_path):
@@ -862,6 +874,8 @@ def test_metadata_of_at_most_4_mib(tmp_path, size_extra, ok):
      ['nvidia-cudnn-cu12>=9.1; extra == "cuda12" and platform_system == "Linux"']),
     ("# comment\n\n[cuda]\n# comment\n\nx\n", ['x; extra == "cuda"']),
     ("[cuda\ny\n", ["[cuda", "y"]),  # not a section header without its closing bracket
+    # the extra ends at the first colon; a marker's quoted value may hold colons (platform_version)
+    ('[gpu:platform_version == "#1 SMP 10:00"]\nz\n', ['z; extra == "gpu" and platform_version == "#1 SMP 10:00"']),
 ])
 def test_requires_txt_sections(tmp_path, requires_txt, want):
     d = _info(tmp_path, "Name: tensorflow\nVersion: 2.15.0\n", folder="tensorflow-2.15.0.egg-info", name="PKG-INFO",
@@ -883,6 +897,7 @@ def test_requires_txt_too_large_or_unreadable_is_no_requirement(tmp_path):
     ("nvidia-cudnn-cu12[a,b]==9.1.0.70; extra == 'x' and python_version<'3.13'", [("==", "9.1.0.70")]),
     ("nvidia-cudnn-cu12==1!9.1+local", [("==", "1!9.1+local")]),
     ("nvidia-cudnn-cu12>=9.0.0a1", [(">=", "9.0.0a1")]),
+    ("nvidia-cudnn-cu12==9.1.0RC1", [("==", "9.1.0RC1")]),  # PEP 440 versions are case-insensitive
     ("nvidia-cudnn-cu12===9.1,>=8", [("===", "9.1"), (">=", "8")]),
     ("nvidia-cudnn-cu12~=9.1.0,!=9.1.1", [("~=", "9.1.0"), ("!=", "9.1.1")]),
     ("nvidia-cudnn-cu12<=9.1", [("<=", "9.1")]),
@@ -919,3 +934,54 @@ def test_more_cudnn_requirement_names(req, is_cudnn):
                                               ("1.0.post3", (1, 0))])
 def test_more_releases(version, release):
     assert _release(version) == release
+
+
+@needs_ldconfig
+def test_the_default_cache_is_etc_ld_so_cache_as_ldconfig_p_reads_it():
+    if not os.path.isfile("/etc/ld.so.cache"):
+        pytest.skip("no /etc/ld.so.cache on this system")
+    got, note = read_ldcache()
+    assert note is None
+    assert got == _ldconfig_p("/etc/ld.so.cache")
+
+
+def test_an_unreadable_cache_says_why(tmp_path):
+    missing = tmp_path / "none"
+    assert read_ldcache(str(missing)) == ({}, f"ld.so cache {missing} unreadable (No such file or directory)")
+
+
+@pytest.mark.parametrize("where, readable", [("ends-at-64MiB", True), ("starts-at-64MiB", False)])
+def test_at_most_64_mib_of_the_cache_file_is_read(tmp_path, where, readable):
+    """The parser's bound on what it reads (this machine's cache is about 40 KB)."""
+    cache = _cache([("libcudnn.so.9", "/x/libcudnn.so.9")])
+    pad = (64 << 20) - (len(cache) if where == "ends-at-64MiB" else 0)
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(b"\1" * pad + cache)
+    got, note = read_ldcache(str(p))
+    if readable:
+        assert (got, note) == ({"libcudnn.so.9": ["/x/libcudnn.so.9"]}, None)
+    else:
+        assert (got, note) == ({}, f"ld.so cache {p}: unknown format")
+
+
+def test_the_header_is_the_first_magic_even_when_a_path_repeats_it(tmp_path):
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libz.so.1", "/opt/glibc-ld.so.cache1.1/libz.so.1")]))
+    assert read_ldcache(str(p)) == ({"libz.so.1": ["/opt/glibc-ld.so.cache1.1/libz.so.1"]}, None)
+
+
+def test_nlibs_is_unsigned(tmp_path):
+    """nlibs is a uint32_t (dl-cache.h): 0xffffffff is a huge count, not -1 (so: truncated)."""
+    p = tmp_path / "ld.so.cache"
+    raw = bytearray(_cache([("libz.so.1", "/lib/libz.so.1")]))
+    struct.pack_into("<I", raw, 20, 0xFFFFFFFF)
+    p.write_bytes(bytes(raw))
+    assert read_ldcache(str(p)) == ({}, f"ld.so cache {p}: truncated")
+
+
+def test_string_offsets_are_unsigned(tmp_path):
+    """key and value are uint32_t offsets (dl-cache.h): 0xffffffff lies past the end of any
+    cache, it is not one byte before the header."""
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libz.so.1", "/lib/libz.so.1"), (0xFFFFFFFF, 0xFFFFFFFF)], prefix=b"ld.so-1.7.0" + b"Q" * 13))
+    assert read_ldcache(str(p)) == ({"libz.so.1": ["/lib/libz.so.1"], "": [""]}, None)
