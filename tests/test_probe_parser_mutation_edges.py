@@ -88,6 +88,8 @@ class Elf:
         self.dynsym_type = SHT_DYNSYM
         self.dynstr_size_delta = 0    # .dynstr's sh_size = real size + this
         self.extra_dynsyms = 0        # empty symbols put before the named ones
+        self.dynstr_pad = b""         # bytes put in .dynstr before the symbols' names
+        self.vbase = VBASE            # load address minus file offset
         self.trailer = b""
 
     @property
@@ -116,13 +118,15 @@ class Elf:
 
         dyn = [(t, add(v)) for t, v in self.dyn]
         after = [(t, add(v)) for t, v in self.after_null]
+        dynstr += self.dynstr_pad
         sym_names = [add(n) for n, _ in self.syms]
         dynstr += self.strtab_tail
         L = {"dynstr_off": ehsize}
         dynsym_off = _align(ehsize + len(dynstr))
         nsyms = 1 + self.extra_dynsyms + len(self.syms)
         dynamic_off = _align(dynsym_off + symsz * nsyms)
-        strtab = ehsize + VBASE if self.strtab_value is None else self.strtab_value
+        VB = self.vbase
+        strtab = ehsize + VB if self.strtab_value is None else self.strtab_value
         full = [(DT_STRTAB, strtab), (DT_STRSZ, len(dynstr) - len(self.strtab_tail) + self.strsz_delta)] + dyn
         full += [(0, 0)] if self.null else []
         full += after
@@ -134,27 +138,27 @@ class Elf:
         shstr_off = rela_off + rela_size
         shstr = b"\0.dynstr\0.dynsym\0.dynamic\0.data\0.bss\0.rela.dyn\0.shstrtab\0"
         end = shstr_off + len(shstr)
-        bss_addr = VBASE + _align(end) + 0x1000
+        bss_addr = VB + _align(end) + 0x1000
         syms, dpos, bpos = [b"\0" * symsz * (1 + self.extra_dynsyms)], data_off, bss_addr
         for (name, kind), noff in zip(self.syms, sym_names):
-            shndx, value, size, info = {"data": (4, dpos + VBASE, 4, 0x11), "bss": (5, bpos, 4, 0x11),
+            shndx, value, size, info = {"data": (1, dpos + VB, 4, 0x11), "bss": (5, bpos, 4, 0x11),
                                         "undef": (0, 0, 0, 0x12), "abs": (0xFFF1, 0x1234, 4, 0x11)}[kind]
             dpos += 4 if kind == "data" else 0
             bpos += 4 if kind == "bss" else 0
             o = self.sym_overrides.get(name, {})
-            shndx, value = o.get("shndx", shndx), o.get("value", value)
+            shndx, value, noff = o.get("shndx", shndx), o.get("value", value), o.get("name", noff)
             syms.append(struct.pack(e + "IBBHQQ", noff, info, 0, shndx, value, size) if is64
                         else struct.pack(e + "IIIBBH", noff, value, size, info, 0, shndx))
         index = {n: i + 1 + self.extra_dynsyms for i, (n, _) in enumerate(self.syms)}
         L["slots"] = []
         rela = b""
         for k, (name, rtype) in enumerate(self.relocs):
-            slot = VBASE + 0x3000 + 8 * k
+            slot = VB + 0x3000 + 8 * k
             L["slots"].append((name, slot))
             rela += struct.pack(e + "QQq", slot, (index.get(name, 0x7FFF) << 32) | rtype, 0)
         rela += self.rela_tail
         L.update(data_off=data_off, dynamic_off=dynamic_off, rela_off=rela_off)
-        loads = [(ehsize + VBASE, ehsize, end - ehsize)] if self.loads is None else self.loads(L)
+        loads = [(ehsize + VB, ehsize, end - ehsize)] if self.loads is None else self.loads(L)
         L["loads"] = [(v, f + 0x2000) for v, _o, f in loads]
 
         def ph(t, off, vaddr, filesz, memsz):
@@ -164,22 +168,24 @@ class Elf:
 
         phs = [ph(PT_LOAD, o, v, f, f + 0x2000) for v, o, f in loads]
         if not self.no_dynamic:
-            phs.append(ph(PT_DYNAMIC, dynamic_off, dynamic_off + VBASE, len(dynamic), len(dynamic)))
+            phs.append(ph(PT_DYNAMIC, dynamic_off, dynamic_off + VB, len(dynamic), len(dynamic)))
         phs += [ph(PT_NULL, 0, 0, 0, 0)] * self.extra_phdrs
 
         def sh(name, t, off, size, link=0, info=0, entsize=0, addr=None):
-            addr = off + VBASE if addr is None else addr
+            addr = off + VB if addr is None else addr
             raw = (struct.pack(e + "IIQQQQIIQQ", name, t, 2, addr, off, size, link, info, 8, entsize) if is64
                    else struct.pack(e + "IIIIIIIIII", name, t, 2, addr, off, size, link, info, 4, entsize))
             return raw + b"\0" * self.sh_pad
 
+        # sections: 0 null, 1 .data, 2 .dynsym, 3 .dynstr, 4 .dynamic, 5 .bss, 6 .rela.dyn, 7 .shstrtab
+        # (.dynsym's sh_info, 1, is not its sh_link, 3; the data symbols live in section 1)
         shs = [b"\0" * (shsz + self.sh_pad),
-               sh(1, SHT_STRTAB, ehsize, len(dynstr) + self.dynstr_size_delta),
-               sh(9, self.dynsym_type, dynsym_off, symsz * nsyms + self.dynsym_size_extra,
-                  link=1 if self.dynsym_link is None else self.dynsym_link, info=1,
-                  entsize=symsz if self.dynsym_entsize is None else self.dynsym_entsize),
-               sh(17, SHT_DYNAMIC, dynamic_off, len(dynamic), link=1, entsize=16 if is64 else 8),
                sh(26, SHT_PROGBITS, data_off, 4 * ndata),
+               sh(9, self.dynsym_type, dynsym_off, symsz * nsyms + self.dynsym_size_extra,
+                  link=3 if self.dynsym_link is None else self.dynsym_link, info=1,
+                  entsize=symsz if self.dynsym_entsize is None else self.dynsym_entsize),
+               sh(1, SHT_STRTAB, ehsize, len(dynstr) + self.dynstr_size_delta),
+               sh(17, SHT_DYNAMIC, dynamic_off, len(dynamic), link=3, entsize=16 if is64 else 8),
                sh(32, SHT_NOBITS, _align(end), 0x100, addr=bss_addr),
                sh(37, SHT_RELA if is64 else SHT_PROGBITS, rela_off, rela_size,
                   link=2 if self.rela_link is None else self.rela_link, entsize=24 if is64 else 0),
@@ -228,7 +234,7 @@ def test_readelf_reads_the_built_files_as_the_gabi_says(tmp_path, bits, order):
     assert re.findall(r"\(SONAME\)\s+Library soname: \[(.*?)\]", out) == ["libcudnn.so.9"]
     assert re.findall(r"\(RPATH\)\s+Library rpath: \[(.*?)\]", out) == ["$ORIGIN:/opt/a"]
     assert re.findall(r"\(RUNPATH\)\s+Library runpath: \[(.*?)\]", out) == ["/b::/c"]
-    assert re.search(r"OBJECT\s+GLOBAL\s+DEFAULT\s+4 cudnn_graph_version", out)
+    assert re.search(r"OBJECT\s+GLOBAL\s+DEFAULT\s+1 cudnn_graph_version", out)
     assert re.search(r"FUNC\s+GLOBAL\s+DEFAULT\s+UND cudnnCreate", out)
     if bits == 64:
         rel = subprocess.run(["readelf", "-W", "-r", path], capture_output=True, text=True).stdout
@@ -326,13 +332,14 @@ def test_dynamic_array_ends_at_dt_null(tmp_path, bits, order):
 
 
 @pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
-def test_dynamic_array_without_dt_null_and_a_partial_entry(tmp_path, bits, order):
+@pytest.mark.parametrize("partial", [False, True], ids=["whole-entries", "partial-entry-after"])
+def test_dynamic_array_without_dt_null(tmp_path, bits, order, partial):
     """No DT_NULL: every whole entry of the segment counts, the last one too; bytes that do not
     make a whole entry are left out."""
     elf = Elf(bits, order, needed=(), soname=None)
     elf.null = False
     elf.after_null = [(DT_NEEDED, "liblast.so.1")]
-    elf.dyn_tail = b"\x01" * ((16 if bits == 64 else 8) - 1)
+    elf.dyn_tail = b"\x01" * ((16 if bits == 64 else 8) - 1) if partial else b""
     assert read_dynamic(elf.write(tmp_path)).needed == ("liblast.so.1",)
 
 
@@ -447,14 +454,14 @@ def test_symbol_value_must_lie_inside_its_section(tmp_path, bits, order, delta, 
     """[sh_addr, sh_addr + sh_size) of the symbol's section: .data here is 4 bytes."""
     elf = Elf(bits, order)
     elf.bytes()
-    elf.sym_overrides["cudnn_graph_version"] = {"value": elf.layout["data_off"] + VBASE + delta}
+    elf.sym_overrides["cudnn_graph_version"] = {"value": elf.layout["data_off"] + VBASE + delta}  # .data's sh_addr + delta
     path = elf.write(tmp_path)
     got = read_symbol_bytes(path, "cudnn_graph_version", 1)
     assert got == (SYM_VALUE[delta:delta + 1] if found else None)
 
 
 @pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
-@pytest.mark.parametrize("shndx_of, found", [(lambda n: 4, True), (lambda n: n - 1, False), (lambda n: n, False),
+@pytest.mark.parametrize("shndx_of, found", [(lambda n: 1, True), (lambda n: n - 1, False), (lambda n: n, False),
                                              (lambda n: n + 1, False)], ids=["data", "last-section", "count", "count+1"])
 def test_symbol_section_index_past_the_table_is_no_data(tmp_path, bits, order, shndx_of, found):
     elf = Elf(bits, order)
@@ -591,7 +598,7 @@ def test_relocation_sections_that_do_not_lead_to_names_are_skipped(tmp_path, cha
     if change == "rela-link-past-table":
         elf.rela_link = 8
     elif change == "rela-link-not-dynsym":
-        elf.rela_link = 1  # .dynstr
+        elf.rela_link = 3  # .dynstr
     else:
         elf.dynsym_link = 8
     assert symbol_slots(elf.write(tmp_path), "cudnn") == ([], elf.layout["loads"])
@@ -623,6 +630,140 @@ def test_import_slots_truncated_section_table_or_not_elf(tmp_path):
     (tmp_path / "c.so").write_bytes(elf.bytes()[:40])
     with pytest.raises(NotElf):
         symbol_slots(str(tmp_path / "c.so"), "cudnn")
+
+
+# --- what the headers' fields are: unsigned (gABI: Elf32_Addr/Off/Word and Elf64_Addr/Off/Xword
+# are unsigned), and the sentences a refused file is reported with (probe_installed shows them:
+# "not a usable shared library: <reason>")
+
+HIGH = {64: 1 << 63, 32: 0x80000000}  # the first address whose top bit is set
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_addresses_with_the_top_bit_set_are_addresses(tmp_path, bits, order):
+    """A library linked at or above 2 GiB (32-bit; prelinked i386 libraries lived there) or
+    2^63 (64-bit): its DT_STRTAB, symbol values and section addresses are read as unsigned."""
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libcudnn_ops.so.9", syms=SYMS)
+    elf.vbase = HIGH[bits]
+    path = elf.write(tmp_path)
+    got = read_dynamic(path)
+    assert (got.needed, got.soname) == (("libcudnn.so.9",), "libcudnn_ops.so.9")
+    assert read_symbol_bytes(path, "cudnn_graph_version_x") == SYM_VALUE
+
+
+def test_import_slots_and_load_ranges_with_the_top_bit_set(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7), ("cudnnDestroy", 6)])
+    elf.vbase = HIGH[64]
+    slots, loads = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert slots == elf.layout["slots"] and loads == elf.layout["loads"]
+    assert all(off >= HIGH[64] for _, off in slots) and loads[0][0] >= HIGH[64]
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_a_huge_sh_link_is_out_of_range_not_counted_from_the_end(tmp_path, bits, order):
+    """sh_link is an Elf_Word: 2^32 - 6 is past the 8 section headers (read signed, it would
+    name header 2 counted from the end: .dynsym's own string table would still be found)."""
+    elf = Elf(bits, order)
+    elf.dynsym_link = (1 << 32) - 5  # -5 from the end of 8 headers is 3, .dynstr
+    assert read_symbol_bytes(elf.write(tmp_path, "a.so"), "cudnn_graph_version") is None
+    if bits == 64 and order == "<":
+        elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+        elf.rela_link = (1 << 32) - 6  # -6 from the end is 2, .dynsym
+        assert symbol_slots(elf.write(tmp_path, "b.so"), "cudnn") == ([], elf.layout["loads"])
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_a_name_offset_past_the_string_table_names_nothing(tmp_path, bits, order):
+    """st_name is an Elf_Word: an offset past the table names nothing (read signed, 2^32 - 20
+    would be 20 bytes before the table's end, where "cudnnTail" lies)."""
+    elf = Elf(bits, order, syms=(("cudnn_graph_version", "data"), ("cudnnTail", "undef"), ("padpadpad", "undef")),
+              relocs=[("cudnn_graph_version", 7)] if bits == 64 else [])
+    elf.sym_overrides["cudnn_graph_version"] = {"name": (1 << 32) - 20}
+    path = elf.write(tmp_path)
+    assert read_symbol_bytes(path, "cudnnTail") is None  # cudnnTail's own symbol is undefined here
+    if bits == 64 and order == "<":
+        assert symbol_slots(path, "cudnn") == ([], elf.layout["loads"])
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("change, message", [
+    ({"data": b"\x7fELF\x02\x01"}, "not an ELF file"),
+    ({"data": b"\x7fELF" + b"\x02\x01\x01" + b"\0" * 9 + b"\0" * 20}, "truncated ELF header"),
+    ({"phnum": 0}, "no program headers"),
+    ({"phnum": 0xFFFF}, "no program headers"),      # PN_XNUM (extended numbering): not followed
+    ({"phoff": 1 << 20}, "truncated program headers"),
+    ("no-dynamic", "no dynamic section (not a shared object)"),
+    ("no-strtab", "dynamic section without a string table"),
+], ids=["short-ident", "short-header", "phnum-0", "phnum-PN_XNUM", "phoff-past-end", "no-dynamic", "no-strtab"])
+def test_each_refusal_says_why(tmp_path, bits, order, change, message):
+    elf = Elf(bits, order)
+    p = tmp_path / "libcudnn.so.9"
+    if change == "no-dynamic":
+        elf.no_dynamic = True
+        p.write_bytes(elf.bytes())
+    elif change == "no-strtab":
+        raw = bytearray(elf.bytes())
+        fmt = order + ("qQ" if bits == 64 else "iI")
+        struct.pack_into(fmt, raw, elf.layout["dynamic_off"], DT_DEBUG, 0)  # DT_STRTAB comes first
+        p.write_bytes(bytes(raw))
+    elif "data" in change:
+        p.write_bytes(change["data"])
+    else:
+        p.write_bytes(elf.bytes(**change))
+    with pytest.raises(NotElf, match=f"^{re.escape(message)}$"):
+        read_dynamic(str(p))
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("change, message", [
+    ({"shoff": 0}, "no section headers"), ({"shnum": 0}, "no section headers"),
+    ({"shoff": 1 << 20}, "truncated section headers"),
+], ids=["shoff-0", "shnum-0", "shoff-past-end"])
+def test_each_section_refusal_says_why(tmp_path, bits, order, change, message):
+    path = Elf(bits, order).write(tmp_path, **change)
+    with pytest.raises(NotElf, match=f"^{re.escape(message)}$"):
+        read_symbol_bytes(path, "cudnn_graph_version")
+    if bits == 64 and order == "<" and "shoff" in change and change["shoff"]:
+        with pytest.raises(NotElf, match=f"^{re.escape(message)}$"):
+            symbol_slots(path, "cudnn")
+
+
+def test_import_slots_refuse_pn_xnum_program_header_counts(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    assert symbol_slots(elf.write(tmp_path, phnum=0xFFFF), "cudnn") == ([], [])
+
+
+def test_an_import_name_that_is_not_ascii_is_replaced(tmp_path):
+    elf = Elf(64, "<", syms=((b"cudnn\xffX", "undef"),), relocs=[(b"cudnn\xffX", 7)])
+    slots, _ = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert [n for n, _ in slots] == ["cudnn\ufffdX"]
+
+
+@pytest.fixture(scope="module")
+def big_strtab(tmp_path_factory):
+    """A library whose .dynstr is larger than 64 MiB, the parsers' bound on what they read of a
+    section: names just below the bound are read, names past it are not (a sparse file: the
+    names are written 64 MiB into the table, the bytes before them are a hole)."""
+    bound = 64 << 20
+    at = bound - len("cudnn_graph_version\0cudnnBefore\0") - 2  # "cudnnAfter" crosses the bound
+    elf = Elf(64, "<", syms=(("cudnn_graph_version", "data"), ("cudnnBefore", "undef"), ("cudnnAfter", "undef")),
+              relocs=[("cudnnBefore", 7), ("cudnnAfter", 7)])
+    elf.sym_overrides = {"cudnn_graph_version": {"name": at}, "cudnnBefore": {"name": at + 20},
+                         "cudnnAfter": {"name": at + 32}}
+    elf.dynstr_size_delta = bound  # .dynstr's sh_size: past the names
+    p = tmp_path_factory.mktemp("big") / "libbig.so"
+    p.write_bytes(elf.bytes())
+    with open(p, "r+b") as fh:
+        fh.seek(64 + at)  # .dynstr starts after the 64-byte ELF header
+        fh.write(b"cudnn_graph_version\0cudnnBefore\0cudnnAfter\0")
+    return str(p), elf.layout
+
+
+def test_names_past_64_mib_of_the_string_table_are_not_read(big_strtab):
+    path, layout = big_strtab
+    assert read_symbol_bytes(path, "cudnn_graph_version") == SYM_VALUE
+    slots, _ = symbol_slots(path, "cudnn")
+    assert slots == [s for s in layout["slots"] if s[0] == "cudnnBefore"]
 
 
 # --------------------------------------------------------------------------------------------
