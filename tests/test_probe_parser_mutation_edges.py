@@ -660,6 +660,67 @@ def test_import_slots_and_load_ranges_with_the_top_bit_set(tmp_path):
 
 
 @pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_program_header_table_offset_with_the_top_bit_set_is_past_the_end(tmp_path, bits, order):
+    with pytest.raises(NotElf, match="^truncated program headers$"):
+        read_dynamic(Elf(bits, order).write(tmp_path, phoff=HIGH[bits]))
+
+
+# --- offsets no file can reach (a corrupt header: 2^63 and above) are past the end of the file,
+# never an exception of another kind (ValueError "cannot fit 'int' into an offset-sized integer"
+# from seek, before the fix) -- probe_installed documents that it never raises
+
+
+def _far(bits, order, what):
+    """A file whose ``what`` offset is 2^63 (ELF64) or 2^31 (ELF32), with the sentence read_dynamic
+    / read_symbol_bytes answer."""
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libcudnn_ops.so.9")
+    far = HIGH[bits] if bits == 64 else (1 << 32) - 16
+    header = {}
+    if what == "phoff":
+        header["phoff"] = far
+    elif what == "shoff":
+        header["shoff"] = far
+    elif what == "strtab":
+        elf.loads = lambda L: []  # DT_STRTAB taken as a file offset
+        elf.strtab_value = far
+    return elf, header
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_offsets_past_any_file(tmp_path, bits, order):
+    elf, header = _far(bits, order, "phoff")
+    with pytest.raises(NotElf, match="^truncated program headers$"):
+        read_dynamic(elf.write(tmp_path, "a.so", **header))
+    elf, header = _far(bits, order, "shoff")
+    with pytest.raises(NotElf, match="^truncated section headers$"):
+        read_symbol_bytes(elf.write(tmp_path, "b.so", **header), "cudnn_graph_version")
+    elf, header = _far(bits, order, "strtab")
+    got = read_dynamic(elf.write(tmp_path, "c.so", **header))
+    assert got.needed == ("",) and got.soname is None  # the names lie past the end: empty
+
+
+def test_import_slots_offsets_past_any_file_or_short_entries(tmp_path):
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    for name, header, message in [("a.so", {"phoff": HIGH[64]}, "truncated program headers"),
+                                  ("b.so", {"shoff": HIGH[64]}, "truncated section headers"),
+                                  ("c.so", {"phentsize": 55}, "header entries smaller than the ELF64 structures"),
+                                  ("d.so", {"shentsize": 63}, "header entries smaller than the ELF64 structures")]:
+        with pytest.raises(NotElf, match=f"^{message}$"):
+            symbol_slots(elf.write(tmp_path, name, **header), "cudnn")
+
+
+def test_probe_installed_reports_a_corrupt_copy_instead_of_raising(tmp_path):
+    from cudnn_magic.probes.installed import probe_installed
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    Elf(64, "<", soname="libcudnn.so.9").write(lib, "libcudnn.so.9", phoff=HIGH[64])
+    inv = probe_installed(environ={}, query_unknown=False, ldcache_path=str(tmp_path / "no-cache"), extra_dirs=(str(lib),))
+    (copy,) = [c for c in inv.copies if c.path.startswith(str(lib))]
+    assert copy.error == "not a usable shared library: truncated program headers"
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
 def test_a_huge_sh_link_is_out_of_range_not_counted_from_the_end(tmp_path, bits, order):
     """sh_link is an Elf_Word: 2^32 - 6 is past the 8 section headers (read signed, it would
     name header 2 counted from the end: .dynsym's own string table would still be found)."""
