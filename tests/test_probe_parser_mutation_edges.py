@@ -155,7 +155,8 @@ class Elf:
         for k, (name, rtype) in enumerate(self.relocs):
             slot = VB + 0x3000 + 8 * k
             L["slots"].append((name, slot))
-            rela += struct.pack(e + "QQq", slot, (index.get(name, 0x7FFF) << 32) | rtype, 0)
+            sym = name if isinstance(name, int) else index.get(name, 0x7FFF)  # an int: a raw symbol index
+            rela += struct.pack(e + "QQq", slot, (sym << 32) | rtype, 0)
         rela += self.rela_tail
         L.update(data_off=data_off, dynamic_off=dynamic_off, rela_off=rela_off)
         loads = [(ehsize + VB, ehsize, end - ehsize)] if self.loads is None else self.loads(L)
@@ -818,6 +819,26 @@ def big_strtab(tmp_path_factory):
         fh.seek(64 + at)  # .dynstr starts after the 64-byte ELF header
         fh.write(b"cudnn_graph_version\0cudnnBefore\0cudnnAfter\0")
     return str(p), elf.layout
+
+
+def test_symbols_past_64_mib_of_the_symbol_table_are_not_read(tmp_path):
+    """The same bound on .dynsym (symbol_slots, which reads a symbol's st_name, its first 4
+    bytes): the symbol starting 16 bytes below 64 MiB is read, the next one, starting 8 bytes
+    past it, is not (a sparse file again)."""
+    last = (64 << 20) // 24  # 2796202 * 24 = 64 MiB - 16
+    elf = Elf(64, "<", syms=(("cudnnNear", "undef"),), relocs=[(last, 7), (last + 1, 7)])
+    elf.dynsym_size_extra = 64 << 20
+    raw = elf.bytes()
+    name = raw.index(b"cudnnNear\0") - 64  # its offset in .dynstr
+    p = tmp_path / "libbig.so"
+    p.write_bytes(raw)
+    dynsym_off = struct.unpack_from("<Q", raw, struct.unpack_from("<Q", raw, 40)[0] + 2 * 64 + 24)[0]  # header 2's sh_offset
+    with open(p, "r+b") as fh:
+        for idx in (last, last + 1):
+            fh.seek(dynsym_off + idx * 24)
+            fh.write(struct.pack("<IBBHQQ", name, 0x12, 0, 0, 0, 0))
+    slots, _ = symbol_slots(str(p), "cudnn")
+    assert slots == [("cudnnNear", elf.layout["slots"][0][1])]
 
 
 def test_names_past_64_mib_of_the_string_table_are_not_read(big_strtab):
