@@ -90,6 +90,7 @@ class Elf:
         self.extra_dynsyms = 0        # empty symbols put before the named ones
         self.dynstr_pad = b""         # bytes put in .dynstr before the symbols' names
         self.vbase = VBASE            # load address minus file offset
+        self.bad_rela_first = False   # section 6 a RELA linked to .dynstr, the real one appended as section 8
         self.trailer = b""
 
     @property
@@ -191,6 +192,9 @@ class Elf:
                sh(37, SHT_RELA if is64 else SHT_PROGBITS, rela_off, rela_size,
                   link=2 if self.rela_link is None else self.rela_link, entsize=24 if is64 else 0),
                sh(47, SHT_STRTAB, shstr_off, len(shstr), addr=0)]
+        if self.bad_rela_first:
+            shs.append(shs[6])
+            shs[6] = sh(37, SHT_RELA, rela_off, rela_size, link=3, entsize=24)
         phoff = _align(end)
         shoff = _align(phoff + len(b"".join(phs)))
         hdr = dict(phoff=phoff, shoff=shoff, phentsize=phsz + self.ph_pad, phnum=len(phs),
@@ -610,6 +614,45 @@ def test_relocations_naming_a_symbol_past_the_table_or_a_partial_entry_are_skipp
     elf.rela_tail = b"\x07" * 23  # not a whole Elf64_Rela (24 bytes)
     slots, _ = symbol_slots(elf.write(tmp_path), "cudnn")
     assert [n for n, _ in slots] == ["cudnnCreate", "cudnnDestroy"]
+
+
+def test_a_relocation_section_not_leading_to_names_does_not_hide_the_next(tmp_path):
+    """Two SHT_RELA sections (as .rela.dyn and .rela.plt): the first, linked to .dynstr instead
+    of a symbol table, is skipped and the second is still read."""
+    elf = Elf(64, "<", syms=IMPORTS, relocs=[("cudnnCreate", 7)])
+    elf.bad_rela_first = True
+    slots, _ = symbol_slots(elf.write(tmp_path), "cudnn")
+    assert slots == elf.layout["slots"]
+
+
+def test_x32_files_are_not_read_for_import_slots(tmp_path):
+    """The x32 ABI: ELFCLASS32 with e_machine EM_X86_64; symbol_slots reads 64-bit files only."""
+    elf = Elf(32, "<", machine=EM_X86_64, syms=IMPORTS)
+    assert symbol_slots(elf.write(tmp_path), "cudnn") == ([], [])
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+@pytest.mark.parametrize("table", ["program", "section"])
+def test_a_file_cut_inside_a_header_table(tmp_path, bits, order, table):
+    """The file ends 1 byte before the end of its program-header (or section-header) table."""
+    elf = Elf(bits, order, syms=IMPORTS, relocs=[("cudnnCreate", 7)] if bits == 64 else [])
+    raw = elf.bytes()
+    off, code = elf.field("phoff" if table == "program" else "shoff")
+    start = struct.unpack_from(order + code, raw, off)[0]
+    n = struct.unpack_from(order + "H", raw, elf.field("phnum" if table == "program" else "shnum")[0])[0]
+    size = struct.unpack_from(order + "H", raw, elf.field("phentsize" if table == "program" else "shentsize")[0])[0]
+    p = tmp_path / "cut.so"
+    p.write_bytes(raw[:start + n * size - 1])
+    message = f"^truncated {table} headers$"
+    if table == "program":
+        with pytest.raises(NotElf, match=message):
+            read_dynamic(str(p))
+    else:
+        with pytest.raises(NotElf, match=message):
+            read_symbol_bytes(str(p), "cudnn_graph_version")
+    if bits == 64 and order == "<":
+        with pytest.raises(NotElf, match=message):
+            symbol_slots(str(p), "cudnn")
 
 
 def test_an_import_name_cut_by_the_end_of_its_string_table(tmp_path):
