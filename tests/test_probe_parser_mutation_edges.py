@@ -1251,3 +1251,18 @@ def test_string_offsets_are_unsigned(tmp_path):
     p = tmp_path / "ld.so.cache"
     p.write_bytes(_cache([("libz.so.1", "/lib/libz.so.1"), (0xFFFFFFFF, 0xFFFFFFFF)], prefix=b"ld.so-1.7.0" + b"Q" * 13))
     assert read_ldcache(str(p)) == ({"libz.so.1": ["/lib/libz.so.1"], "": [""]}, None)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_without_dt_strsz_no_name_is_read(tmp_path, bits, order):
+    """DT_STRSZ is mandatory beside DT_STRTAB (gABI); without it the table's size is taken as 0:
+    the entries are kept, their names read as empty, and nothing raises."""
+    elf = Elf(bits, order, needed=("libcudnn.so.9",), soname="libcudnn_ops.so.9")
+    raw = bytearray(elf.bytes())
+    fmt = order + ("qQ" if bits == 64 else "iI")
+    at = elf.layout["dynamic_off"] + struct.calcsize(fmt)  # DT_STRSZ is the second entry
+    assert struct.unpack_from(fmt, raw, at)[0] == DT_STRSZ
+    struct.pack_into(fmt, raw, at, DT_DEBUG, 0)
+    (tmp_path / "a.so").write_bytes(bytes(raw))
+    got = read_dynamic(str(tmp_path / "a.so"))
+    assert (got.needed, got.soname) == (("",), None)
