@@ -1266,3 +1266,13 @@ def test_without_dt_strsz_no_name_is_read(tmp_path, bits, order):
     (tmp_path / "a.so").write_bytes(bytes(raw))
     got = read_dynamic(str(tmp_path / "a.so"))
     assert (got.needed, got.soname) == (("",), None)
+
+
+@pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)
+def test_a_name_starting_past_dt_strsz_is_not_read(tmp_path, bits, order):
+    """DT_STRSZ ends the table 2 bytes before the SONAME's index (inside the NUL and last
+    character of the NEEDED name before it): the SONAME names nothing, the NEEDED is cut."""
+    elf = Elf(bits, order, needed=("libfirst.so.1",), soname="libcudnn.so.9", syms=())
+    elf.strsz_delta = -len("libcudnn.so.9\0") - 2
+    got = read_dynamic(elf.write(tmp_path))
+    assert (got.needed, got.soname) == (("libfirst.so.",), None)
