@@ -18,6 +18,16 @@ class NotElf(ValueError):
     """The file is not a readable ELF shared object (raised by :func:`read_dynamic`)."""
 
 
+def _seek(fh, offset: int) -> None:
+    """Seek to ``offset`` (bytes from the start), where an offset no file can reach (2^63 and
+    above, from a corrupt header: ``seek`` refuses it with ValueError or OverflowError) is the
+    end of the file, so the read that follows finds nothing there, as past any other end."""
+    try:
+        fh.seek(offset)
+    except (OverflowError, ValueError):
+        fh.seek(0, 2)
+
+
 @dataclass(frozen=True)
 class ElfDynamic:
     """The loader-relevant facts of one ELF file.
@@ -59,7 +69,7 @@ def read_dynamic(path: str) -> ElfDynamic:
             raise NotElf("no program headers")
         loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
         dyn: tuple[int, int] | None = None
-        fh.seek(phoff)
+        _seek(fh, phoff)
         table = fh.read(phentsize * phnum)
         if len(table) < phentsize * phnum:
             raise NotElf("truncated program headers")
@@ -77,7 +87,7 @@ def read_dynamic(path: str) -> ElfDynamic:
             raise NotElf("no dynamic section (not a shared object)")
         ent_fmt = end + ("qQ" if is64 else "iI")
         ent_size = struct.calcsize(ent_fmt)
-        fh.seek(dyn[0])
+        _seek(fh, dyn[0])
         data = fh.read(min(dyn[1], _MAX_DYN * ent_size))
         entries: list[tuple[int, int]] = []
         for off in range(0, len(data) - ent_size + 1, ent_size):
@@ -103,7 +113,7 @@ def read_dynamic(path: str) -> ElfDynamic:
         for idx in wanted:
             if idx in found:
                 continue
-            fh.seek(str_off + idx)
+            _seek(fh, str_off + idx)
             chunk = fh.read(min(4096, strsz - idx))
             while b"\0" not in chunk and len(chunk) < min(1 << 16, strsz - idx):  # long RPATH lists
                 more = fh.read(4096)
@@ -165,7 +175,7 @@ def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
         sh_size = struct.calcsize(sh_fmt)
         if shoff == 0 or shnum == 0 or shentsize < sh_size or shnum > 65535:
             raise NotElf("no section headers")
-        fh.seek(shoff)
+        _seek(fh, shoff)
         table = fh.read(shentsize * shnum)
         if len(table) < shentsize * shnum:
             raise NotElf("truncated section headers")
@@ -180,9 +190,9 @@ def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
         strtab = sections[dynsym[6]]
         ent = dynsym[9] or (24 if is64 else 16)
         count = min(dynsym[5] // ent, _MAX_DYNSYMS)
-        fh.seek(dynsym[4])
+        _seek(fh, dynsym[4])
         syms = fh.read(count * ent)
-        fh.seek(strtab[4])
+        _seek(fh, strtab[4])
         strings = fh.read(min(strtab[5], 64 << 20))
         sym_fmt = end + ("IBBHQQ" if is64 else "IIIBBH")
         for i in range(count):
@@ -200,7 +210,7 @@ def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
             sec = sections[shndx]
             if sec[1] == SHT_NOBITS or not sec[3] <= value < sec[3] + sec[5]:
                 return None
-            fh.seek(value - sec[3] + sec[4])
+            _seek(fh, value - sec[3] + sec[4])
             data = fh.read(size)
             return data if len(data) == size else None
     return None
@@ -237,14 +247,18 @@ def symbol_slots(path: str, prefix: str) -> tuple[list[tuple[str, int]], list[tu
         types = _GOT_TYPES.get(machine)
         if types is None or not shoff or not shnum or shnum > 65535 or phnum > 4096:
             return [], []
-        fh.seek(phoff)
+        if phentsize < 56 or shentsize < 64:
+            raise NotElf("header entries smaller than the ELF64 structures")
+        _seek(fh, phoff)
         ph = fh.read(phentsize * phnum)
+        if len(ph) < phentsize * phnum:
+            raise NotElf("truncated program headers")
         loads = []
         for i in range(phnum):
             p_type, _fl, _off, vaddr, _pa, _fsz, memsz, _al = struct.unpack("<IIQQQQQQ", ph[i * phentsize: i * phentsize + 56])
             if p_type == PT_LOAD:
                 loads.append((vaddr, memsz))
-        fh.seek(shoff)
+        _seek(fh, shoff)
         table = fh.read(shentsize * shnum)
         if len(table) < shentsize * shnum:
             raise NotElf("truncated section headers")
@@ -258,13 +272,13 @@ def symbol_slots(path: str, prefix: str) -> tuple[list[tuple[str, int]], list[tu
             if symsec[1] != SHT_DYNSYM or symsec[6] >= len(secs):
                 continue
             if s[6] not in cache:
-                fh.seek(symsec[4])
+                _seek(fh, symsec[4])
                 syms = fh.read(min(symsec[5], 64 << 20))
                 strsec = secs[symsec[6]]
-                fh.seek(strsec[4])
+                _seek(fh, strsec[4])
                 cache[s[6]] = (syms, fh.read(min(strsec[5], 64 << 20)))
             syms, strings = cache[s[6]]
-            fh.seek(s[4])
+            _seek(fh, s[4])
             rel = fh.read(min(s[5], 64 << 20))
             for j in range(0, len(rel) - 23, 24):
                 r_offset, r_info, _add = struct.unpack("<QQq", rel[j: j + 24])
