@@ -1,6 +1,6 @@
 """Edge tables written against the survivors of the mutation run (issue 20): diagnose.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md.
+What survives is listed, with its reason, in tests/mutation_survivors.md.
 
 Each table states one rule of ``cudnn_magic.diagnose`` at its edge, through what a caller sees:
 the diagnosis ids and their rank, the fact lines of the evidence, the fix ids offered (and their

@@ -1,6 +1,6 @@
 """Edge tables written against the survivors of the mutation run (issue 20): knowledge.
 
-Filled in by the issue-20 work; see tests/mutation_survivors.md. Each table states one rule of the
+What survives is listed in tests/mutation_survivors.md. Each table states one rule of the
 knowledge base at its edge, as a caller sees it: the diagnosis and fields a :func:`scan` hit
 carries, the diagnosis :func:`cudnn_magic.diagnose.diagnose` ranks first and its title, the
 Signature :func:`sig` builds. The source of each fact is named beside its table."""

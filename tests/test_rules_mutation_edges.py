@@ -2,7 +2,7 @@
 
 Each row states a rule at its edge, with the source of the fact in a comment; assertions are on
 what a caller sees (the verdict, the finding and fix ids, the fix title, the rule-bearing words of
-a sentence). Sources: /work/shared/FACTS.md ("Which runtime cuDNN each framework accepts",
+a sentence). Sources: shared/FACTS.md ("Which runtime cuDNN each framework accepts",
 "cuDNN version encoding", "Two cuDNNs at once"), the frameworks' own checks as each table names,
 PEP 440 / PEP 508 via ``packaging``. The survivors left are listed in tests/mutation_survivors.md.
 """
