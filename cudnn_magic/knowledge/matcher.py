@@ -27,6 +27,7 @@ import logging
 
 from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
+from .status import status_by_name
 
 #: Stable fix ids a diagnosis may offer, with their one-line advice (shared/spec/diagnoses.md:
 #: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one
@@ -511,8 +512,6 @@ def _glued_status(status: str | None, same: list[Hit]) -> bool:
     """True when a joined match's ``status`` is not a cuDNN status name but starts with one that
     the line pass read whole on the same line (``CUDNN_STATUS_INTERNAL_ERROR`` + ``noise``): the
     names are an enumerated set (cudnn_graph.h / cudnn.h, knowledge/status.py)."""
-    from .status import status_by_name
-
     def named(s: str) -> bool:
         st = status_by_name(s) if s else None
         return st is not None and st.code is not None
