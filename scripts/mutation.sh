@@ -83,9 +83,36 @@ if [ "${MUTATION_RECHECK:-0}" = "1" ] && [ -d mutants ]; then
   "$PY" scripts/mutation_recheck.py "${selected[@]}"
 fi
 
+# mutmut re-runs EVERY mutant named on its command line, checked or not (only a run naming none
+# keeps the verdicts, and that would also run the non-target functions of the probes/ files). So
+# once mutants/ exists, name only the selected mutants that have no verdict yet (new, changed, or
+# reopened by MUTATION_RECHECK); a second pass takes those that mutmut generated during the first
+# (functions changed since the last run).
+unchecked() {
+  "$PY" - "$@" <<'PYEOF'
+import fnmatch, json, sys
+from pathlib import Path
+for meta in sorted(Path("mutants").rglob("*.py.meta")):
+    for name, code in json.loads(meta.read_text()).get("exit_code_by_key", {}).items():
+        if code is None and any(fnmatch.fnmatch(name, p) for p in sys.argv[1:]):
+            print(name)
+PYEOF
+}
 start=$(date +%s)
-.venv/bin/mutmut run --max-children "${MUTATION_JOBS:-2}" "${selected[@]}" > mutants-run.log 2>&1
-rc=$?
+rc=0
+: > mutants-run.log
+for pass in 1 2; do
+  if [ -d mutants ] && ls mutants/cudnn_magic/*.meta >/dev/null 2>&1; then
+    mapfile -t names < <(unchecked "${selected[@]}")
+    [ ${#names[@]} -gt 0 ] || { [ $pass -eq 1 ] && echo "every selected mutant has a verdict (MUTATION_RECHECK=1 reopens the survivors)"; break; }
+  else
+    names=("${selected[@]}")
+  fi
+  echo "pass $pass: ${#names[@]} mutant name(s) or pattern(s)" >> mutants-run.log
+  .venv/bin/mutmut run --max-children "${MUTATION_JOBS:-2}" "${names[@]}" >> mutants-run.log 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || break
+done
 end=$(date +%s)
 echo "mutmut run: exit $rc, $(( (end - start) / 60 ))m$(( (end - start) % 60 ))s (log: mutants-run.log)"
 .venv/bin/mutmut results --all true 2>/dev/null | "$PY" scripts/mutation_score.py "${selected[@]}"
