@@ -36,6 +36,12 @@ INSTALL = [
      "nvidia-cudnn-cu12>=9.3,<10"),  # another library's pin is not a cuDNN requirement
     ("tensorflow", "9.3", "12.5.1", ("nvidia-cudnn-cu12<10",), "9.1.0",
      "nvidia-cudnn-cu12>=9.3,<10"),  # a pin with only an upper bound says nothing about the minor
+    ("tensorflow", "9.3", "12.5.1", ("nvidia-cublas-cu12==12.5.3.2", "nvidia-cudnn-cu12==9.10.2.21"), "9.1.0",
+     "nvidia-cudnn-cu12==9.10.2.21"),  # another library's pin before it does not hide the cuDNN pin
+    ("tensorflow", "9.3", "12.5.1", ("nvidia-cudnn-cu12>=", "nvidia-cudnn-cu12==9.10.2.21"), "9.1.0",
+     "nvidia-cudnn-cu12==9.10.2.21"),  # nor does a pin that is not a PEP 508 requirement
+    ("pytorch", "9.10.2", "12.8", ("nvidia-cudnn-cu12===9.10.2.21",), "9.1.0",
+     "nvidia-cudnn-cu12===9.10.2.21"),  # PEP 440 arbitrary equality is an exact pin too
     ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12<10; extra == "and-cuda"',), "9.1.0",
      "nvidia-cudnn-cu12>=9.3,<10"),  # the == of its marker is not a version bound (PEP 508)
     ("tensorflow", "9.3", "12.5.1", ('nvidia-cudnn-cu12 >= 9.3.0.75 ; extra == "and-cuda"',), "9.1.0",
