@@ -993,14 +993,40 @@ def test_strings_count_from_the_new_header_and_are_decoded_leniently(tmp_path, p
     assert got == {"libz.so.1": ["/lib/libz.so.1"], "libcudnn.so.9": ["/opt/\ufffdcudnn/libcudnn.so.9"]}
 
 
-def test_a_string_offset_past_the_end_reads_as_empty_not_raised(tmp_path):
+LEFT_OUT = "left out (a name past the end of the file or not NUL-terminated)"
+
+
+def test_a_string_offset_past_the_end_is_left_out_and_counted_not_raised(tmp_path):
     """An entry whose string offsets point past the end of the file (a cut or corrupt cache)
-    gives empty names; the entries before it are read as written."""
+    is left out and counted in the note; the entries before it are read as written."""
     p = tmp_path / "ld.so.cache"
     p.write_bytes(_cache([("libcudnn.so.9", "/x/libcudnn.so.9"), (1 << 20, 1 << 20)]))
     got, note = read_ldcache(str(p))
-    assert note is None
-    assert got == {"libcudnn.so.9": ["/x/libcudnn.so.9"], "": [""]}
+    assert note == f"ld.so cache {p}: 1 entry {LEFT_OUT}"
+    assert got == {"libcudnn.so.9": ["/x/libcudnn.so.9"]}
+
+
+@pytest.mark.parametrize("cut", [0, 1, 5], ids=["cut-at-last-char", "cut-1-before", "cut-5-before"])
+def test_a_last_name_without_its_nul_is_left_out_whole_not_shortened(tmp_path, cut):
+    """A cache cut inside its last string: the name runs to the end of the file with no NUL.
+    It is not read one character short (the old ``data[o:-1]``), it is left out and counted."""
+    raw = _cache([("libz.so.1", "/lib/libz.so.1"), ("libcudnn.so.9", "/x/libcudnn.so.9")])
+    assert raw.endswith(b"/x/libcudnn.so.9\0")
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(raw[:len(raw) - 1 - cut])
+    got, note = read_ldcache(str(p))
+    assert got == {"libz.so.1": ["/lib/libz.so.1"]}
+    assert note == f"ld.so cache {p}: 1 entry {LEFT_OUT}"
+
+
+def test_the_key_alone_unreadable_leaves_the_entry_out(tmp_path):
+    """Either name unreadable leaves the entry out (a path with no soname, or a soname with no
+    path, is not an entry); two such entries are counted as two."""
+    p = tmp_path / "ld.so.cache"
+    p.write_bytes(_cache([("libz.so.1", "/lib/libz.so.1"), (1 << 20, "/x/a.so"), ("libcudnn.so.9", 1 << 20)]))
+    got, note = read_ldcache(str(p))
+    assert got == {"libz.so.1": ["/lib/libz.so.1"]}
+    assert note == f"ld.so cache {p}: 2 entries {LEFT_OUT}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -1250,7 +1276,7 @@ def test_string_offsets_are_unsigned(tmp_path):
     cache, it is not one byte before the header."""
     p = tmp_path / "ld.so.cache"
     p.write_bytes(_cache([("libz.so.1", "/lib/libz.so.1"), (0xFFFFFFFF, 0xFFFFFFFF)], prefix=b"ld.so-1.7.0" + b"Q" * 13))
-    assert read_ldcache(str(p)) == ({"libz.so.1": ["/lib/libz.so.1"], "": [""]}, None)
+    assert read_ldcache(str(p)) == ({"libz.so.1": ["/lib/libz.so.1"]}, f"ld.so cache {p}: 1 entry {LEFT_OUT}")
 
 
 @pytest.mark.parametrize("bits, order", KINDS, ids=KIND_IDS)

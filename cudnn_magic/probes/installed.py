@@ -52,7 +52,9 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
     """Parse glibc's ``ld.so.cache`` (new format "glibc-ld.so.cache1.1", per glibc
     ``sysdeps/generic/dl-cache.h``) into ``{soname: [paths in cache order]}``.
 
-    Returns (map, note); the note says why the cache could not be read. Never raises.
+    Returns (map, note); the note says why the cache could not be read, or how many entries
+    were left out because a name of theirs lies past the end of the file or runs to it with no
+    terminating NUL (a cut or corrupt cache). Never raises.
     """
     try:
         with open(path, "rb") as fh:
@@ -68,15 +70,23 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
         # struct cache_file_new: magic[17] version[3] nlibs len_strings flags[1] pad[3] extension_offset unused[3]
         off = start + 20 + 4 + 4 + 1 + 3 + 4 + 12
         out: dict[str, list[str]] = {}
+        unreadable = 0
+
+        def cstr(o: int) -> str | None:
+            o += start
+            end = data.find(b"\0", o)
+            return data[o:end].decode("utf-8", "replace") if end >= 0 else None
+
         for i in range(min(nlibs, 200_000)):
             _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
-
-            def cstr(o: int) -> str:
-                o += start
-                end = data.find(b"\0", o)
-                return data[o:end].decode("utf-8", "replace")
-
-            out.setdefault(cstr(key), []).append(cstr(value))
+            soname, lib_path = cstr(key), cstr(value)
+            if soname is None or lib_path is None:
+                unreadable += 1
+                continue
+            out.setdefault(soname, []).append(lib_path)
+        if unreadable:
+            return out, (f"ld.so cache {path}: {unreadable} entr{'y' if unreadable == 1 else 'ies'} "
+                         "left out (a name past the end of the file or not NUL-terminated)")
         return out, None
     except struct.error:
         return {}, f"ld.so cache {path}: truncated"
