@@ -695,6 +695,43 @@ def test_a_status_name_cut_by_the_wrap_is_still_joined():
     assert top.title == "cuDNN could not create its handle (CUDNN_STATUS_INTERNAL_ERROR)"
 
 
+# The name cut at the wrap column ("..._INTERNAL_" / "ERROR") and the next message starting on the
+# line after: the joined name ends where its line ends (the longest status name that does), it does
+# not run on into "Traceback". Before: "CUDNN_STATUS_INTERNAL_ERRORTraceback", an unknown status.
+CUT_AT_WRAP = "2024-01-01 12:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:366] Could not create cudnn handle: "
+
+
+@pytest.mark.parametrize("cut, tail, status", [
+    ("CUDNN_STATUS_INTERNAL_", "ERROR\nTraceback (most recent call last):\n", "CUDNN_STATUS_INTERNAL_ERROR"),
+    ("CUDNN_STATUS_INTERNAL_", "ERROR\r\nTraceback (most recent call last):\r\n", "CUDNN_STATUS_INTERNAL_ERROR"),
+    ("CUDNN_STATUS_NOT_", "INITIALIZED\nnext\n", "CUDNN_STATUS_NOT_INITIALIZED"),
+    ("CUDNN_STATUS_ALLOC", "_FAILED\nI0000 more log\n", "CUDNN_STATUS_ALLOC_FAILED"),
+    # the longest name that ends at a line end: NOT_SUPPORTED then _ARCH_MISMATCH (cuDNN 9's)
+    ("CUDNN_STATUS_NOT_SUPPORTED", "_ARCH_MISMATCH\nTraceback\n", "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH"),
+    ("CUDNN_STATUS_", "NOT_SUPPORTED\nTraceback\n", "CUDNN_STATUS_NOT_SUPPORTED"),
+    # three lines: the name cut twice, then the next message
+    ("CUDNN_STATUS_BAD", "_PA\nRAM\nTraceback\n", "CUDNN_STATUS_BAD_PARAM"),
+], ids=["internal", "internal-crlf", "not-initialized", "alloc-failed", "longest-name", "not-supported", "two-cuts"])
+def test_a_status_name_cut_at_the_wrap_ends_with_its_line(cut, tail, status):
+    log = CUT_AT_WRAP + cut + "\n" + tail
+    hits = [h for h in scan(log) if h.signature.name == "cudnn-create-handle"]
+    assert [h.groups["status"] for h in hits] == [status]
+    assert hits[0].line.endswith(status)
+    # the same as the message unwrapped, one line: refinement, diagnosis and title
+    whole = CUT_AT_WRAP + status + "\nTraceback (most recent call last):\n"
+    (one,) = [h for h in scan(whole) if h.signature.name == "cudnn-create-handle"]
+    assert (hits[0].diagnosis, hits[0].weight, hits[0].groups) == (one.diagnosis, one.weight, one.groups)
+    assert diagnose(log=log)[0].title == diagnose(log=whole)[0].title
+
+
+def test_a_cut_name_that_is_no_status_name_up_to_any_line_end_is_left_as_read():
+    """Only a known name ending exactly at a line end is a cut: "CUDNN_STATUS_INTERNAL_ERRO" +
+    "RFOO" has no status name ending at the break, so the joined text is kept as the paste has it."""
+    log = CUT_AT_WRAP + "CUDNN_STATUS_INTERNAL_ERRO\nRFOO\nTraceback\n"
+    hits = [h for h in scan(log) if h.signature.name == "cudnn-create-handle"]
+    assert [h.groups["status"] for h in hits] == ["CUDNN_STATUS_INTERNAL_ERRORFOOTraceback"]
+
+
 @pytest.mark.parametrize("text, groups", [
     # Windows' LoadLibrary failure as cuDNN 8 prints it (real reports in tests/test_real_reports.py)
     ("Could not load library cudnn_ops_infer64_8.dll. Error code 126", {"error_code": "126"}),

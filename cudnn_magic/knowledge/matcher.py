@@ -512,14 +512,38 @@ def _glued_status(status: str | None, same: list[Hit]) -> bool:
     """True when a joined match's ``status`` is not a cuDNN status name but starts with one that
     the line pass read whole on the same line (``CUDNN_STATUS_INTERNAL_ERROR`` + ``noise``): the
     names are an enumerated set (cudnn_graph.h / cudnn.h, knowledge/status.py)."""
-    def named(s: str) -> bool:
-        st = status_by_name(s) if s else None
-        return st is not None and st.code is not None
-
-    if not status or status.isdigit() or named(status):
+    if not status or status.isdigit() or _named_status(status):
         return False
-    return any(named(f.groups.get("status", "")) and status.upper().startswith(f.groups["status"].upper())
+    return any(_named_status(f.groups.get("status", "")) and status.upper().startswith(f.groups["status"].upper())
                for f in same)
+
+
+def _named_status(s: str) -> bool:
+    """True for a cuDNN status name of cudnn_graph.h / cudnn.h (knowledge/status.py)."""
+    st = status_by_name(s) if s else None
+    return st is not None and st.code is not None
+
+
+def _status_cut_at_wrap(h: Hit, joined: bytes, starts: list[int], sep: bytes) -> int | None:
+    """For a joined match whose ``status`` is no cuDNN status name but begins with one that
+    ends exactly at a line end (``CUDNN_STATUS_INTERNAL_`` cut at the wrap column, ``ERROR``
+    alone on the next line, then ``Traceback ...``), the index of the first line that is not
+    part of the match: the longest such name. None when the status needs no cut."""
+    status = h.groups.get("status")
+    if not status or status.isdigit() or _named_status(status):
+        return None
+    raw = status.encode("utf-8", "surrogatepass")
+    pos = joined.find(raw, h.span[0], h.span[1])
+    if pos < 0:
+        return None
+    cut = None
+    for i in range(bisect.bisect_right(starts, pos), len(starts)):
+        end = starts[i] - len(sep)  # where line i - 1 ends in the joined text
+        if end >= pos + len(raw):
+            break
+        if _named_status(raw[: end - pos].decode("utf-8", "replace")):
+            cut = i
+    return cut
 
 
 def _scan_joined(data: bytes, source: str, warnings: bool,
@@ -548,6 +572,18 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
         for h in _scan_data(joined, source, warnings):
             first = bisect.bisect_right(starts, h.span[0]) - 1
             last = bisect.bisect_right(starts, max(h.span[0], h.span[1] - 1)) - 1
+            cut = _status_cut_at_wrap(h, joined, starts, sep)
+            if cut is not None:
+                # the status name ends with a line; what follows is the next message: match
+                # again over the lines up to there (the refinement reads the whole name)
+                again = [g for g in _scan_data(sep.join(lines[first:cut]), source, warnings)
+                         if g.signature.name == h.signature.name]
+                if not again:
+                    continue
+                g = again[0]
+                h = Hit(g.signature, g.diagnosis, g.weight, g.line, g.groups, source,
+                        g.position + starts[first], (g.span[0] + starts[first], g.span[1] + starts[first]))
+                last = cut - 1
             same = [f for f in found if f.signature.name == h.signature.name
                     and orig[first] <= f.position < orig[last + 1]]
             completes = any(len(f.groups) < len(h.groups) for f in same)
