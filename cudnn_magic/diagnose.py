@@ -624,18 +624,21 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
         for res in report.resolutions:  # a report without the check's findings (built by hand)
             if res.picked and res.shadowed:
                 d = os.path.dirname(res.picked)
+                # taking the folder off LD_LIBRARY_PATH changes the pick only when LD_LIBRARY_PATH
+                # made it (not a RUNPATH, the ld.so cache or a copy already loaded)
                 fix = Fix(
                     "remove-shadowing-dir", f"Take {d} off the library path",
                     f"{res.consumer} loads {res.soname} from {d} ({res.reason}), hiding "
                     f"{', '.join(res.shadowed[:3])}. Remove {shlex.quote(d)} from LD_LIBRARY_PATH before "
                     "starting Jupyter/Python, then restart the kernel.",
-                    restart_required=True, applicable=res.reason.startswith("LD_LIBRARY_PATH"),
-                )
+                    restart_required=True, applicable=True,
+                ) if res.reason.startswith("LD_LIBRARY_PATH") else None
                 for a in aggs.values():
                     if a.id in ("cudnn-version-mismatch", "cudnn-sublibrary-load-failed", "cudnn-init-failed"):
                         a.facts.append(f"fact: {res.consumer} picks {res.picked} ({res.reason}); it shadows "
                                        + ", ".join(res.shadowed[:3]))
-                        a.fact_fixes.append(fix)
+                        if fix is not None:
+                            a.fact_fixes.append(fix)
                 break
         else:
             # No framework whose search shows it, no finding of the check: the mapped copy's own

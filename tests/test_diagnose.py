@@ -76,6 +76,25 @@ def test_shadowing_fix_names_the_directory():
     assert "/opt/old" in fixes["remove-shadowing-dir"].action
 
 
+@pytest.mark.parametrize("reason, offered", [
+    ("LD_LIBRARY_PATH entry /opt/old", True),
+    # the loader's other steps (probes/loader.py, glibc's search order): taking the folder off
+    # LD_LIBRARY_PATH would not change what these pick, so that fix is not offered
+    ("RUNPATH $ORIGIN/../nvidia/cudnn/lib of libtensorflow_framework.so.2", False),
+    ("RPATH /opt/old of libtensorflow_framework.so.2", False),
+    ("ld.so cache", False),
+], ids=["ld-library-path", "runpath", "rpath", "ld-so-cache"])
+def test_shadowing_fix_only_where_ld_library_path_made_the_pick(reason, offered):
+    report = Report(frameworks=(_tf(),), resolutions=(Resolution("TensorFlow", None, "libcudnn.so.8", "/opt/old/libcudnn.so.8",
+                                                                 reason, ("/site/nvidia/cudnn/lib/libcudnn.so.8",)),))
+    top = diagnose(log=VERSION_LINE, report=report)[0]
+    assert any("picks /opt/old/libcudnn.so.8" in e and reason in e for e in top.evidence)
+    # the folder's own fix (the catalogue's general advice "Keep other cuDNN copies off the
+    # library path", never applicable, may stay)
+    mine = [f for f in top.fixes if f.id == "remove-shadowing-dir" and "/opt/old" in f.action]
+    assert [(f.title, f.applicable) for f in mine] == ([("Take /opt/old off the library path", True)] if offered else [])
+
+
 def test_title_and_fix_from_versions():
     top = diagnose(log=VERSION_LINE)[0]
     assert top.title == "The cuDNN loaded at runtime (8.0.5) is older than the 8.1.0 TensorFlow was built with"
