@@ -320,7 +320,10 @@ def _corroborate(aggs: dict[str, _Agg], weighed: list[tuple[float, Hit]]) -> Non
     decisive evidence supports comes first: "Unable to find a valid cuDNN algorithm" next to "CUDA
     out of memory" is memory. Decisive means a hit of that id which does not itself list the
     first id as an alternative (two ambiguous wordings never promote each other), and never the
-    generic ``cudnn-init-failed``."""
+    generic ``cudnn-init-failed``. It comes first also when the ambiguous wording was repeated
+    (its id's score holds a bonus for each distinct line, up to 3: four "cudnn PoolForward launch
+    failed" lines next to one "OOM when allocating tensor" are still memory); the bonus that
+    decisive lines of the ambiguous wording's own id earn is not outbid."""
     direct: dict[str, list[Hit]] = {}
     for _, h in weighed:
         direct.setdefault(h.diagnosis, []).append(h)
@@ -329,7 +332,10 @@ def _corroborate(aggs: dict[str, _Agg], weighed: list[tuple[float, Hit]]) -> Non
             if other == h.diagnosis or other in _GENERIC_IDS or other not in aggs:
                 continue
             if any(all(alt != h.diagnosis for alt, _ in d.signature.also) for d in direct.get(other, ())):
-                aggs[other].score = max(aggs[other].score, w + 1.0)
+                # above the ambiguous wordings with their repetition bonus (as _build gives it),
+                # not above the id's other, decisive evidence
+                lines = {x.line for x in direct.get(h.diagnosis, ()) if any(o == other for o, _ in x.signature.also)}
+                aggs[other].score = max(aggs[other].score, w + min(3.0, max(0, len(lines) - 1) * 1.0) + 1.0)
 
 
 def _refine_by_call(aggs: dict[str, _Agg], markers: list[Hit]) -> None:

@@ -219,3 +219,24 @@ def test_no_driver_in_the_live_report_is_said_and_fixed_first():
     assert d[0].fixes[0].id == "upgrade-driver"
     pasted = diagnose(exception="RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
     assert not any("no NVIDIA driver" in e for e in pasted[0].evidence)  # no live facts, no claim
+
+
+# "cudnn <Op> launch failed" (TensorFlow core/kernels/pooling_ops_common.cc) may be memory, a
+# mismatch or the kernel itself; next to a decisive out-of-memory line (TensorFlow's
+# ResourceExhaustedError, PyTorch's CUDACachingAllocator message) memory comes first, however many
+# distinct launch lines follow (each adds to their own id's score, up to 3).
+_LAUNCH_OPS = ("PoolForward", "PoolBackward", "LRNForward", "BatchNormForward")
+_OOM_LINES = {
+    "tensorflow": "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[64,128,56,56]",
+    "pytorch": "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity; 12.1 GiB already allocated)",
+}
+
+
+@pytest.mark.parametrize("oom", sorted(_OOM_LINES))
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_memory_stays_first_next_to_repeated_launch_failures(oom, n):
+    log = "\n".join([_OOM_LINES[oom]] + [
+        f"2020-01-01 00:00:0{i}.000000: E tensorflow/core/kernels/pooling_ops_common.cc:1] cudnn {_LAUNCH_OPS[i]} launch failed"
+        for i in range(n)])
+    got = [d.id for d in diagnose(log=log)]
+    assert got[:2] == ["gpu-out-of-memory", "cudnn-execution-failed"]
