@@ -1441,3 +1441,19 @@ def _symbol_of(sym):
 ])
 def test_a_quoted_symbol_is_cut_to_80_characters_and_keeps_its_letters(sym, quoted):
     assert _symbol_of(sym) == quoted
+
+
+# The parts read for the framework (the exception, the traceback, the two ends of the log) are
+# joined by a line break only: a joint adds no letters, so a word that is not a framework's word
+# ("LaRuntimeError" is not JAX's XlaRuntimeError) names no framework wherever it stands.
+NEAR_MISS = "LaRuntimeError: not a JAX word"
+
+
+@pytest.mark.parametrize("kw", [
+    {"traceback": NEAR_MISS, "log": XLA_LINE},  # after the exception/traceback joint
+    {"exception": "RuntimeError: failed", "traceback": NEAR_MISS, "log": XLA_LINE},
+    {"log": NEAR_MISS + "\n" + XLA_LINE},  # after the joint of the log's two ends
+    {"log": (NEAR_MISS + "\n" + XLA_LINE).encode()},  # the same log as bytes
+], ids=["traceback", "exception+traceback", "log", "log-bytes"])
+def test_a_near_miss_word_names_no_framework(kw):
+    assert _title_framework(**kw) == "TensorFlow/JAX (XLA)"
