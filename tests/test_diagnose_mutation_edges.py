@@ -1457,3 +1457,18 @@ NEAR_MISS = "LaRuntimeError: not a JAX word"
 ], ids=["traceback", "exception+traceback", "log", "log-bytes"])
 def test_a_near_miss_word_names_no_framework(kw):
     assert _title_framework(**kw) == "TensorFlow/JAX (XLA)"
+
+
+# exc_type: "Type: " is put before the message unless the message already names its type within its
+# first 200 characters (diagnose: str(exc) usually lacks the type; "Type: message" already has it).
+@pytest.mark.parametrize("last_index, prefixed", [
+    (198, False), (199, False),  # the type name ends inside the first 200 characters
+    (200, True), (201, True),  # it ends past them: the type is put before the message
+])
+def test_the_exception_type_is_named_unless_the_first_200_characters_name_it(last_index, prefixed):
+    head = NOT_SUPPORTED + " "
+    msg = head + "z" * (last_index + 1 - len("RuntimeError") - len(head)) + "RuntimeError"
+    assert msg.rindex("RuntimeError") + len("RuntimeError") - 1 == last_index
+    ev = _by_id(diagnose(msg, exc_type="RuntimeError"), "cudnn-unsupported-config").evidence
+    assert ev[0].startswith("RuntimeError: " + NOT_SUPPORTED) is prefixed
+    assert NOT_SUPPORTED in ev[0]
