@@ -1257,3 +1257,218 @@ def test_a_pasted_warning_hard_wrapped_at_40_columns_is_found_unless_told_not_to
     wrapped = "\n".join(line[i:i + 40] for i in range(0, len(line), 40))
     assert [d.id for d in gpu_unused_warnings(wrapped)] == ["cudnn-library-not-found"]
     assert gpu_unused_warnings(wrapped, joined=False) == []
+
+
+# ===================================================================================================
+# diagnose (the public entry), _is_core, _drop_unnamed_loads, _clean: the edges of what is read
+# (survivors of the second mutation run; the reasons for the others are in tests/mutation_survivors.md)
+# ===================================================================================================
+# Rules, from diagnose()'s docstring and comments (README "A failing cell's diagnosis"):
+# an exception message or traceback longer than MAX_EXCEPTION_CHARS (256 KiB) is cut to its ends,
+# "the decisive words are at the ends of a message": the first and the last half of the limit are
+# read, the middle is not; the traceback repeats the message (its raise line): its wordings
+# already found in the exception are quoted once; a bytes log is "scanned in place, never decoded
+# whole", and only its first and last 65,536 bytes name the framework; "Never raises: an internal
+# error is logged at debug level and gives []" (logger "cudnn_magic").
+
+import logging  # noqa: E402
+
+from cudnn_magic.diagnose import MAX_EXCEPTION_CHARS  # noqa: E402
+
+NOT_SUPPORTED = "cuDNN error: CUDNN_STATUS_NOT_SUPPORTED"
+_HALF = MAX_EXCEPTION_CHARS // 2
+_OVERSIZED = MAX_EXCEPTION_CHARS + 50_000  # head [0, _HALF), middle, tail [len - _HALF, len)
+
+
+def _oversized_with(start: int) -> str:
+    """An oversized exception message of filler lines with NOT_SUPPORTED at character ``start``."""
+    filler = ("x" * 99 + "\n") * (_OVERSIZED // 100 + 1)
+    text = filler[:start - 1] + "\n" + NOT_SUPPORTED + "\n" + filler
+    return text[:_OVERSIZED]
+
+
+OVERSIZED_EXCEPTION = [
+    # where the wording starts, whether it is read
+    (_HALF - 40_000, True),  # well inside the head (past a third of the limit)
+    (_HALF - len(NOT_SUPPORTED), True),  # its last character is the head's last one
+    (_HALF + 1_000, False),  # the middle: past the head, before the tail
+    (_OVERSIZED - _HALF + 1_000, True),  # inside the tail
+]
+
+
+@pytest.mark.parametrize("start, read", OVERSIZED_EXCEPTION, ids=["head", "head-end", "middle", "tail"])
+def test_an_oversized_exception_is_read_at_its_two_ends(start, read):
+    exc = _oversized_with(start)
+    assert len(exc) > MAX_EXCEPTION_CHARS and exc[start:start + len(NOT_SUPPORTED)] == NOT_SUPPORTED
+    ids = [d.id for d in diagnose(exc)]
+    assert ("cudnn-unsupported-config" in ids) is read
+    if read:
+        assert _by_id(diagnose(exc), "cudnn-unsupported-config").versions["status"] == "CUDNN_STATUS_NOT_SUPPORTED"
+
+
+TRACEBACK = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    y = conv(x)\n'
+             f"RuntimeError: {NOT_SUPPORTED}")
+
+
+@pytest.mark.parametrize("exception, evidence", [
+    (NOT_SUPPORTED, (NOT_SUPPORTED,)),  # the raise line repeats the message: quoted once, from the message
+    ("", (f"RuntimeError: {NOT_SUPPORTED}",)),  # no message given: the traceback's line is the evidence
+])
+def test_the_traceback_repeating_the_message_is_quoted_once(exception, evidence):
+    with_tb = diagnose(exception, traceback=TRACEBACK)
+    assert [d.id for d in with_tb] == ["cudnn-unsupported-config"]
+    assert with_tb[0].evidence == evidence
+    if exception:  # the same diagnosis as the message alone (no second quote, no stronger rank)
+        assert with_tb == diagnose(exception)
+
+
+@pytest.mark.parametrize("kw", [{"log": None}, {"traceback": None}, {"log": None, "traceback": None}],
+                         ids=["log", "traceback", "both"])
+def test_a_missing_log_or_traceback_given_as_none_changes_nothing(kw):
+    # callers pass None for "not captured" (the docstring: never raises)
+    assert diagnose(INTERNAL, **kw) == diagnose(INTERNAL)
+    assert [d.id for d in diagnose(INTERNAL, **kw)] == ["cudnn-internal-error"]
+
+
+@pytest.mark.parametrize("garbage", [b"\xff\xfe", b"\x80", b"\xc3"], ids=["bom-like", "continuation", "truncated"])
+def test_a_bytes_log_with_invalid_utf8_is_still_diagnosed(garbage):
+    # "UTF-8 bytes as read from a file": a stray invalid byte (a binary progress bar, a cut
+    # multibyte character) does not cost the diagnosis
+    log = garbage + b"\n" + NOT_FOUND.encode() + b"\n" + garbage
+    got = diagnose(log=log)
+    assert [d.id for d in got] == ["cudnn-library-not-found"]
+    assert got == diagnose(log=NOT_FOUND)
+
+
+@pytest.mark.parametrize("head, seen", [
+    # the marker ends at this byte index; the bytes before it are 2-byte characters ("é")
+    (65_530, True),  # "jaxlib" is bytes 65530..65535: inside the first 65,536 bytes
+    (65_531, False),  # "jaxlib" ends at byte 65536: one byte past the head
+])
+def test_the_head_window_of_a_bytes_log_counts_bytes_not_characters(head, seen):
+    prefix = ("x" if head % 2 else "") + "é" * (head // 2)
+    log = (prefix + "jaxlib" + "y" * 70_000 + "\n" + XLA_LINE).encode()
+    assert log.index(b"jaxlib") == head
+    assert _title_framework(log=log) == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+@pytest.mark.parametrize("after, seen", [
+    # bytes after "jaxlib", as 2-byte characters ("é"), plus one ASCII byte when odd
+    (65_530, True),  # "jaxlib" lies wholly in the last 65,536 bytes
+    (65_531, False),  # its first byte is one before the last 65,536
+])
+def test_the_tail_window_of_a_bytes_log_counts_bytes_not_characters(after, seen):
+    suffix = ("x" if after % 2 else "") + "é" * (after // 2)
+    log = (XLA_LINE + "\n" + "y" * 70_000 + "jaxlib" + suffix).encode()
+    assert len(log) - log.index(b"jaxlib") - 6 == after
+    assert _title_framework(log=log) == ("JAX" if seen else "TensorFlow/JAX (XLA)")
+
+
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_a_log_shorter_than_the_two_windows_is_read_whole(as_bytes):
+    # 65,536 + 65,536 bytes cover the whole log: a word across the 64 KiB mark is seen
+    log = "x" * 65_533 + "jaxlib" + "y" * 40_000 + "\n" + XLA_LINE
+    assert len(log) < 2 * 65_536 and log.index("jaxlib") < 65_536 < log.index("jaxlib") + 6
+    assert _title_framework(log=log.encode() if as_bytes else log) == "JAX"
+
+
+def test_an_internal_error_gives_nothing_and_is_logged_at_debug_level(caplog):
+    # the docstring: "Never raises: an internal error is logged at debug level and gives []"
+    broken_report = object()  # not a Report: the refinement with live facts fails inside
+    with caplog.at_level(logging.DEBUG, logger="cudnn_magic"):
+        assert diagnose(INTERNAL, report=broken_report) == []
+    records = [r for r in caplog.records if r.name == "cudnn_magic" and r.levelno == logging.DEBUG]
+    assert [r.getMessage() for r in records] == ["diagnose failed"]
+    assert records[0].exc_info is not None and records[0].exc_info[0] is not None  # the traceback is kept
+
+
+# _is_core: a marker (weight 0: "which library a loader said it could not open", knowledge/__init__)
+# is no cuDNN failure; a needs_context wording ("no kernel image is available", CUDA runtime
+# cudaErrorNoKernelImageForDevice) counts only next to one (diagnose._build).
+NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+CUBLAS_MISSING = ("Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared object "
+                  "file: No such file or directory")
+
+
+@pytest.mark.parametrize("lines, arch", [
+    ([NO_KERNEL], False),  # alone: a CUDA matter, not cuDNN's
+    ([CUBLAS_MISSING, NO_KERNEL], False),  # a non-cuDNN library missing is no cuDNN failure
+    (["RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR", NO_KERNEL], True),  # next to a cuDNN failure
+])
+def test_no_kernel_image_counts_only_next_to_a_cudnn_failure(lines, arch):
+    ids = [d.id for d in diagnose(log="\n".join(lines))]
+    assert ("gpu-arch-unsupported" in ids) is arch
+    if not arch:
+        assert ids == []
+
+
+# _drop_unnamed_loads: ONNX Runtime's "Failed to create CUDAExecutionProvider" names no library
+# (onnxruntime provider_bridge_ort.cc): it is a cuDNN matter unless the loader named only
+# non-cuDNN libraries as missing; a cuDNN library among the missing keeps it.
+ORT_EP = ("[E:onnxruntime:Default, provider_bridge_ort.cc:1480 TryGetProviderInfo_CUDA] Failed to create "
+          "CUDAExecutionProvider")
+CUDNN9_MISSING = "OSError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+
+
+@pytest.mark.parametrize("lines, quoted", [
+    ([ORT_EP], True),  # nothing named: the provider line stands
+    ([CUDNN9_MISSING, ORT_EP], True),
+    ([CUDNN9_MISSING, CUBLAS_MISSING, ORT_EP], True),  # cuDNN among the missing: still a cuDNN matter
+    ([CUBLAS_MISSING, ORT_EP], False),  # only cuBLAS missing: not cuDNN's
+])
+def test_the_provider_line_is_quoted_when_cudnn_is_among_the_missing(lines, quoted):
+    got = diagnose(log="\n".join(lines))
+    ev = _by_id(got, "cudnn-library-not-found").evidence if got else ()
+    assert (ORT_EP in ev) is quoted
+    if not quoted:
+        assert got == []
+
+
+# _clean: a quoted value (here the undefined symbol) is cut to 80 characters and loses only trailing
+# ".,: " (the catalogue quotes it in titles and versions; ld.so's "undefined symbol: NAME").
+def _symbol_of(sym):
+    got = diagnose(log=f"ImportError: /x/libcudnn_ops_infer.so.8: undefined symbol: {sym}")
+    return _by_id(got, "cudnn-sublibrary-load-failed").versions["symbol"]
+
+
+@pytest.mark.parametrize("sym, quoted", [
+    ("_ZN5cudnn" + "a" * 70, "_ZN5cudnn" + "a" * 70),  # 79 characters: whole
+    ("_ZN5cudnn" + "a" * 71, "_ZN5cudnn" + "a" * 71),  # 80: whole
+    ("_ZN5cudnn" + "a" * 72, "_ZN5cudnn" + "a" * 71),  # 81: cut to 80
+    ("_ZN5cudnn" + "a" * 70 + "X", "_ZN5cudnn" + "a" * 70 + "X"),  # a letter at the end stays
+    ("cudnnFooX", "cudnnFooX"),
+    ("cudnnFooXX", "cudnnFooXX"),
+])
+def test_a_quoted_symbol_is_cut_to_80_characters_and_keeps_its_letters(sym, quoted):
+    assert _symbol_of(sym) == quoted
+
+
+# The parts read for the framework (the exception, the traceback, the two ends of the log) are
+# joined by a line break only: a joint adds no letters, so a word that is not a framework's word
+# ("LaRuntimeError" is not JAX's XlaRuntimeError) names no framework wherever it stands.
+NEAR_MISS = "LaRuntimeError: not a JAX word"
+
+
+@pytest.mark.parametrize("kw", [
+    {"traceback": NEAR_MISS, "log": XLA_LINE},  # after the exception/traceback joint
+    {"exception": "RuntimeError: failed", "traceback": NEAR_MISS, "log": XLA_LINE},
+    {"log": NEAR_MISS + "\n" + XLA_LINE},  # after the joint of the log's two ends
+    {"log": (NEAR_MISS + "\n" + XLA_LINE).encode()},  # the same log as bytes
+], ids=["traceback", "exception+traceback", "log", "log-bytes"])
+def test_a_near_miss_word_names_no_framework(kw):
+    assert _title_framework(**kw) == "TensorFlow/JAX (XLA)"
+
+
+# exc_type: "Type: " is put before the message unless the message already names its type within its
+# first 200 characters (diagnose: str(exc) usually lacks the type; "Type: message" already has it).
+@pytest.mark.parametrize("last_index, prefixed", [
+    (198, False), (199, False),  # the type name ends inside the first 200 characters
+    (200, True), (201, True),  # it ends past them: the type is put before the message
+])
+def test_the_exception_type_is_named_unless_the_first_200_characters_name_it(last_index, prefixed):
+    head = NOT_SUPPORTED + " "
+    msg = head + "z" * (last_index + 1 - len("RuntimeError") - len(head)) + "RuntimeError"
+    assert msg.rindex("RuntimeError") + len("RuntimeError") - 1 == last_index
+    ev = _by_id(diagnose(msg, exc_type="RuntimeError"), "cudnn-unsupported-config").evidence
+    assert ev[0].startswith("RuntimeError: " + NOT_SUPPORTED) is prefixed
+    assert NOT_SUPPORTED in ev[0]
