@@ -342,3 +342,136 @@ def test_the_log_and_the_live_facts_disagree(mapped, reached, logged, disagree):
                          "%cudnn_check)"]
     else:
         assert notes == []
+
+
+# =================================================================================================
+# issue 20, second round: diagnose._refine_by_call, _note_missing_driver, _refine_with_facts and
+# _diagnosis (what a caller sees: ids in rank order, titles, facts, the fixes offered)
+# =================================================================================================
+def _ort(status, call):
+    # ONNX Runtime core/providers/cuda/cuda_call.cc: "CUDNN failure <n>: <status> ; GPU=... ; expr=<call>(...);"
+    return f"CUDNN failure 4: {status} ; GPU=0 ; hostname=h ; file=cudnn_common.cc ; line=52 ; expr={call}(h);"
+
+
+# PyTorch c10::Error backtrace: "Exception raised from <function> at <file>:<line>" (knowledge/calls.py)
+TORCH_STREAM = ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\nException raised from cudnnSetStream at "
+                "../aten/src/ATen/cudnn/Handle.cpp:9 (most recent call first):")
+
+CALL_AMONG_OTHERS = [
+    # log, exception, ids in rank order, the top diagnosis's title (None: not checked)
+    # cuDNN API reference, cudnnCreate: a bare INTERNAL_ERROR from it is a handle that could not be
+    # created, whatever else the log said first (here TensorFlow's version line, ranked above it)
+    (VERSION_LINE, _ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnCreate"),
+     ["cudnn-version-mismatch", "cudnn-init-failed", "cudnn-internal-error"], None),
+    # cudnnSetStream fails on a context an earlier CUDA error broke: the bare status is refined even
+    # when TensorFlow's own wording ("Could not create cudnn handle", kept as it is) came first
+    (HANDLE, TORCH_STREAM, ["cudnn-stream-set-failed", "cudnn-init-failed", "cudnn-internal-error", "gpu-out-of-memory"],
+     "cuDNN could not attach to the CUDA stream (cudnnSetStream returned CUDNN_STATUS_INTERNAL_ERROR)"),
+]
+
+
+@pytest.mark.parametrize("log, exception, ids, title", CALL_AMONG_OTHERS, ids=["after-version-line", "after-own-wording"])
+def test_the_failing_call_refines_a_bare_status_found_after_other_diagnoses(log, exception, ids, title):
+    res = diagnose(log=log, exception=exception)
+    assert [d.id for d in res] == ids
+    if title is not None:
+        assert res[0].title == title
+
+
+ALGO_SEARCH_MEMORY = [
+    # free, total, ids in rank order. Find*/Get*Algorithm allocate every candidate's workspace
+    # (knowledge/calls.py REFINES "algo-search"): memory is added as the second possibility; a nearly
+    # full GPU (< 256 MiB free, README "A failing cell's diagnosis with the live facts") then puts it
+    # first, on the one memory diagnosis.
+    # (on 4 GiB 5 % is 204.8 MiB: the 256 MiB edge decides)
+    (255 * MiB, 4 * GiB, ["gpu-out-of-memory", "cudnn-internal-error"]),
+    (256 * MiB, 4 * GiB, ["cudnn-internal-error", "gpu-out-of-memory"]),
+]
+
+
+@pytest.mark.parametrize("free, total, ids", ALGO_SEARCH_MEMORY, ids=["255MiB", "256MiB"])
+def test_a_nearly_full_gpu_speaks_to_the_memory_an_algorithm_search_suggests(free, total, ids):
+    log = _ort("CUDNN_STATUS_INTERNAL_ERROR", "cudnnFindConvolutionForwardAlgorithmEx")
+    res = diagnose(log=log, report=Report(gpus=(Gpu(0, "T4", total_bytes=total, free_bytes=free),)))
+    assert [d.id for d in res] == ids
+    oom = next(d for d in res if d.id == "gpu-out-of-memory")
+    assert oom.evidence[0] == log
+    assert (_facts(oom) == [f"fact: GPU 0 (T4) has {free // MiB} MiB free of 4.0 GiB"]) is (free < 256 * MiB)
+
+
+NO_DRIVER_ONLY = [
+    # log, ids in rank order. NVML "Not Found" (NVML_ERROR_LIBRARY_NOT_FOUND): no driver here. Memory
+    # merely inferred next to a generic failure is dropped (TensorFlow's failed handle); a status that
+    # is itself memory (ALLOC_FAILED from cudnnCreate, ONNX Runtime's line) is the only diagnosis and stays.
+    (_ort("CUDNN_STATUS_ALLOC_FAILED", "cudnnCreate"), ["gpu-out-of-memory"]),
+    (HANDLE, ["cudnn-init-failed"]),
+]
+
+
+@pytest.mark.parametrize("log, ids", NO_DRIVER_ONLY, ids=["alloc-failed-alone", "handle-with-inferred-memory"])
+def test_no_driver_never_drops_the_only_diagnosis(log, ids):
+    res = diagnose(log=log, report=Report(driver=Unavailable("NVML Shared Library Not Found")))
+    assert [d.id for d in res] == ids
+    assert _facts(res[0]) == ["fact: no NVIDIA driver on this machine (NVML: NVML Shared Library Not Found); cuDNN "
+                              "cannot create a handle without a GPU and its driver"]
+
+
+# XLA cuda_dnn.cc: "There was an error before creating cudnn handle" (a CUDA error already pending;
+# knowledge/init.py: cudnn-init-failed, a too-old driver also possible).
+BEFORE_HANDLE = ("E1123 19:13:25.034265  814362 cuda_dnn.cc:502] There was an error before creating cudnn handle (500): "
+                 "cudaErrorSymbolNotFound : named symbol not found")
+MISMATCH_THEN_DRIVER = [
+    # driver, ids in rank order. Floor of CUDA 12.x on Linux: 525.60.13 (FACTS.md "Drivers"). A
+    # framework whose compiled cuDNN refuses the one in use explains the failure before the driver
+    # does, even when the log itself already named the driver as possible.
+    ("525.60.12", ["cudnn-version-mismatch", "cuda-driver-too-old", "cudnn-init-failed"]),
+    ("525.60.13", ["cudnn-version-mismatch", "cudnn-init-failed", "cuda-driver-too-old"]),
+]
+
+
+@pytest.mark.parametrize("driver, ids", MISMATCH_THEN_DRIVER, ids=["below-floor", "at-floor"])
+def test_a_framework_mismatch_outranks_a_driver_the_log_already_suggested(driver, ids):
+    report = Report(frameworks=(_tf("mismatch", cuda="12.2", used="8.6.0"),), driver=Driver(driver))
+    res = diagnose(log=BEFORE_HANDLE, report=report)
+    assert [d.id for d in res] == ids
+    drv = next(d for d in res if d.id == "cuda-driver-too-old")
+    below = [f"fact: NVIDIA driver {driver} is below 525.60.13, the minimum for CUDA 12.2"]
+    assert _facts(drv) == (below if driver == "525.60.12" else [])
+
+
+WHEEL_FOR_CUDA = [
+    # the framework's CUDA (live facts), the compiled cuDNN in the log, the wheel the fix installs.
+    # PyPI: nvidia-cudnn-cu11 has cuDNN 8.5-8.9 and 9.x, -cu12 8.9 and 9.x, -cu13 9.12 on; with no
+    # known CUDA a cuDNN 8.9 is paired with CUDA 12 (fixes/advice.py _cuda_major_for, FACTS.md).
+    ("11.8", "8.9.4", "nvidia-cudnn-cu11<9,>=8.9"),
+    ("12.2", "8.9.4", "nvidia-cudnn-cu12<9,>=8.9"),
+    (None, "8.9.4", "nvidia-cudnn-cu12<9,>=8.9"),
+    ("11.8", "8.6.0", "nvidia-cudnn-cu11<9,>=8.6"),
+]
+
+
+@pytest.mark.parametrize("cuda, compiled, req", WHEEL_FOR_CUDA, ids=[f"{c}-{v}" for c, v, _ in WHEEL_FOR_CUDA])
+def test_the_cudnn_wheel_to_install_follows_the_frameworks_cuda(cuda, compiled, req):
+    log = (f"E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: 8.5.0 but source was "
+           f"compiled with: {compiled}.")
+    res = diagnose(log=log, report=Report(frameworks=(_tf("ok", cuda=cuda, used="8.9.4"),)))
+    fix = next(f for f in res[0].fixes if f.id == "install-matching-cudnn")
+    assert fix.action == f'python -m pip install "{req}"'
+    assert fix.applicable is True
+
+
+ADVICE_ONLY_FOR_A_REASON = [
+    # log, fix id, its reason. A fix the registry could run from a button stays advice only when it
+    # says why (model.Fix.reason): the version to install is unknown from the text (TensorFlow's rule
+    # sentence alone, cuda_dnn.cc), or the library path is read at process start.
+    ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] CuDNN library needs to have matching major version and "
+     "equal or higher minor version.", "install-matching-cudnn", "the needed version is not known from the text"),
+    (VERSION_LINE, "remove-shadowing-dir", "the library path is read at process start"),
+]
+
+
+@pytest.mark.parametrize("log, fid, reason", ADVICE_ONLY_FOR_A_REASON, ids=["version-unknown", "library-path"])
+def test_a_runnable_fix_with_a_reason_stays_advice_only(log, fid, reason):
+    fix = next(f for f in diagnose(log=log)[0].fixes if f.id == fid)
+    assert fix.applicable is False
+    assert fix.reason == reason
