@@ -724,6 +724,35 @@ def test_a_status_name_cut_at_the_wrap_ends_with_its_line(cut, tail, status):
     assert diagnose(log=log)[0].title == diagnose(log=whole)[0].title
 
 
+# A line that starts a message of its own is never the rest of a wrapped line: the shell's report
+# of a process killed by a signal (glibc's strsignal texts) and Python's traceback header. Before,
+# "undefined symbol: cudnnCreate" + "Aborted (core dumped)" gave the symbol "cudnnCreateAborted".
+@pytest.mark.parametrize("next_line", [
+    "Aborted (core dumped)", "Aborted", "Segmentation fault (core dumped)", "Killed", "Illegal instruction (core dumped)",
+    "Bus error", "Floating point exception", "Fatal Python error: Aborted", "Traceback (most recent call last):",
+])
+@pytest.mark.parametrize("line, symbol", [
+    ("ImportError: /x/torch/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: cudnnSetConvolutionGroupCount",
+     "cudnnSetConvolutionGroupCount"),
+    ("F tensorflow/stream_executor/cuda/cuda_dnn.cc:1384] could not find cudnnCreate in cudnn DSO; dlerror: "
+     "/usr/local/lib/python2.7/dist-packages/tensorflow/python/_pywrap_tensorflow.so: undefined symbol: cudnnCreate",
+     "cudnnCreate"),
+], ids=["torch", "tf-dso"])
+def test_a_name_at_a_line_end_is_not_glued_to_a_new_message(line, symbol, next_line):
+    ds = diagnose(log=f"{line}\n{next_line}\n")
+    assert ds and {d.versions.get("symbol") for d in ds if "symbol" in d.versions} == {symbol}
+
+
+@pytest.mark.parametrize("next_line, symbol", [
+    ("scriptor_v6", "cudnnSetRNNDescriptor_v6"),  # the rest of the name: a real wrap, joined
+    ("Abortedx", "cudnnSetRNNDeAbortedx"),  # not the shell's word: read as the rest of the name
+])
+def test_only_a_whole_new_message_word_stops_the_join(next_line, symbol):
+    line = "ImportError: /usr/lib/python3/dist-packages/caffe2/libcaffe2_gpu.so: undefined symbol: cudnnSetRNNDe"
+    (top, *_) = diagnose(log=f"{line}\n{next_line}\n")
+    assert top.versions["symbol"] == symbol
+
+
 def test_a_cut_name_that_is_no_status_name_up_to_any_line_end_is_left_as_read():
     """Only a known name ending exactly at a line end is a cut: "CUDNN_STATUS_INTERNAL_ERRO" +
     "RFOO" has no status name ending at the break, so the joined text is kept as the paste has it."""

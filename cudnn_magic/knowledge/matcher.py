@@ -546,6 +546,15 @@ def _status_cut_at_wrap(h: Hit, joined: bytes, starts: list[int], sep: bytes) ->
     return cut
 
 
+#: Lines that start a message of their own, never the rest of a wrapped one: the shell's report
+#: of a process killed by a signal (glibc's strsignal texts: "Aborted (core dumped)",
+#: "Segmentation fault", ...) and Python's traceback header and fatal-error line. A name at the
+#: end of the line before is whole: "undefined symbol: cudnnCreate" + "Aborted (core dumped)" is
+#: not the symbol ``cudnnCreateAborted``.
+_NEW_MESSAGE = re.compile(rb"(?:Aborted|Segmentation fault|Killed|Illegal instruction|Bus error|"
+                          rb"Floating point exception|Fatal Python error)\b|Traceback \(most recent call last\)")
+
+
 def _scan_joined(data: bytes, source: str, warnings: bool,
                  found: list[Hit]) -> tuple[list[Hit], list[tuple[str, int, int]]]:
     """Match again with line breaks removed, for logs pasted hard-wrapped at a fixed column.
@@ -589,8 +598,8 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
             completes = any(len(f.groups) < len(h.groups) for f in same)
             if last <= first and not completes:
                 continue  # neither crosses a line break nor completes a field: the line pass saw it
-            if any(not lines[i].strip() for i in range(first + 1, last + 1)):
-                continue  # a hard wrap leaves no empty line inside a wrapped line: separate lines
+            if any(not lines[i].strip() or _NEW_MESSAGE.match(lines[i]) for i in range(first + 1, last + 1)):
+                continue  # a hard wrap leaves no empty line inside a wrapped line, nor starts a new message
             if same and _glued_status(h.groups.get("status"), same):
                 continue  # a whole status name on the line, the next line's words glued onto it
             if same and not completes and len(lines[first].rstrip()) < width - 1:
