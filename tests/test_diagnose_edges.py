@@ -271,3 +271,33 @@ DSO_SYMBOL = ("F tensorflow/stream_executor/cuda/cuda_dnn.cc:221] could not find
 def test_diagnosis_versions_come_from_its_strongest_own_line(log, id_, versions):
     d = next(d for d in diagnose(log=log) if d.id == id_)
     assert d.versions == versions
+
+
+# The live report's CUDA decides the wheel (fixes/advice.py _cuda_major_for: "known CUDA first, else the usual
+# pairing"):
+# nvidia-cudnn-cu11 carries 8.9 too (PyPI), and CUDA 10.x has no cuDNN wheel at all (cu11 is the first).
+@pytest.mark.parametrize("src, cuda, action", [
+    ("8.9.0", "11.8", 'python -m pip install "nvidia-cudnn-cu11<9,>=8.9"'),  # without a report: cu12
+    ("8.6.0", "12.2", 'python -m pip install "nvidia-cudnn-cu12<9,>=8.6"'),  # without a report: cu11
+    ("8.6.0", "10.2", 'conda install -c conda-forge "cudnn<9,>=8.6"'),
+])
+def test_install_advice_follows_the_cuda_of_the_live_report(src, cuda, action):
+    from cudnn_magic.model import FrameworkBuild, Report
+
+    tf = FrameworkBuild("TensorFlow", "tensorflow", "2.6.0", imported=True, cudnn_compiled=src, cuda_compiled=cuda)
+    top = diagnose(log=TF_VERSION.format(rt="8.0.5", src=src), report=Report(frameworks=(tf,)))[0]
+    fix = next(f for f in top.fixes if f.id == "install-matching-cudnn")
+    assert fix.action.startswith(action)
+
+
+STREAM = "F tensorflow/stream_executor/cuda/cuda_dnn.cc:100] "
+
+
+def test_a_printed_status_number_is_not_replaced_by_a_name_from_another_line():
+    # two stream failures; the later line printed the number (TF's CHECK "(8 vs. 0)", cuDNN 8 numbering:
+    # 8 is EXECUTION_FAILED); the earlier one's name (MAPPING_ERROR, 5 in cuDNN 8 only) does not overwrite it
+    log = (STREAM + "failed to set stream for cudnn handle: CUDNN_STATUS_MAPPING_ERROR\n" + STREAM
+           + "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)Failed to set cuDNN stream.")
+    top = diagnose(log=log)[0]
+    assert top.id == "cudnn-stream-set-failed"
+    assert top.versions["status_code"] == "8"
