@@ -295,7 +295,7 @@ STREAM = "F tensorflow/stream_executor/cuda/cuda_dnn.cc:100] "
 
 def test_a_printed_status_number_is_not_replaced_by_a_name_from_another_line():
     # two stream failures; the later line printed the number (TF's CHECK "(8 vs. 0)", cuDNN 8 numbering:
-    # 8 is EXECUTION_FAILED); the earlier one's name (MAPPING_ERROR, 5 in cuDNN 8 only) does not overwrite it
+    # 8 is EXECUTION_FAILED); the earlier one's name (MAPPING_ERROR, 7 in cuDNN 8 only) does not overwrite it
     log = (STREAM + "failed to set stream for cudnn handle: CUDNN_STATUS_MAPPING_ERROR\n" + STREAM
            + "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)Failed to set cuDNN stream.")
     top = diagnose(log=log)[0]
