@@ -301,3 +301,18 @@ def test_a_printed_status_number_is_not_replaced_by_a_name_from_another_line():
     top = diagnose(log=log)[0]
     assert top.id == "cudnn-stream-set-failed"
     assert top.versions["status_code"] == "8"
+
+
+def test_a_status_refined_by_its_call_quotes_the_last_status_line():
+    # Caffe creates cuDNN handles in LayerSetUp (knowledge/calls.py, Caffe's cudnn_*_layer.cpp): a bare
+    # INTERNAL_ERROR there is a handle that could not be created; of two equal status lines the later one,
+    # next to the stack trace that names the call, is quoted
+    first = ("F0101 00:00:00.000 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  "
+             "CUDNN_STATUS_INTERNAL_ERROR")
+    last = ("F0101 00:00:01.000 cudnn_relu_layer.cpp:20] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  "
+            "CUDNN_STATUS_INTERNAL_ERROR")
+    top = diagnose(log=f"{first}\n{last}\n    @     0x7f caffe::CuDNNReLULayer<>::LayerSetUp()")[0]
+    assert top.id == "cudnn-init-failed"
+    assert "cudnnCreate" in top.title
+    assert top.evidence[0] == last
+    assert first not in top.evidence
