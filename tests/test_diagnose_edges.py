@@ -316,3 +316,12 @@ def test_a_status_refined_by_its_call_quotes_the_last_status_line():
     assert "cudnnCreate" in top.title
     assert top.evidence[0] == last
     assert first not in top.evidence
+
+
+@pytest.mark.parametrize("log", [CANNOT_DLOPEN + "\n" + SET_DESCRIPTOR, SET_DESCRIPTOR + "\n" + CANNOT_DLOPEN],
+                         ids=["dlopen-first", "descriptor-first"])
+def test_a_gpu_unused_warning_read_from_the_log_ranks_before_a_mismatch_only_suggested(log):
+    # TF skipping its GPU ("Cannot dlopen some GPU libraries", weight 58, a log line: + 2, and its second line
+    # "Skipping registering GPU devices": + 1) comes before the version mismatch that "could not set cudnn ...
+    # descriptor" only suggests (also 60), whichever line comes first (knowledge/warnings.py, knowledge/status.py)
+    assert [d.id for d in gpu_unused_warnings(log)] == ["cudnn-library-not-found", "cudnn-version-mismatch"]
