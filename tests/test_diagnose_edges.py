@@ -11,6 +11,8 @@ installation guide (cuDNN 8 links zlib: libz.so.1) and its Windows guide (zlibwa
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
@@ -164,3 +166,162 @@ CANNOT_DLOPEN = ("2023-01-01 W tensorflow/core/common_runtime/gpu/gpu_device.cc:
 ])
 def test_gpu_unused_warnings(log, expected):
     assert [(d.id, d.title) for d in gpu_unused_warnings(log)] == expected
+
+
+# --------------------------------------------------------------------------- gpu_unused_warnings, _build, _versions
+# Issue 20, the survivors of gpu_unused_warnings, _build and _versions (tests/mutation_survivors.md).
+
+JAX_BACKEND = ("WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load CUDA. Is it installed? "
+               "(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)")
+SET_DESCRIPTOR = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:1000] could not set cudnn tensor descriptor: "
+                  "CUDNN_STATUS_BAD_PARAM")
+
+
+@pytest.mark.parametrize("log, expected", [
+    # JAX's "CUDA backend failed to initialize" is a marker of weight 0: it only supports the cuDNN reason printed
+    # with it (jax/_src/xla_bridge.py). Without such a reason it makes no warning, not even next to a weaker
+    # cuDNN line ("could not set cudnn ... descriptor" is bad-param, and a version mismatch only at 60 < 80).
+    (JAX_BACKEND, []),
+    (SET_DESCRIPTOR, []),
+    (JAX_BACKEND + "\n" + SET_DESCRIPTOR, []),
+    # with a decisive cuDNN reason (XLA's cuda_dnn.cc version check) it warns
+    (JAX_BACKEND + "\n" + TF_VERSION.format(rt="8.0.5", src="8.1.0"), ["cudnn-version-mismatch"]),
+])
+def test_gpu_unused_warning_needs_a_positive_warning_or_a_decisive_line(log, expected):
+    assert [d.id for d in gpu_unused_warnings(log)] == expected
+
+
+def test_gpu_unused_warnings_never_raise_and_log_the_failure_at_debug(monkeypatch, caplog):
+    import cudnn_magic.diagnose as diag
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("scan broke")
+
+    caplog.set_level(logging.DEBUG, logger="cudnn_magic")
+    monkeypatch.setattr(diag, "scan", broken)
+    assert gpu_unused_warnings(CANNOT_DLOPEN) == []
+    failed = [r for r in caplog.records if r.name == "cudnn_magic" and r.getMessage() == "gpu_unused_warnings failed"]
+    assert len(failed) == 1
+    assert failed[0].levelno == logging.DEBUG
+    assert failed[0].exc_info and failed[0].exc_info[0] is RuntimeError  # the traceback is kept for a bug report
+
+
+def test_a_log_that_is_not_text_gets_no_warning_and_no_failure(caplog):
+    # the docstring's contract is a str (a cell's decoded output): bytes are refused up front, not by failing inside
+    caplog.set_level(logging.DEBUG, logger="cudnn_magic")
+    assert gpu_unused_warnings(CANNOT_DLOPEN.encode()) == []
+    assert gpu_unused_warnings(None) == []  # type: ignore[arg-type]
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]
+
+
+WIN_DLL = ('OSError: [WinError 126] The specified module could not be found. Error loading '
+           '"C:\\Python\\Lib\\site-packages\\torch\\lib\\cudnn64_8.dll" or one of its dependencies.')
+
+
+@pytest.mark.parametrize("kw, alternative, quoted", [
+    # "could not set cudnn ... descriptor" also speaks for a version mismatch (TF's cuda_dnn.cc, knowledge/status.py)
+    ({"log": SET_DESCRIPTOR}, "cudnn-version-mismatch", "could not set cudnn tensor descriptor"),
+    # cudnn64_8.dll is the main cuDNN 8 DLL (cuDNN 8 Windows installation guide): the wording's own id
+    # (a sub-library or a dependency failed) stays as the alternative, quoting the same line
+    ({"exception": WIN_DLL}, "cudnn-sublibrary-load-failed", "cudnn64_8.dll"),
+])
+def test_an_alternative_diagnosis_quotes_the_line_it_stands_on(kw, alternative, quoted):
+    ds = diagnose(**kw)
+    alt = next(d for d in ds if d.id == alternative)
+    assert ds[0].id != alternative
+    assert any(quoted in e for e in alt.evidence)
+
+
+@pytest.mark.parametrize("kw, ranking", [
+    # a refinement moves the hit to another id; the wording's own id stays at least 10 below it, so
+    # it never outranks the refined one (88 for the main DLL vs min(90, 88 - 10) for a sub-library)
+    ({"exception": WIN_DLL}, ["cudnn-library-not-found", "cudnn-sublibrary-load-failed"]),
+    # cudnn-frontend error_code_t names decide the id, ahead of the generic "unsupported" of CUDNN_FE failure
+    ({"log": "CUDNN_FE failure 3: HANDLE_ERROR"}, ["cudnn-init-failed", "cudnn-unsupported-config"]),
+    ({"log": "CUDNN_FE failure 5: ATTRIBUTE_NOT_SET"}, ["cudnn-bad-param", "cudnn-unsupported-config"]),
+])
+def test_a_refined_wording_ranks_before_its_own_id(kw, ranking):
+    assert [d.id for d in diagnose(**kw)][:2] == ranking
+
+
+UNDEFINED_SUB = ("Could not load library libcudnn_cnn_train.so.8. Error: /opt/lib/libcudnn_ops_train.so.8: undefined "
+                 "symbol: _Z22cudnnGenericOpTensorNdILi2EE13cudnnStatus_tP12cudnnContext, version libcudnn_ops_infer.so.8")
+TORCH_SYMBOL = ("ImportError: /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+                "cudnnGetRNNWorkspaceSize, version libcudnn.so.7")
+DSO_SYMBOL = ("F tensorflow/stream_executor/cuda/cuda_dnn.cc:221] could not find cudnnGetRNNDescriptor_v6 in cudnn DSO; "
+              "dlerror: undefined")
+
+
+@pytest.mark.parametrize("log, id_, versions", [
+    # Windows system error 126 (ERROR_MOD_NOT_FOUND) is kept next to the DLL cuDNN's loader names
+    ("Could not load library libcudnn_cnn_infer64_8.dll. Error code 126",
+     "cudnn-sublibrary-load-failed", {"library": "libcudnn_cnn_infer64_8.dll", "error_code": "126"}),
+    # every field of the line is read, the symbol after the library (cuDNN 8's loader message)
+    (UNDEFINED_SUB, "cudnn-sublibrary-load-failed",
+     {"library": "libcudnn_cnn_train.so.8",
+      "symbol": "_Z22cudnnGenericOpTensorNdILi2EE13cudnnStatus_tP12cudnnContext"}),
+    # of two version lines the later one decides (the last attempt is what failed)
+    (TF_VERSION.format(rt="8.0.5", src="8.1.0") + "\n" + TF_VERSION.format(rt="8.0.4", src="8.2.0"),
+     "cudnn-version-mismatch", {"loaded": "8.0.4", "compiled": "8.2.0"}),
+    # a diagnosis's own wording gives its values before a line it only shares ("could not find ... in cudnn DSO"
+    # is a missing library first, a version mismatch second)
+    (TORCH_SYMBOL + "\n" + DSO_SYMBOL, "cudnn-version-mismatch", {"symbol": "cudnnGetRNNWorkspaceSize"}),
+    (TORCH_SYMBOL + "\n" + DSO_SYMBOL, "cudnn-library-not-found", {"symbol": "cudnnGetRNNDescriptor_v6"}),
+])
+def test_diagnosis_versions_come_from_its_strongest_own_line(log, id_, versions):
+    d = next(d for d in diagnose(log=log) if d.id == id_)
+    assert d.versions == versions
+
+
+# The live report's CUDA decides the wheel (fixes/advice.py _cuda_major_for: "known CUDA first, else the usual
+# pairing"):
+# nvidia-cudnn-cu11 carries 8.9 too (PyPI), and CUDA 10.x has no cuDNN wheel at all (cu11 is the first).
+@pytest.mark.parametrize("src, cuda, action", [
+    ("8.9.0", "11.8", 'python -m pip install "nvidia-cudnn-cu11<9,>=8.9"'),  # without a report: cu12
+    ("8.6.0", "12.2", 'python -m pip install "nvidia-cudnn-cu12<9,>=8.6"'),  # without a report: cu11
+    ("8.6.0", "10.2", 'conda install -c conda-forge "cudnn<9,>=8.6"'),
+])
+def test_install_advice_follows_the_cuda_of_the_live_report(src, cuda, action):
+    from cudnn_magic.model import FrameworkBuild, Report
+
+    tf = FrameworkBuild("TensorFlow", "tensorflow", "2.6.0", imported=True, cudnn_compiled=src, cuda_compiled=cuda)
+    top = diagnose(log=TF_VERSION.format(rt="8.0.5", src=src), report=Report(frameworks=(tf,)))[0]
+    fix = next(f for f in top.fixes if f.id == "install-matching-cudnn")
+    assert fix.action.startswith(action)
+
+
+STREAM = "F tensorflow/stream_executor/cuda/cuda_dnn.cc:100] "
+
+
+def test_a_printed_status_number_is_not_replaced_by_a_name_from_another_line():
+    # two stream failures; the later line printed the number (TF's CHECK "(8 vs. 0)", cuDNN 8 numbering:
+    # 8 is EXECUTION_FAILED); the earlier one's name (MAPPING_ERROR, 7 in cuDNN 8 only) does not overwrite it
+    log = (STREAM + "failed to set stream for cudnn handle: CUDNN_STATUS_MAPPING_ERROR\n" + STREAM
+           + "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)Failed to set cuDNN stream.")
+    top = diagnose(log=log)[0]
+    assert top.id == "cudnn-stream-set-failed"
+    assert top.versions["status_code"] == "8"
+
+
+def test_a_status_refined_by_its_call_quotes_the_last_status_line():
+    # Caffe creates cuDNN handles in LayerSetUp (knowledge/calls.py, Caffe's cudnn_*_layer.cpp): a bare
+    # INTERNAL_ERROR there is a handle that could not be created; of two equal status lines the later one,
+    # next to the stack trace that names the call, is quoted
+    first = ("F0101 00:00:00.000 cudnn_conv_layer.cpp:53] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  "
+             "CUDNN_STATUS_INTERNAL_ERROR")
+    last = ("F0101 00:00:01.000 cudnn_relu_layer.cpp:20] Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  "
+            "CUDNN_STATUS_INTERNAL_ERROR")
+    top = diagnose(log=f"{first}\n{last}\n    @     0x7f caffe::CuDNNReLULayer<>::LayerSetUp()")[0]
+    assert top.id == "cudnn-init-failed"
+    assert "cudnnCreate" in top.title
+    assert top.evidence[0] == last
+    assert first not in top.evidence
+
+
+@pytest.mark.parametrize("log", [CANNOT_DLOPEN + "\n" + SET_DESCRIPTOR, SET_DESCRIPTOR + "\n" + CANNOT_DLOPEN],
+                         ids=["dlopen-first", "descriptor-first"])
+def test_a_gpu_unused_warning_read_from_the_log_ranks_before_a_mismatch_only_suggested(log):
+    # TF skipping its GPU ("Cannot dlopen some GPU libraries", weight 58, a log line: + 2, and its second line
+    # "Skipping registering GPU devices": + 1) comes before the version mismatch that "could not set cudnn ...
+    # descriptor" only suggests (also 60), whichever line comes first (knowledge/warnings.py, knowledge/status.py)
+    assert [d.id for d in gpu_unused_warnings(log)] == ["cudnn-library-not-found", "cudnn-version-mismatch"]
