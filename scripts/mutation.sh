@@ -98,11 +98,28 @@ for meta in sorted(Path("mutants").rglob("*.py.meta")):
             print(name)
 PYEOF
 }
+# Bring mutants/ up to date with the source before reading the verdicts: a function changed since
+# the last run gets fresh mutants without a verdict (mutmut does this only at the start of a run;
+# without it a changed function would keep its old verdicts until some other mutant was run).
+# The same steps as the start of `mutmut run` (mutmut/__main__.py `_run`, 3.8.1, pinned above).
+regenerate() {
+  "$PY" - <<'PYEOF' > /dev/null
+from mutmut.__main__ import (copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test,
+                             setup_source_paths, store_lines_covered_by_tests)
+set_mutant_under_test("mutant_generation")
+copy_src_dir()
+copy_also_copy_files()
+setup_source_paths()
+store_lines_covered_by_tests()
+create_mutants(2)
+PYEOF
+}
 start=$(date +%s)
 rc=0
 : > mutants-run.log
 for pass in 1 2; do
   if [ -d mutants ] && ls mutants/cudnn_magic/*.meta >/dev/null 2>&1; then
+    [ $pass -eq 1 ] && { regenerate || { echo "could not bring mutants/ up to date" >&2; exit 2; }; }
     mapfile -t names < <(unchecked "${selected[@]}")
     [ ${#names[@]} -gt 0 ] || { [ $pass -eq 1 ] && echo "every selected mutant has a verdict (MUTATION_RECHECK=1 reopens the survivors)"; break; }
   else
