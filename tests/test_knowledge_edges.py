@@ -150,3 +150,190 @@ def test_xla_error_before_the_handle_names_the_pending_cuda_error(suffix, diagno
     text = "There was an error before creating cudnn handle" + suffix
     hits = [h.diagnosis for h in scan(text, "log") if h.signature.name == "xla-error-before-cudnn-handle"]
     assert hits == [diagnosis]
+
+
+# =========================================================================================
+# knowledge.matcher: scan, _scan_chunked, _match_line, _trigger_groups, _evidence, _maybe_wrapped
+# (issue 20: the survivors of the coordinator's mutmut run; rules from the matcher's module
+# docstring and the docstrings of scan / _scan_chunked / _maybe_wrapped / TRIGGERS, each stated at
+# its edge). A small SCAN_CHUNK stands in for the 4 MiB one, as in test_knowledge_mutation_edges.
+import logging  # noqa: E402
+import tracemalloc  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from cudnn_magic.knowledge import matcher  # noqa: E402
+
+HANDLE_MSG = "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"  # TF/XLA cuda_dnn.cc
+LOADED = "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0"  # XLA cuda_dnn.cc
+LOADED_GROUPS = {"loaded": "8.0.5", "compiled": "8.1.0"}
+SMALL_CHUNK = 4096
+
+
+def _noise(n):
+    return [f"noise line {i:05d} " + "z" * 40 for i in range(n)]
+
+
+# _evidence: a quoted line of up to EVIDENCE_CHARS (400) characters is kept whole; a longer one is
+# cut to exactly EVIDENCE_CHARS characters, the last of them "…" (matcher.EVIDENCE_CHARS).
+@pytest.mark.parametrize("length", [EVIDENCE_CHARS - 1, EVIDENCE_CHARS, EVIDENCE_CHARS + 1, EVIDENCE_CHARS + 2])
+def test_evidence_is_whole_up_to_400_characters_and_exactly_400_above(length):
+    line = "x" * (length - len(HANDLE_MSG) - 1) + " " + HANDLE_MSG
+    assert len(line) == length
+    quoted = [h.line for h in scan(line, "log") if h.signature.name == "cudnn-create-handle"]
+    if length <= EVIDENCE_CHARS:
+        assert quoted == [line]
+    else:
+        assert quoted == [line[: EVIDENCE_CHARS - 1] + "…"] and len(quoted[0]) == EVIDENCE_CHARS
+
+
+# _match_line: a line longer than MAX_LINE is quoted from 120 characters before the match (or from
+# the line's first character when the match is nearer to it) to 200 after.
+@pytest.mark.parametrize("before", [0, 1, 119, 120, 121])
+def test_a_long_line_is_quoted_from_its_first_character_when_the_match_is_near_it(before):
+    text = "a" * before + LOADED + "b" * 5000
+    got = [(h.line, h.position) for h in scan(text, "log") if h.signature.name == "tf-loaded-runtime"]
+    assert got == [("a" * min(before, 120) + LOADED + "b" * 200, before)]
+
+
+# _match_line: a warning_only wording (TensorFlow gpu_device.cc "Ignoring visible gpu device", JAX
+# xla_bridge.py "CUDA-enabled jaxlib is not installed") that is not asked for is skipped alone; the
+# other wordings on the same line still count (a log flattened onto one line, "\n" escaped, as a
+# JSON logger writes it); asked for, it is a specific wording and claims its line from the generic
+# status name (Signature.generic). A cuDNN status name: cudnn_graph.h / FACTS.md "Status codes".
+TF_IGNORING = ("W Ignoring visible gpu device (device: 0, name: Tesla K80, pci bus id: 0000:01:00.0) with Cuda "
+               "compute capability 3.5. The minimum required Cuda capability is 3.7.")
+JAX_NO_CUDA = "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed."
+FLAT_STATUS = "\\nRuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"
+
+
+@pytest.mark.parametrize("text, warnings, names", [
+    (TF_IGNORING + FLAT_STATUS, False, ["status-name"]),
+    (TF_IGNORING + FLAT_STATUS, True, ["tf-ignoring-gpu-capability"]),  # asked for, it claims the line
+    (JAX_NO_CUDA + FLAT_STATUS, False, ["status-name"]),
+    (JAX_NO_CUDA + FLAT_STATUS, True, ["jax-no-cuda-jaxlib"]),
+])
+def test_a_warning_only_wording_not_asked_for_hides_nothing_else_on_its_line(text, warnings, names):
+    assert [h.signature.name for h in scan(text, "log", warnings=warnings, joined=False)] == names
+
+
+# _match_line: cudnn_frontend's error_code_t 11, CUDNN_BACKEND_API_FAILED, names no cause of its own
+# and defers to the cuDNN status (knowledge/status.py FRONTEND_CODES); a status name on the same
+# line is still read (cudnn_frontend graph_properties.h; cudnn_graph.h status names).
+@pytest.mark.parametrize("text, expected", [
+    ("CUDNN_FE failure 11: CUDNN_BACKEND_API_FAILED ; cudnn_status: CUDNN_STATUS_BAD_PARAM",
+     [("status-name", "cudnn-bad-param")]),
+    ("CUDNN_FE failure 11: CUDNN_BACKEND_API_FAILED ; cudnn_status: CUDNN_STATUS_NOT_SUPPORTED",
+     [("status-name", "cudnn-unsupported-config")]),
+    ("CUDNN_FE failure 11: CUDNN_BACKEND_API_FAILED", []),
+])
+def test_a_deferring_frontend_code_leaves_the_status_on_its_line(text, expected):
+    assert [(h.signature.name, h.diagnosis) for h in scan(text, "exception")] == expected
+
+
+# _match_line: a signature without a window (Signature.window = 0) reads its extra fields from its
+# own line only: ONNX Runtime's older "Failed to create CUDAExecutionProvider. Please reference ..."
+# has no requirement, and a newer one printed after it keeps its own (onnxruntime
+# provider_bridge_ort.cc; knowledge/warnings.py ort-failed-cuda-ep).
+def test_fields_of_a_signature_without_a_window_come_from_its_own_line():
+    text = ("Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/"
+            "CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n"
+            "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.\n")
+    got = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "ort-failed-cuda-ep"]
+    assert got == [{}, {"required": "9", "cuda": "12"}]
+
+
+# _match_line: "a knowledge entry never breaks the scan" - a refinement that raises leaves the entry
+# with its own diagnosis and weight, and the rest of the text is still matched.
+def test_a_refinement_that_raises_keeps_the_entry_and_the_scan(monkeypatch):
+    sigs = matcher.signatures()
+    i = next(k for k, s in enumerate(sigs) if s.name == "cudnn-create-handle")
+
+    def boom(groups, line):
+        raise RuntimeError("a broken knowledge entry")
+
+    monkeypatch.setitem(matcher._CACHE, "sigs", sigs[:i] + (replace(sigs[i], refine=boom),) + sigs[i + 1:])
+    got = [(h.signature.name, h.diagnosis, h.weight) for h in scan(HANDLE_MSG + "\n" + LOADED, "log", joined=False)]
+    assert got == [("cudnn-create-handle", sigs[i].diagnosis, sigs[i].weight),
+                   ("tf-loaded-runtime", "cudnn-version-mismatch", sigs[next(
+                       k for k, s in enumerate(sigs) if s.name == "tf-loaded-runtime")].weight)]
+
+
+# scan: the default source label is "log" (scan's signature; Hit.source).
+def test_the_default_source_is_log():
+    assert [h.source for h in scan(LOADED)] == ["log"]
+    assert [h.source for h in scan(LOADED.encode())] == ["log"]
+
+
+# scan "Never raises": a failure inside the matcher gives no hits and one DEBUG record on the
+# "cudnn_magic" logger, "knowledge scan failed", with the traceback (as diagnose.py logs its own).
+def test_a_failure_inside_the_scan_is_logged_at_debug_and_gives_no_hits(monkeypatch, caplog):
+    def broken(data, source, warnings):
+        raise RuntimeError("matcher bug")
+
+    monkeypatch.setattr(matcher, "_scan_data", broken)
+    with caplog.at_level(logging.DEBUG, logger="cudnn_magic"):
+        assert scan(LOADED, "log") == []
+    got = [(r.name, r.levelno, r.getMessage(), bool(r.exc_info) and r.exc_info[0]) for r in caplog.records]
+    assert got == [("cudnn_magic", logging.DEBUG, "knowledge scan failed", RuntimeError)]
+
+
+# scan: an input of up to SCAN_CHUNK bytes is scanned whole and, up to MAX_JOIN_BYTES (the same
+# size), a hard-wrapped paste is joined (matcher docstring, step 3); one byte more is scanned in
+# chunks, line by line only. Observable: a TensorFlow line cut after "but sour" gets its compiled
+# version back. Both limits are 4 MiB in the product; a 4 KiB stand-in for both.
+def _wrapped_paste(size):
+    head = "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n"
+    lines, n = [head.rstrip("\n")], len(head) - 1
+    i = 0
+    while n < size:
+        lines.append(f"filler {i:05d} " + "z" * (i % 23))
+        n, i = n + len(lines[-1]) + 1, i + 1
+    data = "\n".join(lines).encode()[:size]
+    assert len(data) == size
+    return data
+
+
+@pytest.mark.parametrize("size, whole", [(SMALL_CHUNK - 1, True), (SMALL_CHUNK, True), (SMALL_CHUNK + 1, False)])
+def test_a_wrapped_paste_is_joined_up_to_the_chunk_size_and_not_above(monkeypatch, size, whole):
+    assert matcher.SCAN_CHUNK == matcher.MAX_JOIN_BYTES
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    monkeypatch.setattr(matcher, "MAX_JOIN_BYTES", SMALL_CHUNK)
+    got = [h.groups for h in scan(_wrapped_paste(size), "log") if h.signature.name == "tf-loaded-runtime"]
+    assert got == ([LOADED_GROUPS] if whole else [{"loaded": "8.0.5"}])
+
+
+# scan: the source label and `warnings` reach every hit of every path: line by line, a chunked input
+# (above SCAN_CHUNK) and a hard-wrapped paste (joined); Hit.position / Hit.span are byte offsets of
+# the whole input (Hit docstring).
+def test_source_and_warnings_reach_the_hits_of_a_chunked_input(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    lines = _noise(300)
+    lines[40], lines[250] = TF_IGNORING, LOADED
+    data = ("\n".join(lines) + "\n").encode()
+    assert len(data) > 3 * SMALL_CHUNK
+    got = [(h.signature.name, h.source, h.span) for h in scan(data, "exception", warnings=True)]
+    p, q = data.find(b"Ignoring"), data.find(b"Loaded")
+    assert [(n, s, sp[0]) for n, s, sp in got] == [("tf-ignoring-gpu-capability", "exception", p),
+                                                  ("tf-loaded-runtime", "exception", q)]
+    assert got[1][2] == (q, q + len(LOADED))
+    assert [h.signature.name for h in scan(data, "exception")] == ["tf-loaded-runtime"]
+
+
+def test_source_and_warnings_reach_the_hits_of_a_joined_paste():
+    wrapped = "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n"
+    assert [(h.groups, h.source) for h in scan(wrapped, "traceback")] == [(LOADED_GROUPS, "traceback")]
+    cut = TF_IGNORING.index("gpu device") + 4
+    ignoring = TF_IGNORING[:cut] + "\n" + TF_IGNORING[cut:] + "\n"
+    got = [h.groups for h in scan(ignoring, "log", warnings=True) if h.signature.name == "tf-ignoring-gpu-capability"]
+    assert got == [{"compute_capability": "3.5", "min_sm": "3.7"}]
+
+
+# scan: a wrapped match supersedes the cut match of the same signature on the lines it spans
+# (covered = [first line, next line)); a hit of the same signature on the very next line is another
+# message and stays.
+def test_a_joined_match_supersedes_only_the_lines_it_spans():
+    nxt = "Loaded runtime CuDNN library: 7.6.5 but source was compiled with: 8.0.0"
+    text = "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n" + nxt + "\n"
+    got = sorted(((h.position, h.groups) for h in scan(text, "log") if h.signature.name == "tf-loaded-runtime"),
+                 key=lambda x: x[0])  # scan appends a joined hit after the line-by-line ones
+    assert got == [(0, LOADED_GROUPS), (text.index(nxt), {"loaded": "7.6.5", "compiled": "8.0.0"})]
