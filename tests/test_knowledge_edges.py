@@ -337,3 +337,113 @@ def test_a_joined_match_supersedes_only_the_lines_it_spans():
     got = sorted(((h.position, h.groups) for h in scan(text, "log") if h.signature.name == "tf-loaded-runtime"),
                  key=lambda x: x[0])  # scan appends a joined hit after the line-by-line ones
     assert got == [(0, LOADED_GROUPS), (text.index(nxt), {"loaded": "7.6.5", "compiled": "8.0.0"})]
+
+
+# _scan_chunked: a line longer than a chunk is cut with an overlap of MAX_LINE bytes, also when
+# shorter lines come before it (its chunks then hold no line end at all after the first).
+@pytest.mark.parametrize("offset", [SMALL_CHUNK - 1500, SMALL_CHUNK - 30, SMALL_CHUNK + 2500])
+@pytest.mark.parametrize("before", ["short line\n", "one\ntwo\nthree\n"])
+def test_a_line_longer_than_a_chunk_after_short_lines_is_read(monkeypatch, offset, before):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    data = before.encode() + b"x" * offset + LOADED.encode() + b" " + b"y" * 6000
+    got = [(h.signature.name, h.position, h.groups) for h in scan(data, "log")]
+    assert got == [("tf-loaded-runtime", len(before) + offset, LOADED_GROUPS)]
+
+
+# _scan_chunked: "a 50 MB log needs about one lower-cased chunk of memory beside itself, not a
+# lower-cased copy of the whole" (its docstring; benchmarks/bench_explain.py measures the peak).
+def test_a_chunked_scan_holds_about_one_chunk_beside_the_input(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    lines = _noise(4000)
+    lines[2000] = LOADED
+    data = ("\n".join(lines) + "\n").encode()
+    assert len(data) > 50 * SMALL_CHUNK
+    scan(data[:100], "log")  # the tables are built before measuring
+    tracemalloc.start()
+    try:
+        hits = scan(data, "log")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [h.signature.name for h in hits] == ["tf-loaded-runtime"]
+    assert peak < 10 * SMALL_CHUNK < len(data) // 5
+
+
+# _scan_chunked reads like one scan of the whole: lines compared as the line-by-line scan compares
+# them (a line's bytes, ASCII case folded), so two lines that differ in more than ASCII case ("ß"
+# and "SS") are two lines; and the cap of HEAD + TAIL hits is per signature, so two signatures of
+# 200 hits each keep all of theirs (matcher docstring, step 1).
+def test_a_chunked_scan_keeps_lines_that_differ_beyond_ascii_case(monkeypatch):
+    lines = _noise(200)
+    lines[10], lines[190] = HANDLE_MSG + " on host straße", HANDLE_MSG + " on host STRASSE"
+    data = ("\n".join(lines) + "\n").encode()
+    whole = [(h.signature.name, h.position, h.line) for h in scan(data, "log", joined=False)]
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    chunked = [(h.signature.name, h.position, h.line) for h in scan(data, "log")]
+    assert chunked == whole and len(whole) == 2
+
+
+def test_the_cap_over_chunks_is_per_signature(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    n = 200
+    assert n < HEAD + TAIL < 2 * n
+    lines = [HANDLE_MSG + f" (case {k})" for k in range(n)]
+    lines += [f"Loaded runtime CuDNN library: 8.0.{k} but source was compiled with: 8.1.0" for k in range(n)]
+    data = ("\n".join(lines) + "\n").encode()
+    names = [h.signature.name for h in scan(data, "log")]
+    assert names.count("cudnn-create-handle") == n and names.count("tf-loaded-runtime") == n
+
+
+# _maybe_wrapped: the fixed column of 40-400 bytes is measured without the line ends, so a Windows
+# paste (CRLF) is judged like the same paste with LF ends (the LF table is in
+# test_knowledge_mutation_edges; TensorFlow's line cut after "but sour").
+def _crlf_paste(width, size=300 * 1024):
+    parts = ("Loaded runtime CuDNN library: 8.0.5 but sour", "ce was compiled with: 8.1.0")
+    if width < len(parts[0]):
+        parts = (parts[0][:width], parts[0][width:] + parts[1])
+    lines = [(f"{0:07d} noise " + "z" * width)[:width], *parts]
+    i = 1
+    while sum(len(x) + 2 for x in lines) < size:
+        lines.append((f"{i:07d} noise " + "z" * width)[:width])
+        i += 1
+    return "\r\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("width, whole", [(39, False), (40, True), (400, True), (401, False)])
+def test_a_crlf_paste_cut_at_a_fixed_column_is_judged_without_its_line_ends(width, whole):
+    data = _crlf_paste(width)
+    assert 256 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
+    got = [sorted(h.groups) for h in scan(data, "log") if h.signature.name == "tf-loaded-runtime"]
+    assert got == ([["compiled", "loaded"]] if whole else [["loaded"]])
+
+
+# _trigger_groups (built once per process, so with cold tables here, as in a new kernel): a keyword
+# is gathered around its trigger literal (TRIGGERS), else around the one gate literal its signatures
+# share (Signature.gate), else around itself. When that literal is on more than GATHER_LIMIT (4096)
+# lines, each keyword keeps its first HEAD (32) and last TAIL (256) lines; a rarer one keeps every
+# line (matcher docstring, step 1). "dnn" gates XLA's "Loaded runtime CuDNN library" line,
+# "algorithm" PyTorch's "no valid convolution algorithms available in CuDNN" (knowledge/status.py),
+# and TensorFlow's "Could not find device for node: {{node CudnnRNN}}" (knowledge/init.py) is its own.
+HEAD, TAIL = matcher.HITS_PER_KEYWORD_HEAD, matcher.HITS_PER_KEYWORD_TAIL
+GATED = [
+    ("tf-loaded-runtime", "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0 (case {})",
+     "cudnn ok {}", True),
+    ("tf-loaded-runtime", "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0 (case {})",
+     "fine {}", False),
+    ("no-valid-conv-algorithms", "RuntimeError: no valid convolution algorithms available in CuDNN (case {})",
+     "algorithm ok {}", True),
+    ("no-valid-conv-algorithms", "RuntimeError: no valid convolution algorithms available in CuDNN (case {})",
+     "fine {}", False),
+    ("tf-cudnn-op-without-device", "Could not find device for node: {{{{node CudnnRNN}}}} (case {})",
+     "cudnn ok {}", False),
+]
+
+
+@pytest.mark.parametrize("name, line, filler, capped", GATED, ids=[f"{g[0]}-{g[2].split()[0]}" for g in GATED])
+def test_each_keyword_is_gathered_around_its_trigger_gate_or_itself(monkeypatch, name, line, filler, capped):
+    monkeypatch.setattr(matcher, "_CACHE", {})
+    n = HEAD + TAIL + 12
+    text = "\n".join([filler.format(i) for i in range(5000)] + [line.format(k) for k in range(n)])
+    got = sorted(int(h.line.rsplit("case ", 1)[1].rstrip(")")) for h in scan(text, "log", joined=False)
+                 if h.signature.name == name)
+    assert got == (list(range(HEAD)) + list(range(n - TAIL, n)) if capped else list(range(n)))
