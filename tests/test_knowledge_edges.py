@@ -397,7 +397,7 @@ def test_the_cap_over_chunks_is_per_signature(monkeypatch):
 # _maybe_wrapped: the fixed column of 40-400 bytes is measured without the line ends, so a Windows
 # paste (CRLF) is judged like the same paste with LF ends (the LF table is in
 # test_knowledge_mutation_edges; TensorFlow's line cut after "but sour").
-def _crlf_paste(width, size=300 * 1024):
+def _crlf_paste(width, size=70 * 1024):
     parts = ("Loaded runtime CuDNN library: 8.0.5 but sour", "ce was compiled with: 8.1.0")
     if width < len(parts[0]):
         parts = (parts[0][:width], parts[0][width:] + parts[1])
@@ -412,7 +412,7 @@ def _crlf_paste(width, size=300 * 1024):
 @pytest.mark.parametrize("width, whole", [(39, False), (40, True), (400, True), (401, False)])
 def test_a_crlf_paste_cut_at_a_fixed_column_is_judged_without_its_line_ends(width, whole):
     data = _crlf_paste(width)
-    assert 256 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
+    assert 64 * 1024 < len(data) <= matcher.MAX_JOIN_BYTES
     got = [sorted(h.groups) for h in scan(data, "log") if h.signature.name == "tf-loaded-runtime"]
     assert got == ([["compiled", "loaded"]] if whole else [["loaded"]])
 
