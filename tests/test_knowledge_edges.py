@@ -447,3 +447,44 @@ def test_each_keyword_is_gathered_around_its_trigger_gate_or_itself(monkeypatch,
     got = sorted(int(h.line.rsplit("case ", 1)[1].rstrip(")")) for h in scan(text, "log", joined=False)
                  if h.signature.name == name)
     assert got == (list(range(HEAD)) + list(range(n - TAIL, n)) if capped else list(range(n)))
+
+
+# _scan_data: a trigger literal is gathered line by line while it is on at most GATHER_LIMIT (4096)
+# lines (or one line per GATHER_PER_BYTES = 100 bytes of a larger input), counted once per line however
+# often the line holds it; past them each keyword keeps its first HEAD and last TAIL lines (matcher
+# docstring, step 1; TRIGGERS / GATHER_LIMIT comments). The handle line holds "dnn" twice ("cudnn",
+# "CUDNN_STATUS_"); a line of exactly MAX_LINE bytes is still one line, a longer one is read in windows
+# and each occurrence on it counts.
+def _handle_cases(hits):
+    return sorted(int(h.line.rsplit("case ", 1)[1].split(")")[0]) for h in hits if h.signature.name == "cudnn-create-handle")
+
+
+@pytest.mark.parametrize("gathered", [HEAD - 1, HEAD, 40, 44, 45])
+def test_the_first_gather_limit_lines_holding_a_trigger_are_always_gathered(gathered):
+    # filler lines hold "dnn" once, then n handle lines: the first GATHER_LIMIT lines with the trigger are
+    # gathered, so `gathered` handle lines are; past them each keyword keeps its first HEAD and last TAIL
+    n = HEAD + TAIL + 12
+    filler = [f"cudnn ok {i}" for i in range(matcher.GATHER_LIMIT - gathered)]
+    text = "\n".join(filler + [HANDLE_MSG + f" (case {k})" for k in range(n)])
+    assert len(text) // matcher.GATHER_PER_BYTES < matcher.GATHER_LIMIT
+    expected = sorted(set(range(gathered)) | set(range(HEAD)) | set(range(n - TAIL, n)))
+    assert _handle_cases(scan(text, "log", joined=False)) == expected
+
+
+@pytest.mark.parametrize("width", [matcher.MAX_LINE - 1, matcher.MAX_LINE])
+def test_a_line_of_up_to_max_line_bytes_counts_its_trigger_once(width):
+    n = HEAD + TAIL + 12
+    lines = []
+    for k in range(n):
+        line = HANDLE_MSG + f" (case {k}) " + "cudnn " * 40
+        lines.append(line + "z" * (width - len(line)))
+    text = "\n".join(lines)
+    assert all(len(x) == width for x in lines) and text.count("dnn") > len(text) // matcher.GATHER_PER_BYTES
+    assert _handle_cases(scan(text, "log", joined=False)) == list(range(n))
+
+
+def test_every_occurrence_on_a_line_longer_than_max_line_is_gathered():
+    n = HEAD + TAIL + 12
+    text = "".join(HANDLE_MSG + f" (case {k}) " + " " * 1000 for k in range(n))  # one line, ~320 KB
+    assert "\n" not in text and len(text) // matcher.GATHER_PER_BYTES < matcher.GATHER_LIMIT
+    assert _handle_cases(scan(text, "log", joined=False)) == list(range(n))
