@@ -471,16 +471,18 @@ def test_the_first_gather_limit_lines_holding_a_trigger_are_always_gathered(gath
     assert _handle_cases(scan(text, "log", joined=False)) == expected
 
 
-@pytest.mark.parametrize("width", [matcher.MAX_LINE - 1, matcher.MAX_LINE])
-def test_a_line_of_up_to_max_line_bytes_counts_its_trigger_once(width):
+@pytest.mark.parametrize("width, capped", [(matcher.MAX_LINE - 1, False), (matcher.MAX_LINE, False),
+                                           (matcher.MAX_LINE + 1, True)])
+def test_a_line_of_up_to_max_line_bytes_counts_its_trigger_once(width, capped):
+    # 30 lines of `width` bytes holding "cudnn" 300 times each, then n handle lines: 30 + n lines hold the
+    # trigger (under GATHER_LIMIT), but 9000 occurrences on lines read in windows are more than it
     n = HEAD + TAIL + 12
-    lines = []
-    for k in range(n):
-        line = HANDLE_MSG + f" (case {k}) " + "cudnn " * 40
-        lines.append(line + "z" * (width - len(line)))
-    text = "\n".join(lines)
-    assert all(len(x) == width for x in lines) and text.count("dnn") > len(text) // matcher.GATHER_PER_BYTES
-    assert _handle_cases(scan(text, "log", joined=False)) == list(range(n))
+    filler = [(f"{i:04d} " + "cudnn " * 300 + "z" * width)[:width] for i in range(30)]
+    assert all(len(x) == width and x.count("dnn") == 300 for x in filler)
+    text = "\n".join(filler + [HANDLE_MSG + f" (case {k})" for k in range(n)])
+    assert 30 + n < matcher.GATHER_LIMIT < 30 * 300 and len(text) // matcher.GATHER_PER_BYTES < matcher.GATHER_LIMIT
+    got = _handle_cases(scan(text, "log", joined=False))
+    assert got == (list(range(HEAD)) + list(range(n - TAIL, n)) if capped else list(range(n)))
 
 
 def test_every_occurrence_on_a_line_longer_than_max_line_is_gathered():
