@@ -490,3 +490,40 @@ def test_every_occurrence_on_a_line_longer_than_max_line_is_gathered():
     text = "".join(HANDLE_MSG + f" (case {k}) " + " " * 1000 for k in range(n))  # one line, ~320 KB
     assert "\n" not in text and len(text) // matcher.GATHER_PER_BYTES < matcher.GATHER_LIMIT
     assert _handle_cases(scan(text, "log", joined=False)) == list(range(n))
+
+
+# _scan_data: a line of up to MAX_LINE bytes repeated is matched once, at its latest place, and the
+# lines before it are still read (matcher docstring, step 1: "a log that repeats one line a million
+# times costs the same as one that prints it a few times").
+@pytest.mark.parametrize("width", [len(HANDLE_MSG), matcher.MAX_LINE - 1, matcher.MAX_LINE])
+def test_a_repeated_line_of_up_to_max_line_bytes_is_matched_once_and_earlier_lines_still(width):
+    line = HANDLE_MSG + " " + "z" * (width - len(HANDLE_MSG) - 1) if width > len(HANDLE_MSG) else HANDLE_MSG
+    text = f"{LOADED}\n{line}\nnoise\n{line}\n"
+    got = [(h.signature.name, h.position) for h in scan(text, "log", joined=False)]
+    assert got == [("tf-loaded-runtime", 0), ("cudnn-create-handle", text.rindex(line))]
+
+
+# _scan_data: on a line longer than MAX_LINE each keyword is matched in a window of 300 bytes before
+# and 700 after it; a keyword within 400 bytes of the previous window's keyword is matched in that
+# window, a farther one in its own; every message on the line is found once.
+@pytest.mark.parametrize("gap", [300, 400, 401, 900])
+def test_each_message_on_a_long_line_is_found_once_whatever_the_gap(gap):
+    buf = [" "] * 7000
+    third = "Loaded runtime CuDNN library: 7.6.5 but source was compiled with: 8.0.0"
+    algo = "RuntimeError: no valid convolution algorithms available in CuDNN"  # PyTorch 0.x; knowledge/status.py
+    algo_at = 1000 + gap - algo.index("no valid")  # its keyword `gap` bytes after the first one
+    for at, msg in ((1000, LOADED), (algo_at, algo), (3000, third)):
+        buf[at: at + len(msg)] = msg
+    text = "".join(buf)
+    got = [(h.signature.name, h.position) for h in scan(text, "log", joined=False)]
+    assert got == [("tf-loaded-runtime", 1000), ("no-valid-conv-algorithms", algo_at + algo.index("no valid")),
+                   ("tf-loaded-runtime", 3000)]
+
+
+# _scan_data: a window signature reads the 6 lines after its keyword's line, empty ones counted (JAX
+# jax_plugins/cuda/__init__.py prints its versions on the lines after "Outdated cuDNN installation found.").
+@pytest.mark.parametrize("empty, loaded", [(5, "8500"), (6, None)])
+def test_a_window_counts_empty_lines(empty, loaded):
+    text = "Outdated cuDNN installation found.\n" + "\n" * empty + "Installed version: 8500"
+    hits = [h.groups for h in scan(text, "log", joined=False) if h.signature.name == "jax-outdated-cudnn"]
+    assert [g.get("loaded") for g in hits] == [loaded]
