@@ -773,3 +773,13 @@ def test_the_loader_error_code_is_its_own_field(text, groups):
     for key, value in groups.items():
         assert hit.groups.get(key) == value
     assert ("error" in hit.groups) == ("error" in groups)
+
+
+def test_scan_returns_hits_in_text_order_joined_ones_included():
+    """scan's contract (its docstring): hits in text order. A match joined over a hard wrap
+    comes at its first line, before a whole line's match further down."""
+    log = ("Loaded runtime CuDNN library: 8.0.5 but source was compiled w\nith: 8.1.0\n"
+           "noise\nCould not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED\n")
+    got = [(h.signature.name, h.position) for h in scan(log)]
+    assert [name for name, _ in got] == ["tf-loaded-runtime", "cudnn-create-handle"]
+    assert [p for _, p in got] == sorted(p for _, p in got)

@@ -191,6 +191,7 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
                 hits = [h for h in hits if not any(
                     name == h.signature.name and a <= h.position < b for name, a, b in covered)]
                 hits.extend(joined)
+                hits.sort(key=lambda h: h.position)  # text order, joined matches at their first line
         return hits
     except Exception:  # noqa: BLE001
 
