@@ -3,7 +3,9 @@ Markdown file per module (issue 20): ``python scripts/mutation_survivors.py OUTD
 
 Reads only ``mutants/`` (mutmut 3's copy of the package, where each mutant is a function
 ``x_name__mutmut_N`` beside ``x_name__mutmut_orig``), so it costs no mutmut process per mutant
-as ``mutmut show`` does. Patterns are fnmatch patterns of mutant names (default: every mutant)."""
+as ``mutmut show`` does. Patterns are fnmatch patterns of mutant names (default: every mutant). Also writes
+``OUTDIR/by-name.md``: one line per module, its survivors as function + numbers (the list at the
+end of tests/mutation_survivors.md)."""
 
 import ast
 import difflib
@@ -18,6 +20,7 @@ outdir = Path(sys.argv[1])
 patterns = sys.argv[2:] or ["*"]
 outdir.mkdir(parents=True, exist_ok=True)
 by_module: dict[str, list[str]] = defaultdict(list)
+numbers: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
 for meta in sorted(Path("mutants").rglob("*.py.meta")):
     codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
     names = [k for k, v in codes.items() if v in STATUS and any(fnmatch.fnmatch(k, p) for p in patterns)]
@@ -38,7 +41,14 @@ for meta in sorted(Path("mutants").rglob("*.py.meta")):
             diff = "".join(l for l in difflib.unified_diff(orig.splitlines(True), mutant.splitlines(True), n=1)
                            if not l.startswith(("---", "+++")))
         module = name.split("__mutmut_")[0].rsplit(".", 1)[0]
+        numbers[module.removeprefix("cudnn_magic.")][base].append(int(local.rsplit("_", 1)[1]))
         by_module[module].append(f"### {name} ({STATUS[codes[name]]})\n```diff\n{diff.rstrip()}\n```\n")
 for module, items in sorted(by_module.items()):
     (outdir / f"{module}.md").write_text(f"# {module}: {len(items)} survivors\n\n" + "\n".join(items))
     print(f"{len(items):5} {module}")
+lines = []
+for module, fns in sorted(numbers.items()):
+    n = sum(map(len, fns.values()))
+    parts = "; ".join(f"`{fn}` " + ", ".join(map(str, sorted(v))) for fn, v in sorted(fns.items()))
+    lines.append(f"- **`{module}`** ({n}): {parts}")
+(outdir / "by-name.md").write_text("\n".join(lines) + "\n")
