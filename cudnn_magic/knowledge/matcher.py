@@ -509,16 +509,6 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
     return hits
 
 
-def _glued_status(status: str | None, same: list[Hit]) -> bool:
-    """True when a joined match's ``status`` is not a cuDNN status name but starts with one that
-    the line pass read whole on the same line (``CUDNN_STATUS_INTERNAL_ERROR`` + ``noise``): the
-    names are an enumerated set (cudnn_graph.h / cudnn.h, knowledge/status.py)."""
-    if not status or status.isdigit() or _named_status(status):
-        return False
-    return any(_named_status(f.groups.get("status", "")) and status.upper().startswith(f.groups["status"].upper())
-               for f in same)
-
-
 def _named_status(s: str) -> bool:
     """True for a cuDNN status name of cudnn_graph.h / cudnn.h (knowledge/status.py)."""
     st = status_by_name(s) if s else None
@@ -601,8 +591,6 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
                 continue  # neither crosses a line break nor completes a field: the line pass saw it
             if any(not lines[i].strip() or _NEW_MESSAGE.match(lines[i]) for i in range(first + 1, last + 1)):
                 continue  # a hard wrap leaves no empty line inside a wrapped line, nor starts a new message
-            if same and _glued_status(h.groups.get("status"), same):
-                continue  # a whole status name on the line, the next line's words glued onto it
             if same and not completes and len(lines[first].rstrip()) < width - 1:
                 # the line pass matched this line whole and it is not cut at the wrap column:
                 # joining it to the next line would only glue unrelated text on
