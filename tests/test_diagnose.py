@@ -232,11 +232,18 @@ _OOM_LINES = {
 }
 
 
+_AMBIGUOUS = {
+    # two alternatives (memory, a mismatch): TensorFlow core/kernels/pooling_ops_common.cc
+    "op-launch": lambda i: f"2020-01-01 00:00:0{i}.000000: E tensorflow/core/kernels/pooling_ops_common.cc:1] cudnn {_LAUNCH_OPS[i]} launch failed",
+    # one alternative (memory): TensorFlow core/kernels/cudnn_rnn_ops.cc
+    "rnn-call": lambda i: f"2020-01-01 00:00:0{i}.000000: W tensorflow/core/framework/op_kernel.cc:1] Internal: Failed to call ThenRnnForward with model config: [rnn_mode, num_layers]: [{i}, 1]",
+}
+
+
 @pytest.mark.parametrize("oom", sorted(_OOM_LINES))
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
-def test_memory_stays_first_next_to_repeated_launch_failures(oom, n):
-    log = "\n".join([_OOM_LINES[oom]] + [
-        f"2020-01-01 00:00:0{i}.000000: E tensorflow/core/kernels/pooling_ops_common.cc:1] cudnn {_LAUNCH_OPS[i]} launch failed"
-        for i in range(n)])
+@pytest.mark.parametrize("wording", sorted(_AMBIGUOUS))
+def test_memory_stays_first_next_to_repeated_launch_failures(oom, n, wording):
+    log = "\n".join([_OOM_LINES[oom]] + [_AMBIGUOUS[wording](i) for i in range(n)])
     got = [d.id for d in diagnose(log=log)]
     assert got[:2] == ["gpu-out-of-memory", "cudnn-execution-failed"]
