@@ -783,3 +783,129 @@ def test_scan_returns_hits_in_text_order_joined_ones_included():
     got = [(h.signature.name, h.position) for h in scan(log)]
     assert [name for name, _ in got] == ["tf-loaded-runtime", "cudnn-create-handle"]
     assert [p for _, p in got] == sorted(p for _, p in got)
+
+
+# --------------------------------------------------------------------------------------------
+# matcher._scan_joined, matcher._status_cut_at_wrap, matcher._named_status (issue 20, rjoin): the
+# second look at a hard-wrapped paste. Status names: cuDNN's enumerated set (cudnn_graph.h / cudnn.h,
+# knowledge/status.py); cuDNN 9 adds longer names that begin with an older one (NOT_SUPPORTED ->
+# NOT_SUPPORTED_ARCH_MISMATCH, code 3007; BAD_PARAM -> BAD_PARAM_NULL_POINTER, code 2002).
+HANDLE = "E0101 cuda_dnn.cc:329] Could not create cudnn handle: "
+
+
+def _statuses(log, name="cudnn-create-handle"):
+    return [h.groups.get("status") for h in scan(log) if h.signature.name == name]
+
+
+# A whole name wrapped right after a shorter name it begins with is the longer name: the cut at the
+# wrap is for a joined name that is NO status name; a known one is kept as joined.
+@pytest.mark.parametrize("cut, rest, status", [
+    ("CUDNN_STATUS_NOT_SUPPORTED", "_ARCH_MISMATCH", "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH"),
+    ("CUDNN_STATUS_BAD_PARAM", "_NULL_POINTER", "CUDNN_STATUS_BAD_PARAM_NULL_POINTER"),
+], ids=["arch-mismatch", "null-pointer"])
+def test_a_whole_name_wrapped_after_a_shorter_name_is_the_longer_name(cut, rest, status):
+    log = HANDLE + cut + "\n" + rest + "\n"
+    assert _statuses(log) == [status]
+    # the diagnosis a user sees is the unwrapped message's (ARCH_MISMATCH: the GPU is not supported)
+    whole = diagnose(log=HANDLE + status + "\n")[0]
+    assert (diagnose(log=log)[0].id, diagnose(log=log)[0].title) == (whole.id, whole.title)
+
+
+# A bare status name cut at the wrap, then the next message: the same at byte 0 of the paste as
+# anywhere else (the name's place in the joined text is an offset, 0 included).
+@pytest.mark.parametrize("lead", ["", " ", "x "], ids=["at-0", "at-1", "at-2"])
+def test_a_bare_status_name_cut_at_the_wrap_is_whole_at_any_offset(lead):
+    log = lead + "CUDNN_STATUS_INTERNAL_\nERROR\nTraceback\n"
+    assert _statuses(log, "status-name") == ["CUDNN_STATUS_INTERNAL_ERROR"]
+
+
+# A name cut one, two or more letters before its end is joined: the last line of a joined match is
+# the line holding its last byte, even when that line holds only that byte; the quote spans both lines.
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_a_name_cut_a_few_letters_before_its_end_is_joined(k):
+    name = "CUDNN_STATUS_INTERNAL_ERROR"
+    log = HANDLE + name[:-k] + "\n" + name[-k:] + "\n"
+    hits = [h for h in scan(log) if h.signature.name == "cudnn-create-handle"]
+    assert [(h.groups["status"], h.line) for h in hits] == [(name, HANDLE.strip() + " " + name)]
+    # the joined hit's span covers the original lines it was read from
+    assert [h.span for h in hits] == [(0, len(log.encode()))]
+
+
+# What comes BEFORE a wrapped message (an empty line, a traceback header, the shell's abort report)
+# never stops its join: only the lines the match spans are checked (a hard wrap leaves no empty
+# line, and starts no new message, INSIDE a wrapped line).
+@pytest.mark.parametrize("before", ["", "noise\n\n", "\n", "Traceback (most recent call last):\n",
+                                    "Aborted (core dumped)\n"], ids=["none", "paragraph", "empty", "traceback", "aborted"])
+def test_what_precedes_a_wrapped_message_never_stops_its_join(before):
+    log = before + "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n"
+    got = [h.groups for h in scan(log) if h.signature.name == "tf-loaded-runtime"]
+    assert got == [{"loaded": "8.0.5", "compiled": "8.1.0"}]
+
+
+# One paste, several messages: a joined candidate that is refused (it runs into a new message, it
+# glues a short whole line onto the next, or it repeats one already found) never hides the wrapped
+# messages after it; each is joined once, with its own fields.
+TF_IN_A_WORD = "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n"
+HANDLE_IN_A_WORD = "E Could not create cudnn handle: CUDNN_STATUS_INTERN\nAL_ERROR\n"
+
+
+@pytest.mark.parametrize("log, symbols, tf, statuses", [
+    # refused: a new message on the next line (glibc's strsignal text)
+    ("undefined symbol: cudnnCreate\nAborted (core dumped)\n" + TF_IN_A_WORD,
+     ["cudnnCreate"], [{"loaded": "8.0.5", "compiled": "8.1.0"}], []),
+    # refused: a whole line shorter than the wrap column glued onto the next one
+    ("undefined symbol: cudnnCreate\nnoise\n" + TF_IN_A_WORD,
+     ["cudnnCreate"], [{"loaded": "8.0.5", "compiled": "8.1.0"}], []),
+    ("undefined symbol: cudnnCreate\nmore noise\n" + TF_IN_A_WORD,
+     ["cudnnCreate"], [{"loaded": "8.0.5", "compiled": "8.1.0"}], []),
+    # two different wrapped messages: both joined
+    (TF_IN_A_WORD + HANDLE_IN_A_WORD, [], [{"loaded": "8.0.5", "compiled": "8.1.0"}], ["CUDNN_STATUS_INTERNAL_ERROR"]),
+    # the first message repeated (its joined match already found), then another
+    (TF_IN_A_WORD + TF_IN_A_WORD + HANDLE_IN_A_WORD, [], [{"loaded": "8.0.5", "compiled": "8.1.0"}, {"loaded": "8.0.5"}],
+     ["CUDNN_STATUS_INTERNAL_ERROR"]),
+    # a message read alike by both joins (found twice), then one only the join with a space reads
+    ("E Could not create cudnn handle:\nCUDNN_STATUS_ALLOC_FAILED\n"
+     "Loaded runtime CuDNN library: 8.0.5 but source was\ncompiled with: 8.1.0\n",
+     [], [{"loaded": "8.0.5", "compiled": "8.1.0"}], ["CUDNN_STATUS_ALLOC_FAILED"]),
+], ids=["after-new-message", "after-short-whole-line", "after-short-two-line", "two-messages", "after-a-repeat",
+        "after-a-both-ways-message"])
+def test_a_refused_join_never_hides_the_wrapped_messages_after_it(log, symbols, tf, statuses):
+    hits = scan(log)
+    assert [h.groups["symbol"] for h in hits if h.signature.name == "undefined-symbol-cudnn"] == symbols
+    assert [h.groups for h in hits if h.signature.name == "tf-loaded-runtime"] == tf
+    assert [h.groups["status"] for h in hits if h.signature.name == "cudnn-create-handle"] == statuses
+
+
+# A wrapped message is one hit, whichever way it joins: a status alone on the line after its
+# message reads the same without and with a space ("handle:CUDNN_..." / "handle: CUDNN_...").
+def test_a_message_read_by_both_joins_is_one_hit():
+    log = "E Could not create cudnn handle:\nCUDNN_STATUS_ALLOC_FAILED\n"
+    assert _statuses(log) == ["CUDNN_STATUS_ALLOC_FAILED"]
+
+
+# A message whose keyword itself was cut ("cudn" / "n handle") is joined whatever its first line's
+# width: the line pass never read it. Another message of the same kind starting on the very next
+# line is a message of its own, not a line of the wrapped one.
+def test_a_cut_keyword_is_joined_beside_a_whole_message_on_the_next_line():
+    log = ("Could not create cudn\nn handle: CUDNN_STATUS_ALLOC_FAILED\n"
+           "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n")
+    assert _statuses(log) == ["CUDNN_STATUS_ALLOC_FAILED", "CUDNN_STATUS_INTERNAL_ERROR"]
+
+
+# The wrap column is the paste's widest line; a whole line one byte shorter still counts as cut at
+# it (the wrap ate a trailing space), two bytes shorter is a line of its own: the name at its end
+# is whole, the next line is not glued on.
+@pytest.mark.parametrize("short, symbol", [(0, "cudnnSetRNNDescriptor_v6"), (1, "cudnnSetRNNDescriptor_v6"),
+                                           (2, "cudnnSetRNNDe"), (3, "cudnnSetRNNDe")])
+def test_a_whole_line_is_joined_only_within_one_byte_of_the_wrap_column(short, symbol):
+    line = "ImportError: /usr/lib/python3/dist-packages/caffe2/libcaffe2_gpu.so: undefined symbol: cudnnSetRNNDe"
+    widest = "x" * (len(line) + short)
+    log = f"{widest}\n{line}\nscriptor_v6 x\n"
+    assert [h.groups["symbol"] for h in scan(log) if h.signature.name == "undefined-symbol-cudnn"] == [symbol]
+
+
+# Only a line end AFTER the status name's start can cut it: a line that ends a few bytes before the
+# name never does (here 12 bytes before it, where the glued text's first 27 bytes read a known name).
+def test_a_line_end_before_the_status_name_never_cuts_it():
+    log = "E cuda_dnn.cc:329] Could not create cu\ndnn handle: CUDNN_STATUS_INTERNAL_ERRO\nRFOO\nTraceback\n"
+    assert _statuses(log) == ["CUDNN_STATUS_INTERNAL_ERRORFOOTraceback"]
