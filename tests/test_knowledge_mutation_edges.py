@@ -890,6 +890,11 @@ def test_a_cut_keyword_is_joined_beside_a_whole_message_on_the_next_line():
     log = ("Could not create cudn\nn handle: CUDNN_STATUS_ALLOC_FAILED\n"
            "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n")
     assert _statuses(log) == ["CUDNN_STATUS_ALLOC_FAILED", "CUDNN_STATUS_INTERNAL_ERROR"]
+    # TensorFlow's version message (cuda_dnn.cc), its keyword cut, then the same message whole
+    log = ("Loaded runtime CuDNN libr\nary: 8.0.5 but source was compiled with: 8.1.0\n"
+           "Loaded runtime CuDNN library: 8.0.4 but source was compiled with: 8.1.0\n")
+    assert [h.groups for h in scan(log) if h.signature.name == "tf-loaded-runtime"] == [
+        {"loaded": "8.0.5", "compiled": "8.1.0"}, {"loaded": "8.0.4", "compiled": "8.1.0"}]
 
 
 # The wrap column is the paste's widest line; a whole line one byte shorter still counts as cut at
