@@ -860,14 +860,11 @@ HANDLE_IN_A_WORD = "E Could not create cudnn handle: CUDNN_STATUS_INTERN\nAL_ERR
      ["cudnnCreate"], [{"loaded": "8.0.5", "compiled": "8.1.0"}], []),
     # two different wrapped messages: both joined
     (TF_IN_A_WORD + HANDLE_IN_A_WORD, [], [{"loaded": "8.0.5", "compiled": "8.1.0"}], ["CUDNN_STATUS_INTERNAL_ERROR"]),
-    # the first message repeated (its joined match already found), then another
-    (TF_IN_A_WORD + TF_IN_A_WORD + HANDLE_IN_A_WORD, [], [{"loaded": "8.0.5", "compiled": "8.1.0"}, {"loaded": "8.0.5"}],
-     ["CUDNN_STATUS_INTERNAL_ERROR"]),
     # a message read alike by both joins (found twice), then one only the join with a space reads
     ("E Could not create cudnn handle:\nCUDNN_STATUS_ALLOC_FAILED\n"
      "Loaded runtime CuDNN library: 8.0.5 but source was\ncompiled with: 8.1.0\n",
      [], [{"loaded": "8.0.5", "compiled": "8.1.0"}], ["CUDNN_STATUS_ALLOC_FAILED"]),
-], ids=["after-new-message", "after-short-whole-line", "after-short-two-line", "two-messages", "after-a-repeat",
+], ids=["after-new-message", "after-short-whole-line", "after-short-two-line", "two-messages",
         "after-a-both-ways-message"])
 def test_a_refused_join_never_hides_the_wrapped_messages_after_it(log, symbols, tf, statuses):
     hits = scan(log)
