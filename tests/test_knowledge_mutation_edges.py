@@ -790,7 +790,7 @@ def test_scan_returns_hits_in_text_order_joined_ones_included():
 # second look at a hard-wrapped paste. Status names: cuDNN's enumerated set (cudnn_graph.h / cudnn.h,
 # knowledge/status.py); cuDNN 9 adds longer names that begin with an older one (NOT_SUPPORTED ->
 # NOT_SUPPORTED_ARCH_MISMATCH, code 3007; BAD_PARAM -> BAD_PARAM_NULL_POINTER, code 2002).
-HANDLE = "E0101 cuda_dnn.cc:329] Could not create cudnn handle: "
+HANDLE_AT_WRAP = "E0101 cuda_dnn.cc:329] Could not create cudnn handle: "
 
 
 def _statuses(log, name="cudnn-create-handle"):
@@ -804,10 +804,10 @@ def _statuses(log, name="cudnn-create-handle"):
     ("CUDNN_STATUS_BAD_PARAM", "_NULL_POINTER", "CUDNN_STATUS_BAD_PARAM_NULL_POINTER"),
 ], ids=["arch-mismatch", "null-pointer"])
 def test_a_whole_name_wrapped_after_a_shorter_name_is_the_longer_name(cut, rest, status):
-    log = HANDLE + cut + "\n" + rest + "\n"
+    log = HANDLE_AT_WRAP + cut + "\n" + rest + "\n"
     assert _statuses(log) == [status]
     # the diagnosis a user sees is the unwrapped message's (ARCH_MISMATCH: the GPU is not supported)
-    whole = diagnose(log=HANDLE + status + "\n")[0]
+    whole = diagnose(log=HANDLE_AT_WRAP + status + "\n")[0]
     assert (diagnose(log=log)[0].id, diagnose(log=log)[0].title) == (whole.id, whole.title)
 
 
@@ -824,9 +824,9 @@ def test_a_bare_status_name_cut_at_the_wrap_is_whole_at_any_offset(lead):
 @pytest.mark.parametrize("k", [1, 2, 5])
 def test_a_name_cut_a_few_letters_before_its_end_is_joined(k):
     name = "CUDNN_STATUS_INTERNAL_ERROR"
-    log = HANDLE + name[:-k] + "\n" + name[-k:] + "\n"
+    log = HANDLE_AT_WRAP + name[:-k] + "\n" + name[-k:] + "\n"
     hits = [h for h in scan(log) if h.signature.name == "cudnn-create-handle"]
-    assert [(h.groups["status"], h.line) for h in hits] == [(name, HANDLE.strip() + " " + name)]
+    assert [(h.groups["status"], h.line) for h in hits] == [(name, HANDLE_AT_WRAP.strip() + " " + name)]
     # the joined hit's span covers the original lines it was read from
     assert [h.span for h in hits] == [(0, len(log.encode()))]
 
@@ -911,3 +911,14 @@ def test_a_whole_line_is_joined_only_within_one_byte_of_the_wrap_column(short, s
 def test_a_line_end_before_the_status_name_never_cuts_it():
     log = "E cuda_dnn.cc:329] Could not create cu\ndnn handle: CUDNN_STATUS_INTERNAL_ERRO\nRFOO\nTraceback\n"
     assert _statuses(log) == ["CUDNN_STATUS_INTERNAL_ERRORFOOTraceback"]
+
+
+# A status name cut at the wrap, then an empty line (a new paragraph): the name ends with its line
+# all the same (an empty line ends where the line before it does; the cut stays before it).
+@pytest.mark.parametrize("cut, rest, status", [
+    ("CUDNN_STATUS_INTERNAL_", "ERROR", "CUDNN_STATUS_INTERNAL_ERROR"),
+    ("CUDNN_STATUS_NOT_SUPPORTED", "_ARCH_MISMATCH", "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH"),
+], ids=["internal", "arch-mismatch"])
+@pytest.mark.parametrize("after", ["\n\nHello\n", "\n\n\nHello\n", "\r\n\r\nHello\r\n"], ids=["one", "two", "crlf"])
+def test_a_status_name_cut_at_the_wrap_before_an_empty_line_ends_with_its_line(cut, rest, status, after):
+    assert _statuses(HANDLE_AT_WRAP + cut + "\n" + rest + after) == [status]

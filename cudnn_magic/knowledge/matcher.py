@@ -527,13 +527,14 @@ def _status_cut_at_wrap(h: Hit, joined: bytes, starts: list[int], sep: bytes) ->
     pos = joined.find(raw, h.span[0], h.span[1])
     if pos < 0:
         return None
-    cut = None
+    cut, longest = None, pos
     for i in range(bisect.bisect_right(starts, pos), len(starts)):
         end = starts[i] - len(sep)  # where line i - 1 ends in the joined text
         if end >= pos + len(raw):
             break
-        if _named_status(raw[: end - pos].decode("utf-8", "replace")):
-            cut = i
+        # an empty line ends where the line before it does: the cut stays before it
+        if end > longest and _named_status(raw[: end - pos].decode("utf-8", "replace")):
+            cut, longest = i, end
     return cut
 
 
