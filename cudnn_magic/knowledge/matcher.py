@@ -581,10 +581,7 @@ def _scan_joined(data: bytes, source: str, warnings: bool,
                          if g.signature.name == h.signature.name]
                 if not again:
                     continue
-                g = again[0]
-                h = Hit(g.signature, g.diagnosis, g.weight, g.line, g.groups, source,
-                        g.position + starts[first], (g.span[0] + starts[first], g.span[1] + starts[first]))
-                last = cut - 1
+                h, last = again[0], cut - 1  # only its id, weight and fields are read below
             same = [f for f in found if f.signature.name == h.signature.name
                     and orig[first] <= f.position < orig[last + 1]]
             completes = any(len(f.groups) < len(h.groups) for f in same)
