@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..model import Fix, Report
 from ..model.fixes import FixPlan, Step
 from ..rules.cudnn_version import CudnnVersion, try_parse
-from ..rules.requirement import same_major_requirement
+from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 from .catalogue import FIXES, SPECS
 
 
@@ -107,7 +107,7 @@ def _cuda_major_for(v: CudnnVersion, a: Any, report: Report | None) -> int | Non
         except ValueError:
             pass
         else:
-            if major < 11:
+            if major < FIRST_WHEEL_CUDA:
                 return None
             return 12 if v.major == 8 and major > 12 else major
     if v.major >= 9:

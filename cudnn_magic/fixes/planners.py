@@ -22,7 +22,7 @@ from ..kernelinfo import kernel_app as _kernel_app
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
 from ..rules.gpu import driver_at_least, driver_floor
-from ..rules.requirement import _DIST_NAME, CudnnNeed, framework_need, witness
+from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
 from .advice import _advice
 from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _pip_check,
                           _pip_extra_args, _python, find_running_kernelspec)
@@ -104,9 +104,9 @@ def install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         return FixPlan(fid, "Install a matching cuDNN", False, f"internal: requirement {sol.requirement!r} did not validate")
     requirement = sol.requirement
     cuda = re.fullmatch(r"nvidia-cudnn-cu(\d+)", name)
-    if cuda and int(cuda.group(1)) < 11:  # PyPI: nvidia-cudnn-cu11 is the first (8.5.0.96); no -cu10 or older
+    if cuda and int(cuda.group(1)) < FIRST_WHEEL_CUDA:
         return FixPlan(fid, f"Install {requirement}", False,
-                       f"PyPI has no {name} wheel (cuDNN wheels start with CUDA 11); install this cuDNN "
+                       f"PyPI has no {name} wheel (cuDNN wheels start with CUDA {FIRST_WHEEL_CUDA}); install this cuDNN "
                        "with conda or from NVIDIA's archive for your CUDA", notes=tuple(notes))
     python = _python(ctx)
     try:

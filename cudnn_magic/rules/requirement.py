@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
 
-__all__ = ["CudnnNeed", "cudnn_requirement", "framework_need", "render_requirement", "rule_specifier",
+__all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "render_requirement", "rule_specifier",
            "same_major_requirement", "same_major_spec", "wheel_family", "witness"]
 
 
@@ -64,6 +64,11 @@ def _marker_applies(marker: Marker | None) -> bool:
         except Exception:  # noqa: BLE001 - an odd marker never breaks the solver
             continue
     return False
+
+
+#: The first CUDA major with a cuDNN wheel project on PyPI (``nvidia-cudnn-cu11``, from 8.5.0.96);
+#: there is none for CUDA 10 or older.
+FIRST_WHEEL_CUDA = 11
 
 
 def wheel_family(cuda: str | None, cudnn_major: int | None) -> str:
