@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of the pure core (issue 20), with mutmut 3 (pinned below). Not part of CI.
 #
-#   bash scripts/mutation.sh                 # every target (6,930 mutants: about 3-4 h from an empty mutants/,
+#   bash scripts/mutation.sh                 # every target (6,906 mutants: about 3-4 h from an empty mutants/,
 #                                            # minutes after a change: only mutants without a verdict run)
 #   bash scripts/mutation.sh rules.gpu solver   # only the targets whose pattern contains a word given
 #   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
@@ -86,23 +86,11 @@ fi
 
 # mutmut re-runs EVERY mutant named on its command line, checked or not (only a run naming none
 # keeps the verdicts, and that would also run the non-target functions of the probes/ files). So
-# once mutants/ exists, name only the selected mutants that have no verdict yet (new, changed, or
-# reopened by MUTATION_RECHECK); a second pass takes those that mutmut generated during the first
-# (functions changed since the last run).
-unchecked() {
-  "$PY" - "$@" <<'PYEOF'
-import fnmatch, json, sys
-from pathlib import Path
-for meta in sorted(Path("mutants").rglob("*.py.meta")):
-    for name, code in json.loads(meta.read_text()).get("exit_code_by_key", {}).items():
-        if code is None and any(fnmatch.fnmatch(name, p) for p in sys.argv[1:]):
-            print(name)
-PYEOF
-}
-# Bring mutants/ up to date with the source before reading the verdicts: a function changed since
-# the last run gets fresh mutants without a verdict (mutmut does this only at the start of a run;
-# without it a changed function would keep its old verdicts until some other mutant was run).
-# The same steps as the start of `mutmut run` (mutmut/__main__.py `_run`, 3.8.1, pinned above).
+# once mutants/ exists, it is first brought up to date with the source (a function changed since
+# the last run gets fresh mutants without a verdict; mutmut itself does this only at the start of
+# a run), and then only the selected mutants without a verdict (new, changed, or reopened by
+# MUTATION_RECHECK) are named. regenerate() takes the same steps as the start of `mutmut run`
+# (mutmut/__main__.py `_run`, 3.8.1, pinned above).
 regenerate() {
   "$PY" - <<'PYEOF' > /dev/null
 from mutmut.__main__ import (copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test,
@@ -117,20 +105,18 @@ PYEOF
 }
 start=$(date +%s)
 rc=0
-: > mutants-run.log
-for pass in 1 2; do
-  if [ -d mutants ] && ls mutants/cudnn_magic/*.meta >/dev/null 2>&1; then
-    [ $pass -eq 1 ] && { regenerate || { echo "could not bring mutants/ up to date" >&2; exit 2; }; }
-    mapfile -t names < <(unchecked "${selected[@]}")
-    [ ${#names[@]} -gt 0 ] || { [ $pass -eq 1 ] && echo "every selected mutant has a verdict (MUTATION_RECHECK=1 reopens the survivors)"; break; }
-  else
-    names=("${selected[@]}")
-  fi
-  echo "pass $pass: ${#names[@]} mutant name(s) or pattern(s)" >> mutants-run.log
+names=("${selected[@]}")
+if [ -d mutants ] && ls mutants/cudnn_magic/*.meta >/dev/null 2>&1; then
+  regenerate || { echo "could not bring mutants/ up to date" >&2; exit 2; }
+  mapfile -t names < <("$PY" scripts/mutation_meta.py unchecked "${selected[@]}")
+fi
+echo "${#names[@]} mutant name(s) or pattern(s) to run" > mutants-run.log
+if [ ${#names[@]} -eq 0 ]; then
+  echo "every selected mutant has a verdict (MUTATION_RECHECK=1 reopens the survivors)"
+else
   .venv/bin/mutmut run --max-children "${MUTATION_JOBS:-2}" "${names[@]}" >> mutants-run.log 2>&1
   rc=$?
-  [ $rc -eq 0 ] || break
-done
+fi
 end=$(date +%s)
 echo "mutmut run: exit $rc, $(( (end - start) / 60 ))m$(( (end - start) % 60 ))s (log: mutants-run.log)"
 .venv/bin/mutmut results --all true 2>/dev/null | "$PY" scripts/mutation_score.py "${selected[@]}"

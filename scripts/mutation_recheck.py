@@ -6,18 +6,16 @@ function changed; a new test does not reopen a survivor. Arguments: mutant-name 
 (fnmatch, as in scripts/mutation.sh's TARGETS); none means every mutant. Killed and timed-out
 verdicts are kept: adding tests cannot bring a killed mutant back. Prints how many were reset."""
 
-import fnmatch
 import json
 import sys
-from pathlib import Path
 
-REOPEN = {0, 5, 33}  # survived, no tests (pytest's 5, mutmut's 33)
-patterns = sys.argv[1:] or ["*"]
+from mutation_meta import SURVIVED, matches, metas
+
+patterns = sys.argv[1:]
 reset = 0
-for meta in sorted(Path("mutants").rglob("*.py.meta")):
-    data = json.loads(meta.read_text())
+for meta, data in metas():
     codes = data.get("exit_code_by_key", {})
-    hit = [k for k, v in codes.items() if v in REOPEN and any(fnmatch.fnmatch(k, p) for p in patterns)]
+    hit = [k for k, v in codes.items() if v in SURVIVED and matches(k, patterns)]
     for k in hit:
         codes[k] = None
     if hit:

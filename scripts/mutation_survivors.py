@@ -9,21 +9,20 @@ end of tests/mutation_survivors.md)."""
 
 import ast
 import difflib
-import fnmatch
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-STATUS = {0: "survived", 5: "no tests", 33: "no tests"}
+from mutation_meta import SURVIVED as STATUS, matches, metas
+
 outdir = Path(sys.argv[1])
-patterns = sys.argv[2:] or ["*"]
+patterns = sys.argv[2:]
 outdir.mkdir(parents=True, exist_ok=True)
 by_module: dict[str, list[str]] = defaultdict(list)
 numbers: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-for meta in sorted(Path("mutants").rglob("*.py.meta")):
-    codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
-    names = [k for k, v in codes.items() if v in STATUS and any(fnmatch.fnmatch(k, p) for p in patterns)]
+for meta, data in metas():
+    codes = data.get("exit_code_by_key", {})
+    names = [k for k, v in codes.items() if v in STATUS and matches(k, patterns)]
     if not names:
         continue
     source = meta.with_suffix("").read_text()
