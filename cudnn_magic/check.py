@@ -23,12 +23,14 @@ from .model import (
     FrameworkBuild,
     Gpu,
     LibraryCopy,
+    Preload,
     Report,
     Resolution,
     Unavailable,
     WheelOverwrite,
 )
 from .probes import libnames
+from .overwrites import canonical_name as _canonical_name, overwrite_findings, pinned_names as _pinned_names, requirement as _requirement
 from .rules.compat import judge
 from .rules.cudnn_version import try_parse
 from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
@@ -239,7 +241,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
 
     findings += _multiple_copies_findings(loaded, in_use)
     findings += _sublibrary_findings(loaded, installed)
-    findings += _overwrite_findings(overwrites, judged, ctx)
+    findings += overwrite_findings(overwrites, judged, ctx.own_dirs)
     for c in installed:
         if c.error:
             findings.append(Finding(
@@ -324,35 +326,6 @@ def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
     return None
 
 
-def _canonical_name(name: str) -> str:
-    """The PEP 503 form of a distribution name (``packaging.utils``, imported on first use:
-    ``packaging.requirements`` costs about 20 ms of ``cudnn-magic check --json``'s start-up)."""
-    from packaging.utils import canonicalize_name  # start-up cost: packaging's requirement parser only for pins
-
-    return canonicalize_name(name)
-
-
-def _requirement(spec: str) -> Any:
-    """``packaging.requirements.Requirement(spec)``, or None when ``spec`` is not one."""
-    # start-up cost: packaging's requirement parser only for pins
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        return Requirement(spec)
-    except InvalidRequirement:
-        return None
-
-
-def _pinned_names(fw: FrameworkBuild) -> set[str]:
-    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
-    out: set[str] = set()
-    for pin in fw.pins:
-        r = _requirement(pin)
-        if r is not None:
-            out.add(_canonical_name(r.name))
-    return out
-
-
 def _where(path: str, entry: str | None, owner: str | None) -> str:
     if entry:
         return f"LD_LIBRARY_PATH entry {entry}"
@@ -374,7 +347,8 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     soname = fw.cudnn_soname or (f"libcudnn.so.{src.major}" if src else None)
     if soname is None:
         return dataclasses.replace(fw, verdict="unknown", rule=rule, detail="compiled-against cuDNN not known"), None, []
-    search = ctx.resolve(soname, fw.name, fw.consumer_library, environ=ctx.environ, ldcache=ctx.ldcache)
+    search = ctx.resolve(soname, fw.name, fw.consumer_library, environ=ctx.environ, ldcache=ctx.ldcache,
+                         preloads=fw.preloads)
     own = _own_copy(fw, soname, ctx)
     if own is not None:
         ctx.own_dirs[fw.name] = own.directory
@@ -420,6 +394,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         if res.reason.startswith("LD_LIBRARY_PATH entry "):
             entry = res.reason[len("LD_LIBRARY_PATH entry "):]
         mapped = False
+    preload = _preload_of(fw, picked_path=iu.path if iu is not None else res.picked)
     findings: list[Finding] = []
     if runtime is None and used is None and iu is None:
         sev = "error" if ctx.gpus else "warning"
@@ -445,7 +420,13 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         # Mapped, and the loader's own search picks that same copy: it was found by search order
         # (LD_LIBRARY_PATH before a RUNPATH), not because something else loaded it first.
         by_search = bool(mapped and search.picked and os.path.realpath(search.picked) == os.path.realpath(picked_path or ""))
-        if mapped and by_search:
+        if preload is not None:
+            cause = (f"cuDNN {runtime} from {os.path.dirname(preload.path)} is "
+                     f"{'the copy mapped' if mapped else 'what it will load'}: {preload.why}, before "
+                     f"{os.path.basename(fw.consumer_library or '') or fw.name}'s own lookup; {fw.name}'s own "
+                     f"{own.version or '?'} ({own.path}" + (f", {own.owner}" if own.owner != "system" else "") + ")"
+                     + (" would satisfy it." if own_ok else " would not satisfy it either."))
+        elif mapped and by_search:
             cause = (f"cuDNN {runtime} from {where} is the copy mapped: the loader searches {search.reason.split(' entry')[0]} "
                      f"before the RUNPATH of {os.path.basename(fw.consumer_library or '') or fw.name}, so it "
                      f"took that one; {fw.name}'s own {own.version or '?'} ({own.path}"
@@ -462,7 +443,9 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
             cause = (f"cuDNN {runtime} from {where} is what the loader will find first ({order}); {fw.name}'s own "
                      f"{own.version or '?'} ({own.path}" + (f", {own.owner}" if own.owner != "system" else "") + ")"
                      + (" would satisfy it." if own_ok else " would not satisfy it either."))
-        if own_ok:
+        if own_ok and preload is not None:
+            fixes.append(_sys_path_fix(preload, own.directory))
+        elif own_ok:
             if entry:
                 fixes.append(_shadow_fix(entry, own.directory))
             if mapped and not by_search:  # another load came first: the order of loads is the cause
@@ -472,7 +455,13 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                 fixes.append(Fix("import-order", f"Import {fw.name} before whatever loads the other cuDNN",
                                  f"in a fresh kernel, import {fw.name} first so its own cuDNN {own.version} is the first "
                                  f"{soname} loaded", True, False, "a change to your code"))
-        if not mapped and entry:
+        if preload is not None and not mapped:
+            findings.append(Finding(
+                "cudnn-shadowed", "warning" if verdict == "ok" else "error",
+                f"sys.path entry {_sys_path_entry(preload)} shadows the cuDNN {own.version} that {fw.name} ships with",
+                cause, (_sys_path_fix(preload, own.directory),) if own_ok else (),
+            ))
+        elif not mapped and entry:
             findings.append(Finding(
                 "cudnn-shadowed", "warning" if verdict == "ok" else "error",
                 f"LD_LIBRARY_PATH entry {entry} shadows the cuDNN {own.version} that {fw.name} ships with",
@@ -499,6 +488,28 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                                 j.detail + "." + (" " + cause if cause else "") + f" Rule: {j.rule}.", tuple(fixes)))
         fw2 = dataclasses.replace(fw2, detail=detail + (" " + cause if cause else ""))
     return fw2, res, findings
+
+
+def _preload_of(fw: FrameworkBuild, picked_path: str | None) -> Preload | None:
+    """The preload of ``fw`` (its own code loads it by path) that is the copy it gets."""
+    if not picked_path:
+        return None
+    real = os.path.realpath(picked_path)
+    return next((p for p in fw.preloads if os.path.realpath(p.path) == real), None)
+
+
+def _sys_path_entry(preload: Preload) -> str:
+    """The ``sys.path`` entry a preload was found in, else its folder."""
+    return preload.sys_path_entry or os.path.dirname(preload.path)
+
+
+def _sys_path_fix(preload: Preload, own_dir: str | None = None) -> Fix:
+    entry = _sys_path_entry(preload)
+    return Fix("remove-sys-path-dir", f"Take {entry} off sys.path",
+               f"Remove {entry} from sys.path where the kernel starts: PYTHONPATH in the kernelspec \"env\" (kernel.json) "
+               "or the shell that starts Jupyter, or the .pth file that adds it; then start the kernel fresh"
+               + (f". PyTorch then preloads its own copy in {own_dir}" if own_dir else "") + ".", True, False,
+               "advice only: where sys.path comes from is outside this kernel")
 
 
 def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
@@ -600,104 +611,6 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                      f"reinstall the package that owns {d} ({mains[0].owner})" if mains[0].owner != "system"
                      else f"{d} belongs to no package: remove {mains[0].path} or install a complete cuDNN there", True),),
             ))
-    return out
-
-
-_CU = re.compile(r"-cu(\d+)$")
-
-
-def _family(dist_name: str) -> int | None:
-    m = _CU.search(dist_name)
-    return int(m.group(1)) if m else None
-
-
-def _cuda_major(fw: FrameworkBuild) -> int | None:
-    cuda = (fw.cuda_compiled or "").split(".")[0]
-    if cuda.isdigit():
-        return int(cuda)
-    for pin in fw.pins:
-        m = re.match(r"\s*nvidia-cudnn(?:-jit)?-cu(\d+)", pin)
-        if m:
-            return int(m.group(1))
-    return None
-
-
-def _overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterable[FrameworkBuild], ctx: _Ctx) -> list[Finding]:
-    """``cudnn-wheel-overwritten``: both distributions, the folder, whose files are there now
-    (by RECORD hash), what that means for each framework that uses the folder, and the fixes:
-    one environment per CUDA major, or the exact ``--force-reinstall`` that restores a
-    framework's files, with its cost."""
-    out: list[Finding] = []
-    fws = list(frameworks)
-    for ow in overwrites:
-        names = " and ".join(f"{n} {v}" for n, v in ow.distributions)
-        present = f"{ow.present[0]} {ow.present[1]}" if ow.present else None
-        shown = ", ".join(os.path.basename(f) for f in ow.files[:4]) + (f" (+{len(ow.files) - 4} more)" if len(ow.files) > 4 else "")
-        if present:
-            now = f"The files there now are {present}'s ({'; '.join(ow.evidence[:2]) or 'by size'})."
-        elif ow.mixed:
-            now = "The folder now holds files of both: " + "; ".join(ow.evidence[:3]) + "."
-        else:
-            now = "Which distribution's files are there could not be told from their hashes."
-        meaning: list[str] = []
-        wrong = False
-        users = []
-        for fw in fws:
-            own_dir = ctx.own_dirs.get(fw.name)
-            uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
-            pinned = _pinned_names(fw)
-            names_claimed = {_canonical_name(n) for n, _ in ow.distributions}
-            if not uses_dir and not (pinned & names_claimed):
-                continue
-            users.append(fw)
-            want_cuda = _cuda_major(fw)
-            want = next(((n, v) for n, v in ow.distributions if _canonical_name(n) in pinned), None) or next(
-                ((n, v) for n, v in ow.distributions if want_cuda is not None and _family(n) == want_cuda), None)
-            if ow.present is None or want is None:
-                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) may run either's files.")
-            elif want == ow.present:
-                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) gets the files it wants ({present}).")
-            else:
-                fam = _family(ow.present[0])
-                wrong = True
-                meaning.append(f"{fw.name} {fw.version} (built for CUDA {want_cuda or '?'}, wants {want[0]} {want[1]}) now "
-                               f"runs {present}'s files: a CUDA {fam or '?'} build of cuDNN under a CUDA "
-                               f"{want_cuda or '?'} framework.")
-        if not users and ow.present:
-            others = [f"{n} {v}" for n, v in ow.distributions if (n, v) != ow.present]
-            meaning.append(f"A framework that needs {', '.join(others)} (built for CUDA "
-                           f"{', '.join(str(_family(n) or '?') for n, v in ow.distributions if (n, v) != ow.present)}) "
-                           f"gets {present}'s files instead (a CUDA {_family(ow.present[0]) or '?'} build).")
-            wrong = any(_family(n) != _family(ow.present[0]) for n, _ in ow.distributions)
-        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
-                  f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
-        fixes: list[Fix] = []
-        if len({_family(n) for n, _ in ow.distributions}) > 1:
-            fixes.append(Fix("one-venv-per-cuda", "Use one virtual environment per CUDA major",
-                             "create one environment per CUDA major (python -m venv ~/venv-cu13 and ~/venv-cu12) and install "
-                             "each framework into its own"
-                             + (": " + ", ".join(f"{f.name} ({f.distribution}, CUDA {_cuda_major(f) or '?'})" for f in users)
-                                if users else "") + "; one Jupyter kernel per environment", True, False,
-                             "advice only: a new environment"))
-        for i, (n, v) in enumerate(ow.distributions):
-            if ow.present == (n, v):
-                continue
-            mb = ow.sizes[i] / 2**20 if i < len(ow.sizes) and ow.sizes[i] else None
-            for_fw = [f.name for f in users if (next(((a, b) for a, b in ow.distributions
-                                                      if _family(a) == _cuda_major(f)), None) == (n, v))]
-            want_present = [f.name for f in users if ow.present and (
-                _canonical_name(ow.present[0]) in _pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
-            loser = (" and ".join(want_present) if want_present else
-                     (f"{present}'s users" if present else "the other distribution's users"))
-            fixes.append(Fix(
-                "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
-                f"{sys.executable} -m pip install --force-reinstall --no-deps {n}=={v}   # cost: downloads the wheel again "
-                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
-                f"{'gets' if len(want_present) == 1 else 'get'} "
-                f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))
-        out.append(Finding("cudnn-wheel-overwritten", "error" if wrong else "warning",
-                           f"{names} overwrite each other in {ow.directory}"
-                           + (f": {present}'s files are there now" if present else ""), detail, tuple(fixes)))
     return out
 
 

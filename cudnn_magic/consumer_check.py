@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 import re
 
-from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Resolution
+from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
 from .probes import libnames
 from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from .rules.cudnn_version import try_parse
@@ -141,10 +141,11 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             if all(d != c.directory for d, _ in lst):
                 lst.append((c.directory, c.version))
 
-    def resolve(req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False
-                ) -> tuple[ConsumerLibrary, Resolution]:
+    def resolve(req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False,
+                preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
         m = () if fresh else mapped
-        res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache, mapped=m)
+        res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache, mapped=m,
+                               preloads=preloads)
         steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
         searched = tuple(f"{s.directory} ({s.why})" for s in steps)
         subs = ()
@@ -219,7 +220,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             for soname in lib.cudnn_needed:
                 label = f"{fw.name} {fw.version}" if fw else d.label
                 c, res = resolve(CudnnRequest(soname, lib.path, chain, f"DT_NEEDED of {os.path.basename(lib.path)}"),
-                                 label, vend, False)
+                                 label, vend, False, preloads=fw.preloads if fw else ())
                 libs.append(dataclasses.replace(c, distribution=d.label, framework=fw.name if fw else None))
                 rep.resolutions.append(res)
         if not libs:
@@ -227,7 +228,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         rep.consumers += libs
         if fw is not None:
             fresh, _ = resolve(CudnnRequest(libs[0].soname, libs[0].path, chain_within(d, libs[0].path, top)),
-                               f"{fw.name} {fw.version}", vend, False, fresh=True)
+                               f"{fw.name} {fw.version}", vend, False, fresh=True, preloads=fw.preloads)
             needs.append(ConsumerNeed(f"{fw.name} {fw.version}", _major_of(libs[0]), fresh.sublibraries, fresh.picked))
             continue
         first = libs[0]
@@ -251,9 +252,9 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         if label in seen_labels or not fw.consumer_library or not fw.cudnn_soname:
             continue
         req = CudnnRequest(fw.cudnn_soname, fw.consumer_library, tuple(top), f"dlopen by {os.path.basename(fw.consumer_library)}")
-        c, res = resolve(req, label, set(), False)
+        c, res = resolve(req, label, set(), False, preloads=fw.preloads)
         rep.consumers.append(dataclasses.replace(c, distribution=f"{fw.distribution} {fw.version}", framework=fw.name))
-        fresh, _ = resolve(req, label, set(), False, fresh=True)
+        fresh, _ = resolve(req, label, set(), False, fresh=True, preloads=fw.preloads)
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
 
     rep.findings += clash_findings(needs, gpus=gpu_words)

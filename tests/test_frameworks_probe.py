@@ -744,9 +744,11 @@ def test_real_tensorflow_cpu_wheel_files(tmp_path):
 
 def test_real_torch_cuda_wheel_files(tmp_path):
     whl = local_wheel("torch-2.*-cp*-manylinux*.whl", exclude="+cpu")
-    unpack(whl, tmp_path, [r"torch/version\.py"])
+    unpack(whl, tmp_path, [r"torch/version\.py", r"torch/__init__\.py"])
     b, notes = probe_one(tmp_path, "PyTorch")
     consts, _ = module_constants(str(tmp_path / "torch" / "version.py"))
+    # how it loads cuDNN is read from the wheel's own torch/__init__.py (nothing on this sys.path to preload)
+    assert "torch/__init__.py of the installed torch" in b.loading and b.preloads == ()
     assert consts["cuda"] and b.cuda_compiled == consts["cuda"]
     assert b.cudnn_compiled_source.startswith("wheel pin nvidia-cudnn-cu")
     pin = next(p for p in b.pins if "==" in p)

@@ -196,6 +196,13 @@ CATALOGUE: tuple[FixSpec, ...] = (
                 'LD_LIBRARY_PATH'),
         runs=False, button='plan', words='finding'),
     FixSpec(
+        'remove-sys-path-dir',
+        title=('advice: take the folder whose nvidia/cudnn/lib PyTorch preloads off sys.path '
+               '(PYTHONPATH in the kernelspec env or the shell, a .pth file), then start the kernel fresh'),
+        advice=('take the folder holding another cuDNN wheel off sys.path (PYTHONPATH, a .pth file) so '
+                "PyTorch preloads its own"),
+        runs=False, button='plan', words='finding'),
+    FixSpec(
         'separate-kernels',
         title=('advice: run consumers that need different cuDNN releases in separate kernels '
                '(separate environments)'),

@@ -23,6 +23,7 @@ _HOMES = {
     "CudnnInUse": "report",
     "WheelOverwrite": "report",
     "Resolution": "report",
+    "Preload": "report",
     "SublibraryPick": "report",
     "ConsumerLibrary": "report",
     "FrameworkBuild": "report",

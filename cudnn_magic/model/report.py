@@ -171,6 +171,27 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class Preload:
+    """A file a consumer's own code loads by full path before its native library asks for the
+    soname (PyTorch's ``_preload_cuda_deps``, ``onnxruntime.preload_dlls()``): once loaded, glibc
+    reuses it for any request of its SONAME (``_dl_name_match_p``), whatever RPATH or
+    ``LD_LIBRARY_PATH`` say.
+
+    Attributes:
+        path: the file loaded (as the consumer names it).
+        why: who loads it and how it was chosen, in words, with the source
+            ("torch/__init__.py _preload_cuda_deps: the first nvidia/cudnn/lib/libcudnn.so.*[0-9] on
+            sys.path, in sys.path entry /x").
+        sys_path_entry: the ``sys.path`` entry it was found in, as written there, when the
+            consumer searched ``sys.path`` for it (None otherwise).
+    """
+
+    path: str
+    why: str
+    sys_path_entry: str | None = None
+
+
+@dataclass(frozen=True)
 class SublibraryPick:
     """Where one cuDNN sub-library that a main library opens by soname at run time would come
     from, for one consumer (predicted from the loader's search, nothing is loaded).
@@ -260,6 +281,11 @@ class FrameworkBuild:
             by :mod:`cudnn_magic.rules.consumers` use its keys: "ctranslate2", "paddle", ...).
         pip_solvable: False when no cuDNN wheel is on this consumer's loader path (a vendored
             copy, a ``dlopen`` of a name pip wheels do not ship): the pip solver leaves it out.
+        preloads: files the framework's own code loads by path before its native library asks
+            for the soname (PyTorch's ``_preload_cuda_deps``), in order; the loader reuses one
+            whose SONAME matches.
+        loading: how it loads cuDNN, in words, with the source ("torch/__init__.py preloads the
+            first nvidia/cudnn/lib/libcudnn.so.*[0-9] on sys.path, then libtorch_cuda.so's RPATH").
     """
 
     name: str
@@ -281,6 +307,8 @@ class FrameworkBuild:
     pins: tuple[str, ...] = ()
     checker: str = "nvidia"
     pip_solvable: bool = True
+    preloads: tuple[Preload, ...] = ()
+    loading: str = ""
 
 
 @dataclass(frozen=True)

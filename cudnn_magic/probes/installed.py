@@ -11,10 +11,9 @@ Versions come from the file's real name (``libcudnn.so.8.9.7``), the owning whee
 child process. An unmapped copy is NEVER loaded into this process (FACTS.md: a copy without
 its sub-library aborts the process on the first call).
 
-Loader order (glibc ``ld.so(8)`` "Rpath token expansion" and search order): a library already
-loaded with the same soname is reused; else ``DT_RPATH`` of the requesting object (only when it
-has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, ``DT_RUNPATH`` of the requesting object, the
-``ld.so`` cache, then the default dirs ``/lib`` and ``/usr/lib`` (64-bit variants included).
+Which copy the loader WILL pick is the loader model's answer (:mod:`cudnn_magic.probes.loader`:
+glibc's order, the consumer's own preloads, glibc's own default directories); :func:`resolve` is
+its one-object form.
 """
 
 from __future__ import annotations
@@ -30,13 +29,13 @@ from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
 from . import libnames
 from .elf import NotElf, read_dynamic
+from .loader import Preload, expand_entry, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
                  "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
 SYSTEM_DIRS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
                "/usr/lib64", "/lib64", "/usr/lib", "/lib", "/usr/local/lib", "/usr/lib/wsl/lib")
-DEFAULT_DIRS_64 = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu")
 
 
 @dataclass
@@ -113,11 +112,25 @@ def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
     return env
 
 
-def _site_dirs() -> list[str]:
-    seen: list[str] = []
+def _site_dirs() -> list[tuple[str, str]]:
+    """Every directory on ``sys.path``, in order, with the kind of entry: a ``site-packages`` /
+    ``dist-packages`` (or the user site), or another entry (a ``pip install --target`` folder on
+    ``PYTHONPATH``, a folder a ``.pth`` file adds, the working directory). PyTorch's preload walks
+    all of them (``torch/__init__.py`` ``_preload_cuda_deps``), so a wheel folder in any of them can be
+    the copy a framework loads."""
+    seen: list[tuple[str, str]] = []
+    names = {d for d, _ in seen}
     for p in sys.path:
-        if p and os.path.isdir(p) and p not in seen and (p.endswith(("site-packages", "dist-packages"))):
-            seen.append(p)
+        if not isinstance(p, str):
+            continue
+        d = os.path.abspath(p or os.curdir)
+        if d in names or not os.path.isdir(d):
+            continue
+        names.add(d)
+        if d.endswith(("site-packages", "dist-packages")):
+            seen.append((d, ""))
+        else:
+            seen.append((d, f" (sys.path entry {p or '(working directory)'})"))
     return seen
 
 
@@ -125,9 +138,9 @@ def candidate_dirs(environ: dict[str, str] | None = None, ldcache: dict[str, lis
     """(directory, source) pairs to search, in reporting order."""
     env = os.environ if environ is None else environ
     dirs: list[tuple[str, str]] = []
-    for site in _site_dirs():
+    for site, entry in _site_dirs():
         for sub in WHEEL_SUBDIRS:
-            dirs.append((os.path.join(site, sub), "pip wheel" if sub.startswith("nvidia") else "framework lib dir"))
+            dirs.append((os.path.join(site, sub), ("pip wheel" if sub.startswith("nvidia") else "framework lib dir") + entry))
     for prefix in {env.get("CONDA_PREFIX", ""), sys.prefix}:
         if prefix and os.path.isdir(os.path.join(prefix, "conda-meta")):
             dirs.append((os.path.join(prefix, "lib"), "conda env"))
@@ -295,21 +308,15 @@ def consumer_dirs(consumer_library: str) -> list[tuple[str, str]]:
     origin = os.path.dirname(consumer_library)
     kind = "RUNPATH" if dyn.runpath else "RPATH"
     name = os.path.basename(consumer_library)
-    return [(_expand(e, origin), f"{kind} of {name}") for e in (dyn.runpath or dyn.rpath)]
-
-
-def _expand(entry: str, origin: str) -> str:
-    for tok in ("$ORIGIN", "${ORIGIN}"):
-        entry = entry.replace(tok, origin)
-    entry = entry.replace("$LIB", "lib64").replace("${LIB}", "lib64")
-    entry = entry.replace("$PLATFORM", "x86_64").replace("${PLATFORM}", "x86_64")
-    return os.path.normpath(entry)
+    return [(expand_entry(e, origin)[0], f"{kind} of {name}") for e in (dyn.runpath or dyn.rpath)]
 
 
 def resolve(soname: str, consumer: str, consumer_library: str | None, *, environ: dict[str, str] | None = None,
-            ldcache: dict[str, list[str]] | None = None, mapped: list[str] | None = None) -> Resolution:
+            ldcache: dict[str, list[str]] | None = None, mapped: list[str] | None = None,
+            preloads: tuple[Preload, ...] | list[Preload] = ()) -> Resolution:
     """Which file ``dlopen(soname)`` from ``consumer_library`` (or a plain ``dlopen`` when None)
-    would get, per glibc's search order (module docstring). Never raises.
+    would get: the loader model's :func:`~cudnn_magic.probes.loader.resolve_in_chain` with the
+    interpreter as the rest of the chain. Never raises.
 
     Args:
         soname: e.g. ``libcudnn.so.9``.
@@ -317,51 +324,7 @@ def resolve(soname: str, consumer: str, consumer_library: str | None, *, environ
         consumer_library: path of the ELF object whose RPATH/RUNPATH applies.
         mapped: paths already mapped in this process (a mapped file whose name equals the
             soname, or whose ELF SONAME equals it, is reused by the loader).
+        preloads: files the consumer's own code loads by path first (PyTorch's preload).
     """
-    env = os.environ if environ is None else environ
-    order: list[tuple[str, str]] = []  # (dir, reason)
-    for p in mapped or ():
-        base = os.path.basename(p)
-        if base == soname or libnames.soname_of(base) == soname:
-            return Resolution(consumer, consumer_library, soname, p, "already mapped in this process (the loader reuses it)")
-    rpath: tuple[str, ...] = ()
-    runpath: tuple[str, ...] = ()
-    origin = ""
-    if consumer_library:
-        origin = os.path.dirname(consumer_library)
-        try:
-            dyn = read_dynamic(consumer_library)
-            rpath, runpath = dyn.rpath, dyn.runpath
-        except (OSError, NotElf):
-            pass
-    lib_name = os.path.basename(consumer_library) if consumer_library else ""
-    if rpath and not runpath:
-        order += [(_expand(e, origin), f"RPATH {e} of {lib_name}") for e in rpath]
-    for e in env.get("LD_LIBRARY_PATH", "").split(":"):
-        if e:
-            order.append((os.path.normpath(e), f"LD_LIBRARY_PATH entry {e}"))
-    order += [(_expand(e, origin), f"RUNPATH {e} of {lib_name}") for e in runpath]
-    hits: list[tuple[str, str]] = []
-    seen_dirs: set[str] = set()
-    for d, why in order:
-        if d in seen_dirs:  # real RUNPATHs repeat entries (TensorFlow's has hundreds)
-            continue
-        seen_dirs.add(d)
-        cand = os.path.join(d, soname)
-        if os.path.exists(cand):
-            hits.append((os.path.realpath(cand), why))
-    for p in (ldcache or {}).get(soname, []):
-        if os.path.exists(p):
-            hits.append((os.path.realpath(p), "ld.so cache"))
-    for d in DEFAULT_DIRS_64:
-        cand = os.path.join(d, soname)
-        if os.path.exists(cand):
-            hits.append((os.path.realpath(cand), f"default dir {d}"))
-    uniq: list[tuple[str, str]] = []
-    for h in hits:
-        if h[0] not in [u[0] for u in uniq]:
-            uniq.append(h)
-    if not uniq:
-        return Resolution(consumer, consumer_library, soname, None, "not found by the loader's search")
-    picked, why = uniq[0]
-    return Resolution(consumer, consumer_library, soname, picked, why, tuple(u[0] for u in uniq[1:]))
+    return resolve_in_chain(soname, consumer, consumer_library, [], environ=environ, ldcache=ldcache,
+                            mapped=tuple(mapped or ()), preloads=preloads)

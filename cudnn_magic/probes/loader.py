@@ -22,6 +22,15 @@ in ``tests/test_consumers_native.py``):
 writes ``ctranslate2.libs`` into the vendored ``libcudnn``) is relative to the process's
 working directory. Nothing here loads a library: ELF facts are read from the file's dynamic
 section (:func:`elf_facts`, cached by inode, size and mtime across calls).
+
+This is the ONE loader model of the project: :func:`resolve_in_chain` is built from small search
+steps, applied per soname (the main library and each sub-library alike), and answers "what will
+this consumer load, file by file" for the check, the consumer scan, the what-if and the fixes.
+Besides glibc's own steps it knows the consumer's own preloads (:class:`Preload`: PyTorch's
+``torch/__init__.py`` ``ctypes.CDLL``s the first ``nvidia/cudnn/lib/libcudnn.so.*[0-9]`` on
+``sys.path`` before ``libtorch_cuda.so``'s ``DT_NEEDED`` lookups, so a preloaded file whose SONAME
+is the one asked for is reused, as step 1 says), and the default directories are glibc's own
+(:func:`default_dirs`, read from ``ld.so --list-diagnostics``).
 """
 
 from __future__ import annotations
@@ -31,13 +40,61 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from ..model import Resolution
+from ..model import Preload, Resolution
 from .elf import ElfDynamic, NotElf, read_dynamic
 
-__all__ = ["elf_facts", "LoaderStep", "search_steps", "resolve_in_chain", "interpreter_loaders",
-           "expand_entry", "DEFAULT_DIRS"]
+__all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
+           "expand_entry", "default_dirs", "DEFAULT_DIRS"]
 
+#: glibc's built-in default directories when ``ld.so --list-diagnostics`` cannot be asked (glibc
+#: before 2.33, another libc): the multiarch directories Debian and Ubuntu configure first, then
+#: the 64-bit ones of Fedora/RHEL, then the traditional ones (glibc ``elf/dl-load.c``
+#: ``system_dirs``, built from ``slibdir`` and ``libdir``).
 DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+_RTLD = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2")
+_default_dirs: tuple[str, ...] | None = None
+
+
+def _parse_system_dirs(text: str) -> tuple[str, ...]:
+    """``path.system_dirs[0x0]="/lib/x86_64-linux-gnu/"`` lines of ``ld.so --list-diagnostics``
+    (glibc ``elf/dl-diagnostics.c``) -> the directories in order, trailing ``/`` dropped."""
+    out: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        if line.startswith("path.system_dirs["):
+            idx, _, rest = line[len("path.system_dirs["):].partition("]=")
+            try:
+                n = int(idx, 0)
+            except ValueError:
+                continue
+            d = rest.strip().strip('"').rstrip("/")
+            if d:
+                out.append((n, d))
+    return tuple(d for _, d in sorted(out))
+
+
+def default_dirs() -> tuple[str, ...]:
+    """The directories glibc searches last, in its order: read once per process from the
+    running loader (``ld.so --list-diagnostics``, glibc 2.33 and later: ``path.system_dirs``;
+    on Debian 12 ``/lib/x86_64-linux-gnu``, ``/usr/lib/x86_64-linux-gnu``, ``/lib``, ``/usr/lib``),
+    else :data:`DEFAULT_DIRS`. Never raises."""
+    global _default_dirs
+    if _default_dirs is not None:
+        return _default_dirs
+    found: tuple[str, ...] = ()
+    for rtld in _RTLD:
+        if not os.path.exists(rtld):
+            continue
+        try:
+            import subprocess  # start-up cost: only the loader model needs it, once per process
+
+            proc = subprocess.run([rtld, "--list-diagnostics"], capture_output=True, text=True, timeout=5,
+                                  env={"LC_ALL": "C"})
+            found = _parse_system_dirs(proc.stdout) if proc.returncode == 0 else ()
+        except (OSError, subprocess.SubprocessError, ValueError):
+            found = ()
+        break
+    _default_dirs = found or DEFAULT_DIRS
+    return _default_dirs
 
 _lock = threading.Lock()
 _elf_cache: dict[str, tuple[tuple[int, int, int], ElfDynamic | str]] = {}
@@ -189,15 +246,32 @@ def loaded_sonames(mapped: list[str] | tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tuple[str, str] | None:
+    """(real path, why) of the first preload whose SONAME (or file name) is ``soname``."""
+    for p in preloads:
+        if not os.path.exists(p.path):
+            continue
+        real = os.path.realpath(p.path)
+        facts = elf_facts(real)
+        names = {os.path.basename(p.path), os.path.basename(real)}
+        if isinstance(facts, ElfDynamic) and facts.soname:
+            names = {facts.soname}  # glibc matches a loaded object by its SONAME once it has one
+        if soname in names:
+            return real, p.why
+    return None
+
+
 def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: list[str], *,
                      environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
                      mapped: list[str] | tuple[str, ...] = (), executable: str | None = None,
-                     cwd: str | None = None) -> Resolution:
+                     cwd: str | None = None, preloads: tuple[Preload, ...] | list[Preload] = ()) -> Resolution:
     """Which file ``soname`` resolves to when ``requester`` (loaded by ``chain``) asks for it.
 
     ``mapped`` are the files already mapped in the process the answer is for (an object with
-    that SONAME is reused); pass ``()`` to predict a fresh process. ``reason`` names the search
-    step that decided; ``shadowed`` lists the later candidates it hides. Never raises.
+    that SONAME is reused); pass ``()`` to predict a fresh process. ``preloads`` are the files the
+    consumer's own code loads by path first (:class:`Preload`), in order: one whose SONAME is
+    ``soname`` is reused the same way. ``reason`` names the search step that decided;
+    ``shadowed`` lists the later candidates it hides. Never raises.
     """
     try:
         if "/" in soname:
@@ -207,7 +281,10 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
         hit = loaded_sonames(mapped).get(soname)
         if hit:
             return Resolution(consumer, requester, soname, hit, "already mapped in this process (the loader reuses it)")
+        pre = _preloaded(soname, preloads)
         hits: list[tuple[str, str]] = []
+        if pre is not None:
+            hits.append((pre[0], f"preloaded: {pre[1]}"))
         seen_dirs: set[str] = set()
         for step in search_steps(requester, chain, environ=environ, executable=executable, cwd=cwd):
             if step.directory in seen_dirs:
@@ -219,7 +296,7 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
         for p in (ldcache or {}).get(soname, []):
             if os.path.exists(p):
                 hits.append((os.path.realpath(p), "ld.so cache"))
-        for d in DEFAULT_DIRS:
+        for d in default_dirs():
             cand = os.path.join(d, soname)
             if os.path.exists(cand):
                 hits.append((os.path.realpath(cand), f"default dir {d}"))

@@ -222,27 +222,39 @@ def _distributions_in(folder: str, relevant_only: bool, _stamp: tuple[int, int])
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
+def _record_index(folder: str, _stamp: tuple[int, int]) -> dict[str, tuple[tuple[DistRecord, RecordEntry], ...]]:
+    """``{normalised absolute path: ((distribution, entry), ...)}`` of every ``RECORD`` whose
+    ``.dist-info`` lies in ``folder`` (built once per folder state, so looking up a file costs one
+    dictionary access instead of a pass over every entry of every distribution)."""
+    index: dict[str, list[tuple[DistRecord, RecordEntry]]] = {}
+    for dist in _distributions_in(folder, True, _stamp):
+        for e in dist.entries:
+            key = os.path.normpath(os.path.join(dist.root, e.path))
+            lst = index.setdefault(key, [])
+            if all(d is not dist for d, _ in lst):
+                lst.append((dist, e))
+    return {k: tuple(v) for k, v in index.items()}
+
+
 def _claimants(path: str) -> list[tuple[DistRecord, RecordEntry]]:
     """Distributions whose RECORD lists ``path`` at its place (walking up from its folder)."""
-    found: list[tuple[DistRecord, RecordEntry]] = []
     norm = os.path.normpath(path)
     d = os.path.dirname(norm)
     for _ in range(_MAX_LEVELS):
-        dists = distributions_in(d)
-        if dists:
-            rel = os.path.relpath(norm, d).replace(os.sep, "/")
-            for dist in dists:
-                for e in dist.entries:
-                    if e.path == rel or os.path.normpath(os.path.join(dist.root, e.path)) == norm:
-                        found.append((dist, e))
-                        break
-            if found:
-                return found
+        try:
+            st = os.stat(d)
+        except OSError:
+            st = None
+        if st is not None:
+            hit = _record_index(d, (st.st_ino, st.st_mtime_ns)).get(norm)
+            if hit:
+                return list(hit)
         parent = os.path.dirname(d)
         if parent == d:
             break
         d = parent
-    return found
+    return []
 
 
 @lru_cache(maxsize=1024)

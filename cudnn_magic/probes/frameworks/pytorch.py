@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 
-from ...model import FrameworkBuild
+from ...model import FrameworkBuild, Preload
 from ...rules.cudnn_version import CudnnVersion, try_parse
 from .common import (_call, _cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _pin_name,
                      _pin_version, _soname, _v3, module_constants)
@@ -113,4 +113,38 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
     if compiled is not None or cuda:
         kw["cudnn_soname"] = _soname(compiled)
         kw["consumer_library"] = _first_existing(pkg, _TORCH_CONSUMERS[:3])
+        kw["preloads"], kw["loading"] = _preload(pkg, version, str(cuda) if cuda else None, f, notes)
     return [FrameworkBuild(**kw)]
+
+
+def _global_deps_load(pkg: str) -> bool:
+    """``torch/lib/libtorch_global_deps.so`` would load: each CUDA library it NEEDs is found by
+    the loader model (its RPATH, ``LD_LIBRARY_PATH``, the cache, the default directories)."""
+    from ..elf import NotElf, read_dynamic  # start-up cost: only this probe path needs it
+    from ..installed import environ_at_start, read_ldcache, resolve
+
+    lib = os.path.join(pkg, "lib", "libtorch_global_deps.so")
+    try:
+        needed = [n for n in read_dynamic(lib).needed if n.startswith("libcuda")]
+    except (OSError, NotElf):
+        return True
+    env = environ_at_start() or dict(os.environ)
+    cache, _ = read_ldcache()
+    return all(resolve(n, "PyTorch", lib, environ=env, ldcache=cache).picked for n in needed)
+
+
+def _preload(pkg: str, version: str, cuda: str | None, f: _Finder, notes: list[str]) -> tuple[tuple[Preload, ...], str]:
+    """(the files ``import torch`` preloads of cuDNN, how torch loads cuDNN in words), read from
+    the installed ``torch/__init__.py`` (:mod:`.torch_preload`) against this ``sys.path``."""
+    from .torch_preload import read_preload_rule, torch_preload  # start-up cost: only this probe path needs it
+
+    rule = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
+    deps_load = True if isinstance(rule, str) or rule.when != "on-error" else _global_deps_load(pkg)
+    pre, used, note = torch_preload(pkg, version, cuda, f.search_dirs(), global_deps_loads=deps_load)
+    if note and not note.startswith("a CPU build"):
+        notes.append(f"PyTorch: {note}")
+    if used is None:
+        return (), ""
+    how = ("libtorch_cuda.so NEEDs libcudnn.so.N (found by its RPATH $ORIGIN/../../nvidia/cudnn/lib unless already "
+           f"loaded); before that, {used.source}")
+    return ((pre,) if pre else ()), how

@@ -1,0 +1,146 @@
+"""The ``cudnn-wheel-overwritten`` finding of ``%cudnn_check``: two installed distributions list the
+same cuDNN files (PyTorch for CUDA 13's ``nvidia-cudnn-cu13`` and TensorFlow ``[and-cuda]``'s
+``nvidia-cudnn-cu12`` both write ``nvidia/cudnn/lib``), whose files are there now by ``RECORD`` hash,
+what that means for each framework that uses the folder, and the fixes (one environment per CUDA
+major, or the exact ``--force-reinstall --no-deps`` that restores one distribution's files, with its
+cost). Facts come from :func:`cudnn_magic.probes.owners.probe_overwritten_wheels`; no probing here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any, Iterable
+
+from .model import Finding, Fix, FrameworkBuild, WheelOverwrite
+
+__all__ = ["overwrite_findings", "pinned_names", "canonical_name", "requirement"]
+
+
+def canonical_name(name: str) -> str:
+    """The PEP 503 form of a distribution name (``packaging.utils``, imported on first use:
+    ``packaging.requirements`` costs about 20 ms of ``cudnn-magic check --json``'s start-up)."""
+    from packaging.utils import canonicalize_name  # start-up cost: packaging's requirement parser only for pins
+
+    return canonicalize_name(name)
+
+
+def requirement(spec: str) -> Any:
+    """``packaging.requirements.Requirement(spec)``, or None when ``spec`` is not one."""
+    # start-up cost: packaging's requirement parser only for pins
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(spec)
+    except InvalidRequirement:
+        return None
+
+
+def pinned_names(fw: FrameworkBuild) -> set[str]:
+    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
+    out: set[str] = set()
+    for pin in fw.pins:
+        r = requirement(pin)
+        if r is not None:
+            out.add(canonical_name(r.name))
+    return out
+
+
+_CU = re.compile(r"-cu(\d+)$")
+
+
+def _family(dist_name: str) -> int | None:
+    m = _CU.search(dist_name)
+    return int(m.group(1)) if m else None
+
+
+def _cuda_major(fw: FrameworkBuild) -> int | None:
+    cuda = (fw.cuda_compiled or "").split(".")[0]
+    if cuda.isdigit():
+        return int(cuda)
+    for pin in fw.pins:
+        m = re.match(r"\s*nvidia-cudnn(?:-jit)?-cu(\d+)", pin)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterable[FrameworkBuild],
+                       own_dirs: dict[str, str]) -> list[Finding]:
+    """``cudnn-wheel-overwritten``: both distributions, the folder, whose files are there now
+    (by RECORD hash), what that means for each framework that uses the folder, and the fixes:
+    one environment per CUDA major, or the exact ``--force-reinstall`` that restores a
+    framework's files, with its cost."""
+    out: list[Finding] = []
+    fws = list(frameworks)
+    for ow in overwrites:
+        names = " and ".join(f"{n} {v}" for n, v in ow.distributions)
+        present = f"{ow.present[0]} {ow.present[1]}" if ow.present else None
+        shown = ", ".join(os.path.basename(f) for f in ow.files[:4]) + (f" (+{len(ow.files) - 4} more)" if len(ow.files) > 4 else "")
+        if present:
+            now = f"The files there now are {present}'s ({'; '.join(ow.evidence[:2]) or 'by size'})."
+        elif ow.mixed:
+            now = "The folder now holds files of both: " + "; ".join(ow.evidence[:3]) + "."
+        else:
+            now = "Which distribution's files are there could not be told from their hashes."
+        meaning: list[str] = []
+        wrong = False
+        users = []
+        for fw in fws:
+            own_dir = own_dirs.get(fw.name)
+            uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
+            pinned = pinned_names(fw)
+            names_claimed = {canonical_name(n) for n, _ in ow.distributions}
+            if not uses_dir and not (pinned & names_claimed):
+                continue
+            users.append(fw)
+            want_cuda = _cuda_major(fw)
+            want = next(((n, v) for n, v in ow.distributions if canonical_name(n) in pinned), None) or next(
+                ((n, v) for n, v in ow.distributions if want_cuda is not None and _family(n) == want_cuda), None)
+            if ow.present is None or want is None:
+                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) may run either's files.")
+            elif want == ow.present:
+                meaning.append(f"{fw.name} {fw.version} (CUDA {want_cuda or '?'}) gets the files it wants ({present}).")
+            else:
+                fam = _family(ow.present[0])
+                wrong = True
+                meaning.append(f"{fw.name} {fw.version} (built for CUDA {want_cuda or '?'}, wants {want[0]} {want[1]}) now "
+                               f"runs {present}'s files: a CUDA {fam or '?'} build of cuDNN under a CUDA "
+                               f"{want_cuda or '?'} framework.")
+        if not users and ow.present:
+            others = [f"{n} {v}" for n, v in ow.distributions if (n, v) != ow.present]
+            meaning.append(f"A framework that needs {', '.join(others)} (built for CUDA "
+                           f"{', '.join(str(_family(n) or '?') for n, v in ow.distributions if (n, v) != ow.present)}) "
+                           f"gets {present}'s files instead (a CUDA {_family(ow.present[0]) or '?'} build).")
+            wrong = any(_family(n) != _family(ow.present[0]) for n, _ in ow.distributions)
+        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
+                  f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
+        fixes: list[Fix] = []
+        if len({_family(n) for n, _ in ow.distributions}) > 1:
+            fixes.append(Fix("one-venv-per-cuda", "Use one virtual environment per CUDA major",
+                             "create one environment per CUDA major (python -m venv ~/venv-cu13 and ~/venv-cu12) and install "
+                             "each framework into its own"
+                             + (": " + ", ".join(f"{f.name} ({f.distribution}, CUDA {_cuda_major(f) or '?'})" for f in users)
+                                if users else "") + "; one Jupyter kernel per environment", True, False,
+                             "advice only: a new environment"))
+        for i, (n, v) in enumerate(ow.distributions):
+            if ow.present == (n, v):
+                continue
+            mb = ow.sizes[i] / 2**20 if i < len(ow.sizes) and ow.sizes[i] else None
+            for_fw = [f.name for f in users if (next(((a, b) for a, b in ow.distributions
+                                                      if _family(a) == _cuda_major(f)), None) == (n, v))]
+            want_present = [f.name for f in users if ow.present and (
+                canonical_name(ow.present[0]) in pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
+            loser = (" and ".join(want_present) if want_present else
+                     (f"{present}'s users" if present else "the other distribution's users"))
+            fixes.append(Fix(
+                "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
+                f"{sys.executable} -m pip install --force-reinstall --no-deps {n}=={v}   # cost: downloads the wheel again "
+                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
+                f"{'gets' if len(want_present) == 1 else 'get'} "
+                f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))
+        out.append(Finding("cudnn-wheel-overwritten", "error" if wrong else "warning",
+                           f"{names} overwrite each other in {ow.directory}"
+                           + (f": {present}'s files are there now" if present else ""), detail, tuple(fixes)))
+    return out
