@@ -171,6 +171,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(judged_fws), driver=driver, gpus=gpus,
         ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
         in_use=mapped_state.in_use, overwrites=overwrites, bindings=bindings,
+        folders=inv.present if inv else None, listed=inv.listed if inv else None,
     )
     if consumer_report is not None:
         report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
@@ -203,7 +204,9 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
                  notes: tuple[str, ...] = (), deep_errors: dict[str, str] | None = None,
                  in_use: tuple[CudnnInUse, ...] | None = None,
                  overwrites: tuple[WheelOverwrite, ...] = (),
-                 bindings: dict[str, dict[str, tuple[str, ...]]] | None = None) -> Report:
+                 bindings: dict[str, dict[str, tuple[str, ...]]] | None = None,
+                 folders: dict[str, tuple[tuple[str, str], ...]] | None = None,
+                 listed: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> Report:
     """Verdicts per framework and findings, from facts already gathered (no probing here
     except reading ELF RPATH/RUNPATHs for loader resolution).
 
@@ -218,6 +221,9 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             now, ``{consumer library: {file: symbols}}``
             (:func:`cudnn_magic.probes.loaded.bound_cudnn`); a library bound before another
             copy arrived keeps its copy, whatever a new library would bind to.
+        folders: folder -> (name, real path) of the cuDNN files on disk there, and ``listed``:
+            folder -> (owner, names its wheel's RECORD lists there) (the inventory's
+            ``present``/``listed``), to judge each folder as one release per major.
     """
     # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .probes.installed import resolve
@@ -240,7 +246,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         findings += fnds
 
     findings += _multiple_copies_findings(loaded, in_use)
-    findings += _sublibrary_findings(loaded, installed)
+    findings += _sublibrary_findings(loaded, installed, folders, listed)
     findings += overwrite_findings(overwrites, judged, ctx.own_dirs)
     for c in installed:
         if c.error:
@@ -570,48 +576,28 @@ def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[Cudnn
                     detail, tuple(fixes))]
 
 
-def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[LibraryCopy]) -> list[Finding]:
-    """Completeness and mixed releases of each folder, judged from its own files on disk (the
-    inventory lists the folder of every mapped copy too): each file's own version, never the
-    version an in-process call answered."""
-    out: list[Finding] = []
-    by_dir: dict[str, list[LibraryCopy]] = {}
-    for c in installed:
-        group = by_dir.setdefault(c.directory, [])
-        if all(g.path != c.path for g in group):
-            group.append(c)
-    listed = set(by_dir)
-    for c in loaded:  # only when the inventory could not list the folder
-        if c.directory not in listed:
-            group = by_dir.setdefault(c.directory, [])
-            if all(g.path != c.path for g in group):
-                group.append(c)
-    for d, copies in sorted(by_dir.items()):
-        versions = {c.version for c in copies if c.version}
-        if len(versions) > 1:
-            listing = ", ".join(f"{c.name} {c.version} ({c.version_source or 'source unknown'})" for c in copies if c.version)
-            owner = next((c.owner for c in copies if c.owner != "system"), None)
-            out.append(Finding(
-                "cudnn-sublibrary-load-failed", "error", f"Mixed cuDNN versions in {d}",
-                f"{listing}. cuDNN refuses sub-libraries of another release "
-                "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) or fails to find symbols.",
-                (Fix("reinstall-cudnn", "Reinstall cuDNN so every file in the directory comes from one release",
-                     f"remove the stray files in {d} and reinstall the package that owns it"
-                     + (f" ({owner})" if owner else ""), True),),
-            ))
-        mains = [c for c in copies if c.is_main and c.soname == "libcudnn.so.9"
-                 and not (c.error or "").startswith(("not a usable shared library", "unreadable"))]
-        if mains and not os.path.exists(os.path.join(d, "libcudnn_graph.so.9")) \
-                and not any(c.name.startswith("libcudnn_graph.so.9") for c in copies):
-            out.append(Finding(
-                "cudnn-sublibrary-load-failed", "error", f"{mains[0].path} has no libcudnn_graph.so.9 beside it",
-                "The first cuDNN call through this copy aborts the process (\"Invalid handle. Cannot load symbol "
-                "cudnnGetVersion\") unless another libcudnn_graph.so.9 is already loaded.",
-                (Fix("reinstall-cudnn", "Reinstall this cuDNN completely",
-                     f"reinstall the package that owns {d} ({mains[0].owner})" if mains[0].owner != "system"
-                     else f"{d} belongs to no package: remove {mains[0].path} or install a complete cuDNN there", True),),
-            ))
-    return out
+def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[LibraryCopy],
+                         folders: dict[str, tuple[tuple[str, str], ...]] | None = None,
+                         listed: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> list[Finding]:
+    """Completeness and mixed releases of each folder, per cuDNN major, judged from its own files
+    on disk (:func:`cudnn_magic.rules.folders.folder_findings`; the inventory lists the folder of
+    every mapped copy too): each file's own version, never the version an in-process call
+    answered. ``folders``/``listed``: the inventory's ``present`` and ``listed``."""
+    from .rules.folders import folder_findings  # start-up cost: only a check with copies needs it
+
+    installed = list(installed)
+    have = {c.path for c in installed}
+    copies = installed + [c for c in loaded if c.path not in have]
+    present = dict(folders or {})
+    for c in copies:  # a folder the inventory could not list: what is on disk there now
+        d = c.found_in or c.directory
+        if d not in present:
+            try:
+                names = sorted(n for n in os.listdir(d) if libnames.is_cudnn_name(n))
+            except OSError:
+                names = []
+            present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
+    return folder_findings(copies, listed=listed, present=present)
 
 
 def _driver_findings(driver, gpus, frameworks, loaded) -> list[Finding]:  # type: ignore[no-untyped-def]

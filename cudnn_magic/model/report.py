@@ -66,6 +66,9 @@ class LibraryCopy:
             "RECORD lists it; size matches", "sha256 found in the RECORD of ...").
         load_order: position among the libraries loaded in this process (``dl_iterate_phdr``
             order, 0 first), for mapped copies; None otherwise.
+        found_in: the folder the file was found in when that is not its real folder (a folder
+            of soname symbolic links pointing elsewhere); None otherwise. The loader opens the
+            file through that folder, so that folder is judged as one release.
     """
 
     path: str
@@ -82,6 +85,7 @@ class LibraryCopy:
     bound_to: tuple[str, ...] = ()
     owner_evidence: str | None = None
     load_order: int | None = None
+    found_in: str | None = None
 
     @property
     def directory(self) -> str:

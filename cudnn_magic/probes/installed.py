@@ -23,6 +23,7 @@ import os
 import struct
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 import dataclasses
 
 from ..model import LibraryCopy, Resolution
@@ -45,6 +46,12 @@ class Inventory:
     copies: list[LibraryCopy] = field(default_factory=list)
     ldcache: dict[str, list[str]] = field(default_factory=dict, repr=False)
     notes: list[str] = field(default_factory=list)
+    #: folder -> (owner, the cuDNN file names the installing wheel's RECORD lists in it): what
+    #: that release ships (cuDNN 9.23+ adds libcudnn_engines_tensor_ir.so.9 and libcudnn_ext.so.9).
+    listed: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: folder -> (file name, real path) of each cuDNN file on disk in it (a folder of symbolic
+    #: links keeps its own entries, though the files lie elsewhere and are listed once).
+    present: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], str | None]:
@@ -196,6 +203,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     dirs = candidate_dirs(environ, inv.ldcache) + [
         (d, "folder of a mapped copy") if isinstance(d, str) else (d[0], d[1]) for d in extra_dirs]
     for d, source in dirs:
+        d = os.path.normpath(d)
         try:
             entries = os.listdir(d)
         except FileNotFoundError:
@@ -206,9 +214,10 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             if source in ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "conda env"):
                 inv.notes.append(f"could not list {d} ({source}): {exc.strerror or exc}")
             continue
-        for name in sorted(entries):
-            if not name.startswith("libcudnn") or not libnames.is_cudnn_name(name):
-                continue
+        names = tuple(n for n in sorted(entries) if n.startswith("libcudnn") and libnames.is_cudnn_name(n))
+        if names and d not in inv.present:
+            inv.present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
+        for name in names:
             path = os.path.join(d, name)
             real = os.path.realpath(path)
             if real in seen:
@@ -225,12 +234,15 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
                 error = f"unreadable: {exc.strerror or exc}"
             own = ownership(path)
             owner = own.owner
+            if own.dist is not None and d not in inv.listed:
+                inv.listed[d] = (owner, _listed_here(own.dist, d))
             version, vsource = static_version(real, owner, own) if error is None else (None, None)
             # Prefer the soname-style name for display (libcudnn.so.9 rather than libcudnn.so.9.1.0)
             copy = LibraryCopy(
                 path=real, name=os.path.basename(real), soname=libnames.soname_of(os.path.basename(real)),
                 version=version, version_source=vsource, owner=owner, source=source,
                 loaded=real in mapped, is_main=libnames.is_main(name), error=error, owner_evidence=own.evidence,
+                found_in=d if os.path.dirname(real) != d else None,
             )
             seen[real] = len(inv.copies)
             inv.copies.append(copy)
@@ -250,6 +262,17 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             elif r and r.error:
                 inv.copies[i] = dataclasses.replace(c, error=r.error)
     return inv
+
+
+def _listed_here(dist: Any, folder: str) -> tuple[str, ...]:
+    """The cuDNN library names ``dist``'s RECORD lists directly in ``folder``."""
+    out = []
+    for e in dist.entries:
+        p = dist.abspath(e)
+        name = os.path.basename(p)
+        if os.path.dirname(p) == folder and name.startswith("libcudnn") and libnames.is_cudnn_name(name):
+            out.append(name)
+    return tuple(sorted(out))
 
 
 def static_version(real: str, owner: str, ownership: "Ownership | None" = None) -> tuple[str | None, str | None]:

@@ -326,6 +326,10 @@ def _judge_claim(path: str, claims: list[tuple[DistRecord, RecordEntry]]) -> Own
             return Ownership(owner_label(d), "RECORD lists it, but the file differs from it (replaced after install)",
                              d, False, labels)
         return Ownership(owner_label(d), "RECORD lists it", d, False, labels)
+    if all(st == "differs" for _, st in status):  # no sibling can vouch for a file that is none of theirs
+        d = claims[-1][0]
+        return Ownership(owner_label(d), f"listed by {', '.join(labels)}, but the file differs from every one of them "
+                         "(replaced after install)", d, False, labels)
     # Several claimants and this file's content decides nothing: its small siblings in the same
     # folder (the libcudnn.so.9 shim) were written by the same install; follow their hash.
     folder = os.path.dirname(os.path.normpath(path))
@@ -345,20 +349,14 @@ def _judge_claim(path: str, claims: list[tuple[DistRecord, RecordEntry]]) -> Own
                      d, False, labels)
 
 
-@lru_cache(maxsize=64)
-def _digest_index(site_dirs: tuple[str, ...], _stamp: tuple[float, ...]) -> dict[str, tuple[DistRecord, RecordEntry]]:
-    index: dict[str, tuple[DistRecord, RecordEntry]] = {}
-    for site in site_dirs:
-        for d in distributions_in(site):
-            for e in d.entries:
-                if e.digest and os.path.basename(e.path).startswith("libcudnn"):
-                    index.setdefault(e.digest, (d, e))
-    return index
-
-
 def _site_dirs() -> tuple[str, ...]:
-    return tuple(p for p in dict.fromkeys(sys.path) if p and p.endswith(("site-packages", "dist-packages"))
-                 and os.path.isdir(p))
+    """Every directory on ``sys.path`` (site-packages, a ``pip install --target`` folder on
+    ``PYTHONPATH``, a folder a ``.pth`` file adds), in order, once each."""
+    out: dict[str, None] = {}
+    for p in sys.path:
+        if isinstance(p, str) and p and os.path.isdir(p):
+            out.setdefault(os.path.abspath(p), None)
+    return tuple(out)
 
 
 def _stamp(dirs: Iterable[str]) -> tuple[float, ...]:
@@ -395,17 +393,50 @@ def owner_label(dist: DistRecord) -> str:
 
 
 def _copy_of(path: str) -> Ownership | None:
-    """A small cuDNN file whose sha256 is in the RECORD of an installed distribution."""
-    digest = digest_if_small(path)
-    if digest is None:
+    """A cuDNN file no RECORD lists where it lies, that is a byte copy of an installed wheel's file
+    (copied into ``CUDA_HOME/lib64`` or a system folder by hand). One rule for every size: an
+    installed cuDNN wheel's RECORD lists a file of the same name and size, and its sha256 (the
+    file is read once; cached by inode, size and mtime) matches that RECORD entry."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
         return None
     sites = _site_dirs()
-    hit = _digest_index(sites, _stamp(sites)).get(digest)
+    by_name = _name_index(sites, _stamp(sites))
+    name = os.path.basename(os.path.realpath(path))
+    cands = [(d, e) for d, e in by_name.get(name, ()) if e.size == size and e.digest]
+    if not cands:
+        return None
+    digest = _digest_any(path)
+    hit = next(((d, e) for d, e in cands if e.digest == digest), None)
     if hit is None:
         return None
     d, e = hit
     return Ownership(owner_label(d), f"not listed here; its sha256 matches {d.label}'s {e.path} "
                                         f"(a copy of that wheel's file, installed at {d.root})", d, True, ())
+
+
+@lru_cache(maxsize=16)
+def _name_index(sites: tuple[str, ...], _stamp: tuple[float, ...]) -> dict[str, tuple[tuple[DistRecord, RecordEntry], ...]]:
+    """``{file name: ((distribution, entry), ...)}`` of every cuDNN library the cuDNN wheels in
+    ``sites`` list."""
+    index: dict[str, list[tuple[DistRecord, RecordEntry]]] = {}
+    for site in sites:
+        for d in distributions_in(site):
+            for e in d.entries:
+                base = os.path.basename(e.path)
+                if base.startswith("libcudnn"):
+                    index.setdefault(base, []).append((d, e))
+    return {k: tuple(v) for k, v in index.items()}
+
+
+def _digest_any(path: str) -> str | None:
+    """RECORD-style sha256 of ``path`` whatever its size, cached per (inode, mtime, size)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
 
 
 def ownership(path: str) -> Ownership:

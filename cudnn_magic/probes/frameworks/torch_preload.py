@@ -28,6 +28,7 @@ release, each with the file it was read from (``tests/fixtures/torch_init/``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import glob
 import os
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from ...model import Preload
 __all__ = ["TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload", "KNOWN_RULES"]
 
 _MAX_INIT_BYTES = 2 << 20
+#: cuDNN's row of torch's preload table, in every release read (2.1-2.14).
+CUDNN_PATTERN = "libcudnn.so.*[0-9]"
 
 
 @dataclass(frozen=True)
@@ -50,49 +53,86 @@ class TorchPreloadRule:
         when: ``"always"`` (after ``libtorch_global_deps.so`` loads, when ``libcudart.so`` is
             mapped: every CUDA build), ``"on-error"`` (only when ``libtorch_global_deps.so`` fails
             to load), or ``"never"`` (the release has no cuDNN entry in its preload table).
-        patterns: glob patterns below each ``sys.path`` entry, in the order torch tries them;
-            ``{cuda_major}`` stands for ``torch.version.cuda``'s major (``nvidia/cu13/lib``).
+        patterns: glob patterns below each ``sys.path`` entry, in the order torch tries them,
+            as templates: ``{folder}`` and ``{lib_name}`` are a preload-table row
+            (``cudnn``, ``libcudnn.so.*[0-9]``), ``{cuda_major}`` is ``torch.version.cuda``'s major
+            (``nvidia/cu13/lib``).
         source: where this was read ("torch/__init__.py of the installed torch 2.14.1: ...").
+        before: the (lib folder, file pattern) rows of the preload table before cuDNN's. On the
+            ``except OSError`` path torch preloads with ``required=True``: a row it cannot find
+            raises ``ValueError`` and ``import torch`` fails before cuDNN (every release read).
+        success_stops: on the success path too a row it cannot find ends the preload before
+            cuDNN (torch 2.10-2.13 call ``_preload_cuda_deps()`` with ``required=True`` under
+            ``except Exception: pass``); False when it goes on past it (2.14: ``required=False``).
+        nvidia_gate: only ``sys.path`` entries that hold an ``nvidia/`` folder are searched
+            (torch 2.1-2.6: ``if not os.path.exists(nvidia_path): continue``).
     """
 
     when: str
     patterns: tuple[str, ...]
     source: str
+    before: tuple[tuple[str, str], ...] = ()
+    success_stops: bool = False
+    nvidia_gate: bool = False
 
-    def candidates(self, sys_path: Iterable[str], cuda_major: str | None) -> list[tuple[str, str]]:
-        """(file, sys.path entry) torch would take, in its order: per entry, its patterns'
-        ``glob`` hits (``glob`` order, unsorted, as torch takes them); the first one wins."""
+    def candidates(self, sys_path: Iterable[str], cuda_major: str | None, folder: str = "cudnn",
+                   lib_name: str = CUDNN_PATTERN) -> list[tuple[str, str]]:
+        """(file, sys.path entry) torch would take for one preload-table row (cuDNN's by default),
+        in its order: per entry, its patterns' ``glob`` hits (``glob`` order, unsorted, as torch
+        takes them); the first one wins."""
         out: list[tuple[str, str]] = []
         for entry in sys_path:
             if not isinstance(entry, str):
                 continue
+            if self.nvidia_gate and not os.path.exists(os.path.join(entry, "nvidia")):
+                continue
             hits: list[str] = []
             for pat in self.patterns:
-                if "{cuda_major}" in pat:
-                    if not cuda_major:
-                        continue
-                    pat = pat.replace("{cuda_major}", cuda_major)
-                hits += glob.glob(os.path.join(entry, pat))
+                if "{cuda_major}" in pat and not cuda_major:
+                    continue
+                rel = pat.replace("{folder}", folder).replace("{lib_name}", lib_name).replace("{cuda_major}", cuda_major or "")
+                hits += glob.glob(os.path.join(entry, rel))
             out += [(h, entry) for h in hits]
         return out
 
+    def shown(self) -> str:
+        """The patterns for cuDNN, in words (``nvidia/cudnn/lib/libcudnn.so.*[0-9]``, ...)."""
+        return ", ".join(p.replace("{folder}", "cudnn").replace("{lib_name}", CUDNN_PATTERN)
+                         .replace("{cuda_major}", "<CUDA major>") for p in self.patterns)
 
-#: The behaviour by release where the installed file cannot be read, read from each release's
-#: ``torch/__init__.py`` (the files are in ``tests/fixtures/torch_init/``; the test that holds this
-#: table parses them with :func:`read_preload_rule`). (first version, rule), newest first.
+
+_P3 = ("nvidia/{folder}/lib/{lib_name}", "nvidia/cu{cuda_major}/lib/{lib_name}", "{folder}/lib/{lib_name}")
+_P2 = ("nvidia/{folder}/lib/{lib_name}", "{folder}/lib/{lib_name}")
+_P1 = ("nvidia/{folder}/lib/{lib_name}",)
+_CUBLAS = (("cublas", "libcublasLt.so.*[0-9]"), ("cublas", "libcublas.so.*[0-9]"))
+_CUBLAS1 = (("cublas", "libcublas.so.*[0-9]"),)
+
+#: The behaviour by release where the installed file cannot be read (torch not installed yet, a
+#: file that cannot be parsed), read from each release's ``torch/__init__.py`` with
+#: :func:`read_preload_rule` (the files are in ``tests/fixtures/torch_init/``, with their wheels'
+#: names and hashes; ``tests/test_torch_preload.py`` holds this table against them).
+#: (first version, rule), newest first.
 KNOWN_RULES: tuple[tuple[str, TorchPreloadRule], ...] = (
-    ("2.14.0", TorchPreloadRule("always", ("nvidia/cudnn/lib/libcudnn.so.*[0-9]", "nvidia/cu{cuda_major}/lib/libcudnn.so.*[0-9]",
-                                            "cudnn/lib/libcudnn.so.*[0-9]"),
-                                "torch 2.14 torch/__init__.py (_load_global_deps calls _preload_cuda_deps(required=False) "
-                                "when libcudart.so is mapped)")),
-    ("2.0.0", TorchPreloadRule("on-error", ("nvidia/cudnn/lib/libcudnn.so.*[0-9]",),
-                               "torch 2.0-2.13 torch/__init__.py (_preload_cuda_deps only in _load_global_deps' "
-                               "except OSError handler)")),
+    ("2.14.0", TorchPreloadRule("always", _P3, "torch 2.14 torch/__init__.py: _load_global_deps calls "
+                                "_preload_cuda_deps(required=False) when libcudart.so is mapped", _CUBLAS)),
+    ("2.10.0", TorchPreloadRule("always", _P3, "torch 2.10-2.13 torch/__init__.py: _load_global_deps calls "
+                                "_preload_cuda_deps() when libcudart.so is mapped; it stops at the first table "
+                                "library it cannot find (cuBLAS comes before cuDNN)", _CUBLAS, True)),
+    ("2.9.0", TorchPreloadRule("on-error", _P3, "torch 2.9 torch/__init__.py: cuDNN is preloaded only in "
+                               "_load_global_deps' except OSError handler", _CUBLAS1)),
+    ("2.7.0", TorchPreloadRule("on-error", _P2, "torch 2.7-2.8 torch/__init__.py: cuDNN is preloaded only in "
+                               "_load_global_deps' except OSError handler", _CUBLAS1)),
+    ("2.6.0", TorchPreloadRule("on-error", _P2, "torch 2.6 torch/__init__.py: cuDNN is preloaded only in "
+                               "_load_global_deps' except OSError handler, from entries with an nvidia/ folder",
+                               _CUBLAS1, nvidia_gate=True)),
+    ("2.1.0", TorchPreloadRule("on-error", _P1, "torch 2.1-2.5 torch/__init__.py: cuDNN is preloaded only in "
+                               "_load_global_deps' except OSError handler, from entries with an nvidia/ folder",
+                               _CUBLAS1, nvidia_gate=True)),
 )
 
 
 def rule_for_version(version: str) -> TorchPreloadRule | None:
-    """The :data:`KNOWN_RULES` entry for torch ``version`` (``2.14.1+cu130``), or None before 2.0."""
+    """The :data:`KNOWN_RULES` entry for torch ``version`` (``2.14.1+cu130``), or None before 2.1."""
     try:
         v = Version(Version(version).base_version)
     except InvalidVersion:
@@ -106,23 +146,28 @@ def rule_for_version(version: str) -> TorchPreloadRule | None:
 # ----------------------------------------------------------------------------- reading the file
 
 
-def _str(node: ast.AST) -> str | None:
+def _str(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _cudnn_entry(tree: ast.Module) -> tuple[str, str] | None:
-    """(lib folder, file pattern) of cuDNN in the preload table: a ``("cudnn", "libcudnn.so.*[0-9]")``
-    tuple in a list, or a ``"cudnn": "libcudnn.so.*[0-9]"`` item of a dict."""
+def _table(tree: ast.Module) -> list[tuple[str, str]] | None:
+    """The preload table as (lib folder, file pattern) in order: a list of 2-tuples (torch 2.10
+    and later) or a dict literal (2.1-2.9), the one that holds cuDNN's ``libcudnn.so.*[0-9]``."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Tuple) and len(node.elts) == 2:
-            a, b = (_str(e) for e in node.elts)
-            if a == "cudnn" and b and b.startswith("libcudnn"):
-                return a, b
+        if isinstance(node, ast.List) and node.elts and all(isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in node.elts):
+            rows = [(_str(e.elts[0]), _str(e.elts[1])) for e in node.elts]  # type: ignore[attr-defined]
+            if any(a == "cudnn" and (b or "").startswith("libcudnn") for a, b in rows):
+                return [(a, b) for a, b in rows if a and b]
         if isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
-                if k is not None and _str(k) == "cudnn" and (_str(v) or "").startswith("libcudnn"):
-                    return "cudnn", _str(v) or ""
+            rows = [(_str(k), _str(v)) for k, v in zip(node.keys, node.values)]
+            if any(a == "cudnn" and (b or "").startswith("libcudnn") for a, b in rows):
+                return [(a, b) for a, b in rows if a and b]
     return None
+
+
+def _is_call(node: ast.AST, attr: str) -> bool:
+    f = node.func if isinstance(node, ast.Call) else None
+    return bool(isinstance(f, ast.Attribute) and f.attr == attr)
 
 
 def _is_join(node: ast.AST) -> bool:
@@ -131,10 +176,21 @@ def _is_join(node: ast.AST) -> bool:
                 and isinstance(f.value, ast.Attribute) and f.value.attr == "path")
 
 
-def _part(node: ast.AST, folder: str, names: dict[str, list[str]]) -> list[str] | None:
+def _roots(func: ast.FunctionDef) -> set[str]:
+    """Names that stand for one ``sys.path`` entry in ``func``: its ``path`` parameter (torch 2.7+
+    ``_get_cuda_dep_paths(path, ...)``) or the target of ``for path in sys.path`` (2.1-2.6)."""
+    out = {a.arg for a in func.args.args if a.arg == "path"}
+    for node in ast.walk(func):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Attribute) \
+                and node.iter.attr == "path" and isinstance(node.iter.value, ast.Name) and node.iter.value.id == "sys":
+            out.add(node.target.id)
+    return out
+
+
+def _part(node: ast.AST, names: dict[str, list[str]]) -> list[str] | None:
     """One argument of ``os.path.join`` as pattern parts: a constant, the lib folder / file name
-    parameters, an f-string over the CUDA major (``f"cu{maj_cuda_version}"``), or a name bound
-    earlier in the function to another ``os.path.join``."""
+    parameters (``{folder}``, ``{lib_name}``), an f-string over the CUDA major
+    (``f"cu{maj_cuda_version}"``), or a name bound earlier in the function to another join."""
     s = _str(node)
     if s is not None:
         return [s]
@@ -142,7 +198,7 @@ def _part(node: ast.AST, folder: str, names: dict[str, list[str]]) -> list[str] 
         if node.id in names:
             return list(names[node.id])
         if "folder" in node.id:
-            return [folder]
+            return ["{folder}"]
         if "name" in node.id:
             return ["{lib_name}"]
         return None
@@ -159,71 +215,98 @@ def _part(node: ast.AST, folder: str, names: dict[str, list[str]]) -> list[str] 
     return None
 
 
-def _patterns(func: ast.FunctionDef, folder: str) -> list[str]:
-    """The ``glob`` patterns below a ``sys.path`` entry that ``func`` builds with
-    ``os.path.join(path, ...)``, in source order (torch returns them in that order)."""
-    param = func.args.args[0].arg if func.args.args else "path"
-    names: dict[str, list[str]] = {}
-    out: list[str] = []
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and _is_join(node.value):
-            parts = _join_parts(node.value, param, folder, names)  # type: ignore[arg-type]
-            if parts is not None:
-                names[node.targets[0].id] = parts
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "glob" \
-                and node.args and _is_join(node.args[0]):
-            parts = _join_parts(node.args[0], param, folder, names)  # type: ignore[arg-type]
-            if parts is not None and parts and parts[-1] == "{lib_name}":
-                out.append("/".join(parts))
-    return sorted(dict.fromkeys(out), key=lambda p: _line_of(func, p, folder, param, names))
-
-
-def _line_of(func: ast.FunctionDef, pattern: str, folder: str, param: str, names: dict[str, list[str]]) -> int:
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "glob" \
-                and node.args and _is_join(node.args[0]):
-            parts = _join_parts(node.args[0], param, folder, names)  # type: ignore[arg-type]
-            if parts is not None and "/".join(parts) == pattern:
-                return node.lineno
-    return 1 << 30
-
-
-def _join_parts(call: ast.Call, param: str, folder: str, names: dict[str, list[str]]) -> list[str] | None:
+def _join_parts(call: ast.Call, roots: set[str], names: dict[str, list[str]]) -> list[str] | None:
     if not call.args:
         return None
     first = call.args[0]
-    if isinstance(first, ast.Name) and first.id == param:
+    if isinstance(first, ast.Name) and first.id in roots:
         parts: list[str] = []
     elif isinstance(first, ast.Name) and first.id in names:
         parts = list(names[first.id])
     else:
         return None
     for a in call.args[1:]:
-        p = _part(a, folder, names)
+        p = _part(a, names)
         if p is None:
             return None
         parts += p
     return parts
 
 
+def _patterns(func: ast.FunctionDef) -> tuple[list[str], bool]:
+    """(the ``glob`` patterns below a ``sys.path`` entry that ``func`` builds, in source order
+    (torch concatenates them in that order, or falls back from one to the next: either way the
+    first hit is the first pattern's), whether it skips entries without an ``nvidia/`` folder)."""
+    roots = _roots(func)
+    names: dict[str, list[str]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _is_join(node.value):
+            parts = _join_parts(node.value, roots, names)  # type: ignore[arg-type]
+            if parts is not None:
+                names[node.targets[0].id] = parts
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(func):
+        if _is_call(node, "glob") and node.args and _is_join(node.args[0]):  # type: ignore[attr-defined]
+            parts = _join_parts(node.args[0], roots, names)  # type: ignore[attr-defined]
+            if parts and parts[-1] == "{lib_name}":
+                found.append((node.lineno, "/".join(parts)))
+    gate = False
+    for node in ast.walk(func):  # if not os.path.exists(nvidia_path): continue
+        if isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+                and _is_call(node.test.operand, "exists") and node.test.operand.args \
+                and isinstance(node.test.operand.args[0], ast.Name) \
+                and names.get(node.test.operand.args[0].id) == ["nvidia"] \
+                and any(isinstance(b, ast.Continue) for b in node.body):
+            gate = True
+    return list(dict.fromkeys(p for _, p in sorted(found))), gate
+
+
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
-def _calls_preload(nodes: list[ast.stmt], preloaders: set[str]) -> bool:
-    """A statement list calls one of the preload functions in a way that includes cuDNN (all of
-    its table: no lib-folder argument, or the ``"cudnn"`` folder)."""
-    for stmt in nodes:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in preloaders:
-                folders = [_str(a) for a in node.args if _str(a) is not None]
-                if not folders or "cudnn" in folders:
-                    return True
-            if isinstance(node, ast.For):
-                pass
-    return False
+def _own_nodes(stmts: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of ``stmts`` outside nested function definitions (torch 2.4's
+    ``_load_global_deps`` defines helpers with an unrelated ``except OSError`` of their own)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        n = todo.pop(0)
+        out.append(n)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _preload_call(stmts: list[ast.stmt], funcs: dict[str, ast.FunctionDef]) -> ast.Call | None:
+    """The call in ``stmts`` that preloads cuDNN: to a module function whose name has ``preload``
+    and ``cuda``, with no lib-folder argument (the whole table) or the ``"cudnn"`` folder;
+    nvrtc/nvJitLink-only calls (torch 2.6-2.9's success path) do not count."""
+    for node in _own_nodes(stmts):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in funcs \
+                and "preload" in node.func.id and "cuda" in node.func.id:
+            folders = [_str(a) for a in node.args if _str(a) is not None]
+            if not folders or "cudnn" in folders:
+                return node
+    return None
+
+
+def _required(call: ast.Call, funcs: dict[str, ast.FunctionDef]) -> bool:
+    """The ``required`` a success-path call preloads with: its keyword, else the callee's default
+    (torch 2.10-2.13: True, none given; 2.14: ``required=False``)."""
+    for kw in call.keywords:
+        if kw.arg == "required" and isinstance(kw.value, ast.Constant):
+            return bool(kw.value.value)
+    f = funcs.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if f is not None:
+        args = f.args.args
+        defaults = f.args.defaults
+        for a, d in zip(args[len(args) - len(defaults):], defaults):
+            if a.arg == "required" and isinstance(d, ast.Constant):
+                return bool(d.value)
+    return True  # no required parameter (2.10-2.13's driver): the per-library loader's default, True
 
 
 def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | str:
@@ -237,35 +320,42 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
         tree = ast.parse(data.decode("utf-8", "replace"), filename=init_path)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"could not read {init_path}: {type(exc).__name__}: {exc}"
-    label = f"torch/__init__.py of the installed torch {version}".rstrip()
-    entry = _cudnn_entry(tree)
-    if entry is None:
+    label = f"torch/__init__.py of the installed torch {version}".replace("  ", " ").rstrip()
+    table = _table(tree)
+    if table is None:
         return TorchPreloadRule("never", (), f"{label}: its preload table has no cuDNN entry")
-    folder, name = entry
+    cudnn_at = next(i for i, (a, b) in enumerate(table) if a == "cudnn" and b.startswith("libcudnn"))
     funcs = _functions(tree)
     patterns: list[str] = []
+    gate = False
     for f in funcs.values():
-        if any(isinstance(n, ast.Attribute) and n.attr == "glob" for n in ast.walk(f)):
-            patterns += [p for p in _patterns(f, folder) if p not in patterns]
-    patterns = [p.replace("{lib_name}", name) for p in patterns]
+        if any(_is_call(n, "glob") for n in ast.walk(f)):
+            pats, g = _patterns(f)
+            if pats:
+                patterns += [p for p in pats if p not in patterns]
+                gate = gate or g
     if not patterns:
         return f"{label}: no glob pattern for the preload was found"
-    preloaders = {n for n in funcs if "preload" in n and "cuda" in n}
+    when, stops = "never", False
+    before = tuple(table[:cudnn_at])
     glob_deps = funcs.get("_load_global_deps")
-    when = "never"
-    if glob_deps is not None:
-        for node in ast.walk(glob_deps):
-            if isinstance(node, ast.Try):
-                if _calls_preload(node.body, preloaders):
-                    when = "always"
-                    break
-                if any(_calls_preload(h.body, preloaders) for h in node.handlers):
-                    when = "on-error"
+    for node in _own_nodes(glob_deps.body) if glob_deps is not None else []:
+        if isinstance(node, ast.Try):
+            call = _preload_call(node.body, funcs)
+            if call is not None:
+                when, stops = "always", _required(call, funcs)
+                break
+            if any(_preload_call(h.body, funcs) is not None for h in node.handlers):
+                when = "on-error"
     how = {"always": "_load_global_deps calls the preload after libtorch_global_deps.so loads (libcudart.so mapped)",
            "on-error": "_load_global_deps calls the preload only when libtorch_global_deps.so fails to load",
            "never": "_load_global_deps never calls the preload with cuDNN"}[when]
-    return TorchPreloadRule(when, tuple(patterns), f"{label}: {how}; first of " + ", ".join(
-        p.replace("{cuda_major}", "<CUDA major>") for p in patterns) + " in each sys.path entry")
+    if stops and before:
+        how += (f"; it stops at the first library it cannot find, and {len(before)} come before cuDNN ("
+                + ", ".join(b for _, b in before) + ")")
+    rule = TorchPreloadRule(when, tuple(patterns), "", before, stops, gate)
+    return dataclasses.replace(rule, source=f"{label}: {how}; the first of {rule.shown()} in each sys.path entry"
+                               + (" that has an nvidia/ folder" if gate else ""))
 
 
 def torch_preload(pkg: str, version: str, cuda: str | None, sys_path: Iterable[str], *,
@@ -300,6 +390,16 @@ def torch_preload(pkg: str, version: str, cuda: str | None, sys_path: Iterable[s
         if rule.when == "never" or (rule.when == "on-error" and global_deps_loads):
             return None, rule, note
         cuda_major = cuda.split(".")[0]
+        sys_path = list(sys_path)
+        if not global_deps_loads or rule.success_stops:
+            for folder, name in rule.before:
+                if not rule.candidates(sys_path, cuda_major, folder, name):
+                    if not global_deps_loads:
+                        return None, rule, (f"libtorch_global_deps.so cannot load, and torch's preload finds no {name} "
+                                            "on sys.path: import torch fails (ValueError: ... not found in the system "
+                                            "path) before it reaches cuDNN")
+                    return None, rule, (f"torch stops preloading at {name}, which no sys.path entry holds, so it "
+                                        "preloads no cuDNN")
         cands = rule.candidates(sys_path, cuda_major)
         if not cands:
             return None, rule, note
