@@ -227,6 +227,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     """
     # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .probes.installed import resolve
+    from .probes.sublibraries import answering_version
 
     findings: list[Finding] = []
     by_path = {c.path: c for c in installed}
@@ -235,7 +236,8 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     if in_use is None:
         in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
     ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
-               in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}))
+               in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}),
+               answering=answering_version)
     resolutions: list[Resolution] = []
     judged: list[FrameworkBuild] = []
     for fw in frameworks:
@@ -292,6 +294,7 @@ class _Ctx:
     resolve: Any
     own_dirs: dict[str, str] = dataclasses.field(default_factory=dict)  # framework name -> its own copy's folder
     bindings: dict[str, dict[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)
+    answering: Any = None  # probes.sublibraries.answering_version: the release a picked main library runs
 
 
 def _first_loaded_in_use(loaded: Iterable[LibraryCopy], ld_library_path: str) -> tuple[CudnnInUse, ...]:
@@ -395,8 +398,15 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         used = ctx.by_path.get(res.picked) if res.picked else None
         if used is None and res.picked:
             used = ctx.by_path.get(os.path.realpath(res.picked))
-        runtime = fw.cudnn_runtime or (used.version if used else None)
+        ans_v, ans_path = (None, None)
+        if res.picked and ctx.answering is not None:
+            chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
+            ans_v, ans_path = ctx.answering(res.picked, chain, consumer=fw.name, environ=ctx.environ, ldcache=ctx.ldcache)
+        runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
         how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
+        if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
+            how += (f"; that {os.path.basename(res.picked or '')} is {used.version}'s, but the "
+                    f"{os.path.basename(ans_path or '')} it opens ({ans_path}) is {ans_v}'s and answers its calls")
         if res.reason.startswith("LD_LIBRARY_PATH entry "):
             entry = res.reason[len("LD_LIBRARY_PATH entry "):]
         mapped = False

@@ -115,7 +115,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     from .probes.frameworks.generic import scan_environment
     from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
     from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
-    from .probes.sublibraries import main_major, predict_sublibraries
+    from .probes.sublibraries import ANSWERING, main_major, predict_sublibraries
 
     env = dict(os.environ if environ is None else environ)
     top = interpreter_loaders() if top is None else top
@@ -158,6 +158,10 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
                 subs = predict_sublibraries(res.picked, sub_chain, consumer=label, environ=env, ldcache=ldcache, mapped=m,
                                             legacy_api=legacy, major=main_major(res.picked) or _major(req.soname))
                 sub_searched = tuple(f"{s.directory} ({s.why})" for s in search_steps(res.picked, sub_chain, environ=env))
+                major = main_major(res.picked) or _major(req.soname)
+                ans = next((s for s in subs if major == 9 and s.soname == ANSWERING[9] and s.path and s.version), None)
+                if ans is not None:  # cuDNN 9's shim runs the release of the graph library it opens
+                    version = ans.version
         soname = os.path.basename(req.soname) if "/" in req.soname else req.soname
         lib = ConsumerLibrary(
             path=req.requester or "", distribution="", soname=soname, how=req.how, picked=res.picked,

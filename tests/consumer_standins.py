@@ -66,12 +66,18 @@ def main_standin(d: Path, soname: str, sublib: str) -> Path:
     return build_c_library(MAIN_STANDIN_C, d / soname, soname=soname, extra=[f'-DSUBLIB="{sublib}"', "-ldl"])
 
 
-def sub_standin(d: Path, soname: str, version: str, encoded: int) -> Path:
+def sub_standin(d: Path, soname: str, version: str, encoded: int, origin: str = "") -> Path:
     """A sub-library (or main library) stand-in answering ``encoded`` to ``cudnnGetVersion``, in a
     file named like NVIDIA's packages name it (``libcudnn_ops_infer.so.8`` + ``.9.7`` for version
-    8.9.7), with the soname link beside it."""
+    8.9.7), with the soname link beside it. ``origin``: ``"rpath"`` or ``"runpath"`` gives it that
+    ``$ORIGIN`` entry, as the real main libraries carry (``readelf -d``: ``nvidia-cudnn-cu13`` 9.24's
+    ``libcudnn.so.9`` has RPATH ``$ORIGIN``, ``nvidia-cudnn-cu12`` 8.9.7's ``libcudnn.so.8`` RUNPATH
+    ``$ORIGIN``), so it finds its own sub-libraries first the way they do."""
     real_name = soname + "." + ".".join(version.split(".")[1:])
-    real = build_c_library(SUB_STANDIN_C, d / real_name, soname=soname, extra=[f"-DVER={encoded}"])
+    extra = [f"-DVER={encoded}"]
+    if origin:
+        extra += ["-Wl,-rpath,$ORIGIN", "-Wl,--disable-new-dtags" if origin == "rpath" else "-Wl,--enable-new-dtags"]
+    real = build_c_library(SUB_STANDIN_C, d / real_name, soname=soname, extra=extra)
     link = d / soname
     if not link.exists():
         link.symlink_to(real.name)

@@ -67,10 +67,11 @@ def _paddle_site(tmp: Path, version_file: Path | str, dist_name: str, version: s
 def _cudnn_dir(tmp: Path, name: str, version: str, major: int) -> Path:
     """A directory with a stand-in cuDNN ``major`` main library (file ``libcudnn.so.<version>``,
     soname ``libcudnn.so.<major>``, plus ``libcudnn.so`` as cuDNN's dev packages make it) and the
-    sub-libraries its first convolution needs, all answering ``version``."""
+    sub-libraries its first convolution needs, all answering ``version``. The main library carries
+    the ``$ORIGIN`` entry the real ones do (RPATH for 9, RUNPATH for 8)."""
     d = tmp / name
     enc = int(version.split(".")[0]) * (10000 if major >= 9 else 1000) + int(version.split(".")[1]) * 100 + int(version.split(".")[2])
-    sub_standin(d, f"libcudnn.so.{major}", version, enc)
+    sub_standin(d, f"libcudnn.so.{major}", version, enc, origin="rpath" if major >= 9 else "runpath")
     (d / "libcudnn.so").symlink_to(f"libcudnn.so.{version}")
     subs = ("libcudnn_ops_infer.so.8", "libcudnn_cnn_infer.so.8") if major == 8 else (
         "libcudnn_graph.so.9", "libcudnn_engines_runtime_compiled.so.9")

@@ -20,7 +20,7 @@ from ..model import SublibraryPick
 from . import libnames
 from .loader import resolve_in_chain
 
-__all__ = ["SUBLIBRARIES", "predict_sublibraries"]
+__all__ = ["SUBLIBRARIES", "predict_sublibraries", "answering_version", "ANSWERING"]
 
 #: (soname, what cuDNN uses it for, needed for the first convolution). cuDNN 8: the infer
 #: libraries serve inference, the train ones back-propagation (cuDNN 8 API reference, "API
@@ -44,10 +44,18 @@ SUBLIBRARIES: dict[int, tuple[tuple[str, str, bool], ...]] = {
         ("libcudnn_ops.so.9", "legacy ops API (tensor descriptors, cudnnCreate in cuDNN 8 style code)", False),
         ("libcudnn_cnn.so.9", "legacy convolution API (cudnnConvolutionForward)", False),
         ("libcudnn_adv.so.9", "legacy RNN and attention API", False),
+        # cuDNN 9.23 and later (the nvidia-cudnn-cu13 9.24.0.43 wheel's RECORD lists both)
+        ("libcudnn_engines_tensor_ir.so.9", "tensor-IR engines (cuDNN 9.23 and later)", False),
+        ("libcudnn_ext.so.9", "extension API (cuDNN 9.23 and later)", False),
     ),
 }
 _ENGINES_9 = ("libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9")
+#: The sub-library a main library's version call is answered by (``cudnnGetVersion`` of cuDNN 9's
+#: shim is the graph library's; cuDNN 8's main library forwards it to ``libcudnn_ops_infer``):
+#: what a consumer that picks that main library really runs (:mod:`cudnn_magic.rules.folders`).
+ANSWERING = {9: "libcudnn_graph.so.9", 8: "libcudnn_ops_infer.so.8"}
 _LEGACY_9 = ("libcudnn_ops.so.9", "libcudnn_cnn.so.9")
+_SINCE_9_23 = ("libcudnn_engines_tensor_ir.so.9", "libcudnn_ext.so.9")
 
 
 def main_major(path: str) -> int | None:
@@ -91,14 +99,67 @@ def predict_sublibraries(main: str, chain: list[str], *, consumer: str, environ:
     table = SUBLIBRARIES.get(major or 0)
     if not table:
         return ()
+    release = release_names(main)
+    known = {t[0] for t in table}
+    rows = list(table)
+    if release is not None:  # what this release ships, by its wheel's RECORD (newer releases may add files)
+        rows += [(n, "listed by the wheel's RECORD", False) for n in release
+                 if n not in known and libnames.soname_of(n) == n and not libnames.is_main(n)
+                 and (libnames.parse_name(n) or ("", None, None))[1] == major]
     picks: list[SublibraryPick] = []
-    for soname, purpose, required in table:
+    for soname, purpose, required in rows:
         if major == 9 and legacy_api and soname in _LEGACY_9:
             required = True
         res = resolve_in_chain(soname, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
+        if not required and not res.picked and (soname not in release if release is not None else soname in _SINCE_9_23):
+            continue  # an optional file this release does not ship (or, unknown release, one only new ones ship)
         version = _version(res.picked) if res.picked else None
         picks.append(SublibraryPick(soname, res.picked, version, res.reason, required, purpose))
     if major == 9 and not any(p.path for p in picks if p.soname in _ENGINES_9):
         picks = [SublibraryPick(p.soname, p.path, p.version, p.why, True, p.purpose + "; one engine library is needed")
                  if p.soname in _ENGINES_9 else p for p in picks]
     return tuple(picks)
+
+
+def release_names(main: str) -> frozenset[str] | None:
+    """The cuDNN file names the wheel that installed ``main`` lists beside it in its ``RECORD``
+    (what that release ships: cuDNN 9.24's wheel lists ``libcudnn_engines_tensor_ir.so.9`` and
+    ``libcudnn_ext.so.9``, 9.12's does not); None when no ``RECORD`` lists ``main``. Never raises."""
+    from .owners import ownership  # start-up cost: only this probe path needs it
+
+    try:
+        own = ownership(main)
+        if own.dist is None:
+            return None
+        folder = os.path.dirname(os.path.normpath(main))
+        real_folder = os.path.dirname(os.path.realpath(main))
+        out = set()
+        for e in own.dist.entries:
+            p = own.dist.abspath(e)
+            if os.path.dirname(p) in (folder, real_folder) and os.path.basename(p).startswith("libcudnn"):
+                out.add(os.path.basename(p))
+        return frozenset(out)
+    except Exception:  # noqa: BLE001 - unknown is an answer
+        return None
+
+
+def answering_version(main: str, chain: list[str], *, consumer: str = "", environ: dict[str, str] | None = None,
+                      ldcache: dict[str, list[str]] | None = None, mapped: list[str] | tuple[str, ...] = (),
+                      major: int | None = None) -> tuple[str | None, str | None]:
+    """(version, file) of the ``libcudnn_graph.so.9`` that cuDNN 9's shim ``main`` opens, found as
+    its ``dlopen`` would find it: the release a consumer that picks ``main`` really runs (the shim
+    carries no code of its own and answers ``cudnnGetVersion`` with the graph library's number).
+    ``(None, None)`` for other majors (cuDNN 8's main library is the API itself: its own version is
+    judged, and sub-libraries older than it are a finding of their own), or when the loader would
+    find none. Never raises."""
+    try:
+        major = major if major is not None else main_major(main)
+        soname = ANSWERING.get(major or 0) if major == 9 else None
+        if soname is None:
+            return None, None
+        res = resolve_in_chain(soname, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
+        if not res.picked:
+            return None, None
+        return _version(res.picked), res.picked
+    except Exception:  # noqa: BLE001 - a probe never raises
+        return None, None

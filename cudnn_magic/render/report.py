@@ -38,7 +38,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "cudnn_installed": [
             {"path": c.path, "version": c.version, "source": c.source, "owner": c.owner, "name": c.name,
              "main": c.is_main, "loaded": c.loaded, "version_source": c.version_source, "error": c.error,
-             "owner_evidence": c.owner_evidence}
+             "owner_evidence": c.owner_evidence, "found_in": c.found_in}
             for c in report.cudnn_installed
         ],
         "wheels_overwritten": [
@@ -52,7 +52,8 @@ def report_json(report: Report) -> dict[str, Any]:
             {"name": f.name, "version": f.version, "imported": f.imported, "cudnn_compiled": f.cudnn_compiled,
              "cuda_compiled": f.cuda_compiled, "verdict": f.verdict, "rule": f.rule, "distribution": f.distribution,
              "cudnn_used": f.cudnn_used, "cudnn_used_path": f.cudnn_used_path, "cudnn_compiled_source": f.cudnn_compiled_source,
-             "detail": f.detail}
+             "detail": f.detail, "loading": f.loading,
+             "preloads": [{"path": p.path, "why": p.why, "sys_path_entry": p.sys_path_entry} for p in f.preloads]}
             for f in report.frameworks
         ],
         "driver": drv,
