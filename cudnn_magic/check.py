@@ -559,8 +559,29 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
 
 
 def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[CudnnInUse, ...]) -> list[Finding]:
+    loaded = list(loaded)
     mains = sorted((c for c in loaded if c.is_main), key=lambda c: c.load_order if c.load_order is not None else 1 << 30)
     dirs = list(dict.fromkeys(c.directory for c in mains))
+    if len(dirs) == 1:
+        # one main library, but sub-libraries of its major mapped from other folders (a folder of
+        # soname links into two releases, or a sub-library the loader found elsewhere)
+        majors = {c.soname.rsplit(".", 1)[-1] for c in mains}
+        others = [c for c in loaded if not c.is_main and c.directory not in dirs and c.soname.rsplit(".", 1)[-1] in majors]
+        if not others:
+            return []
+        m = mains[0]
+        parts = [f"{m.name} from {m.directory} (cuDNN {m.version or '?'})"] + [
+            f"{c.name} from {c.directory} (cuDNN {c.version or '?'})" for c in others]
+        detail = ("Files of one cuDNN are mapped from different folders: " + "; ".join(parts) + ". The main library "
+                  "opens its sub-libraries by soname, and the loader took these from another folder (a folder of "
+                  "symbolic links into two releases, or one without its own sub-libraries): calls run the release of "
+                  "the sub-libraries, and sub-libraries of different releases refuse each other.")
+        return [Finding("cudnn-multiple-copies-loaded", "warning",
+                        f"cuDNN files are mapped from {1 + len({c.directory for c in others})} directories in this process",
+                        detail, (Fix("reinstall-cudnn", "Use one complete cuDNN folder",
+                                     f"make {m.directory} hold one release's complete set (reinstall the package that "
+                                     f"owns it{f' ({m.owner})' if m.owner != 'system' else ''}), or take the other "
+                                     "folder off the loader's path", True),))]
     if len(dirs) < 2:
         return []
     parts = []

@@ -306,7 +306,7 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
     wheel = libnames.pip_dist_version_to_cudnn(pv) if pv and "cudnn" in owner else None
     if wheel and ownership is not None and ownership.confirmed:
         return wheel, f"wheel {owner.split(': ', 1)[-1]} ({ownership.evidence})"
-    if is_main and major is not None:
+    if is_main and major is not None and "differs" not in ((ownership.evidence or "") if ownership else ""):
         graph = os.path.join(os.path.dirname(real), f"libcudnn_graph.so.{major}")
         ev = libnames.embedded_version(graph) if os.path.exists(graph) else None
         if ev:

@@ -465,9 +465,34 @@ def ownership(path: str) -> Ownership:
             copy = _copy_of(real)
             if copy is not None:
                 return copy
+            stray = _not_the_graphs_shim(path)
+            if stray is not None:
+                return stray
     except Exception:  # noqa: BLE001 - a probe never raises
         pass
     return Ownership()
+
+
+def _not_the_graphs_shim(path: str) -> Ownership | None:
+    """A cuDNN 9 ``libcudnn.so.9`` no RECORD lists, beside a ``libcudnn_graph.so.9`` that a wheel's
+    RECORD does list, whose own ``libcudnn.so.9`` entry has another sha256: this shim is not the
+    one that release ships (a folder made of two releases' files). None otherwise."""
+    name = os.path.basename(path)
+    if not name.startswith("libcudnn.so.9"):
+        return None
+    graph = os.path.join(os.path.dirname(path), "libcudnn_graph.so.9")
+    if not os.path.exists(graph):
+        return None
+    gown = ownership(graph)
+    if gown.dist is None or not gown.confirmed:
+        return None
+    gdir = os.path.dirname(gown.dist.abspath(next(e for e in gown.dist.entries if e.path.endswith("libcudnn_graph.so.9"))))
+    entry = next((e for e in gown.dist.entries if gown.dist.abspath(e) == os.path.join(gdir, "libcudnn.so.9")), None)
+    digest = digest_if_small(path)
+    if entry is None or not entry.digest or digest is None or digest == entry.digest:
+        return None
+    return Ownership("system", f"no RECORD lists it; the libcudnn_graph.so.9 beside it is {gown.dist.label}'s, whose "
+                               "libcudnn.so.9 differs from this file (another release's shim)")
 
 
 def owner_of(path: str) -> str:

@@ -1,0 +1,115 @@
+"""Real framework environments for the real-wheel lane (``tests/test_real_loaders.py``), built once
+under ``.cache/envs/`` and shared by every scenario, which varies ``PYTHONPATH``,
+``LD_LIBRARY_PATH`` and ``--target`` folders instead of building more.
+
+* :func:`torch_env`: a venv with ``torch==2.14.1`` (CUDA 13; it pulls ``nvidia-cudnn-cu13``
+  9.24.0.43 and the CUDA 13 libraries: about 5.5 GB; this machine's pip takes them from a local
+  copy, elsewhere they are downloaded once), ``packaging`` and ``nvidia-ml-py`` (cudnn-magic's own
+  needs for the CLI) and a ``.pth`` file that puts this checkout on its ``sys.path``;
+* :func:`target` (re-exported from :mod:`real_wheels`): one wheel ``--no-deps --target`` folder.
+
+A folder is complete when its marker file is there (written last, after pip succeeded); an
+``fcntl`` lock per environment keeps parallel test processes from building one twice. A test is
+skipped, with pip's last line, only when the wheels cannot be had at all (no index reachable);
+any other failure fails it with pip's output.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from real_wheels import CACHE, _pypi_reachable, install_wheel as target
+
+REPO = Path(__file__).resolve().parent.parent
+ENVS = REPO / ".cache" / "envs"
+TORCH_VERSION = "2.14.1"
+
+__all__ = ["torch_env", "target", "run_py", "merged_site", "ENVS", "CACHE", "TORCH_VERSION"]
+
+
+def _pip(py: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-input",
+                           "--no-compile", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def torch_env() -> Path:
+    """The python of the shared torch 2.14.1 venv (module docstring)."""
+    root = ENVS / f"torch-{TORCH_VERSION}"
+    py = root / "bin" / "python"
+    marker = root / ".complete"
+    if marker.exists():
+        return py
+    ENVS.mkdir(parents=True, exist_ok=True)
+    with open(ENVS / f".torch-{TORCH_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return py
+        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True, timeout=300)
+        proc = _pip(py, f"torch=={TORCH_VERSION}", "packaging", "nvidia-ml-py")
+        if proc.returncode != 0:
+            out = (proc.stdout + proc.stderr)[-3000:]
+            shutil.rmtree(root, ignore_errors=True)
+            if not _pypi_reachable():
+                pytest.skip(f"torch {TORCH_VERSION} cannot be installed here (no index reachable): "
+                            f"{out.strip().splitlines()[-1] if out.strip() else 'pip said nothing'}")
+            pytest.fail(f"pip could not build the torch {TORCH_VERSION} venv:\n{out}")
+        site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        Path(site, "cudnn_magic_checkout.pth").write_text(str(REPO) + "\n")
+        marker.write_text(TORCH_VERSION + "\n")
+    return py
+
+
+def site_of(py: Path) -> Path:
+    """The venv's site-packages."""
+    out = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return Path(out)
+
+
+def run_py(py: Path, code: str, env: dict[str, str] | None = None, timeout: float = 300) -> dict:
+    """Run ``code`` with ``py`` in a child process whose environment is this one's minus
+    ``PYTHONPATH``/``LD_LIBRARY_PATH``/``LD_PRELOAD``, plus ``env``; the child prints one JSON object
+    on its last stdout line, which is returned (the child's failure fails the test)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "LD_DEBUG")}
+    p = subprocess.run([str(py), "-c", code], env={**base, **(env or {})}, capture_output=True, text=True,
+                       timeout=timeout, cwd=str(REPO))
+    lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
+    if p.returncode not in (0, 1) or not lines:
+        pytest.fail(f"child failed (exit {p.returncode}):\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
+    try:
+        return json.loads(lines[-1])
+    except json.JSONDecodeError:
+        pytest.fail(f"child printed no JSON:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return {}
+
+
+def merged_site(dest: Path, *folders: Path) -> Path:
+    """``dest`` holding every file of ``folders`` (``--target`` folders or site-packages) in order,
+    later ones over earlier ones, as hard links (no disk used): what ``pip install`` of each into
+    one environment leaves, file for file (pip writes each file of the new wheel over what is there
+    and keeps the other's ``RECORD``; FACTS.md "Two cuDNNs at once")."""
+    for src in folders:
+        for dirpath, dirnames, filenames in os.walk(src):
+            rel = Path(dirpath).relative_to(src)
+            if rel.parts and rel.parts[0] == "__pycache__":
+                continue
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+            for n in filenames:
+                d = dest / rel / n
+                if d.exists() or d.is_symlink():
+                    d.unlink()
+                try:
+                    os.link(Path(dirpath) / n, d)
+                except OSError:
+                    shutil.copy2(Path(dirpath) / n, d)
+    return dest

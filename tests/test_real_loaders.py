@@ -1,0 +1,223 @@
+"""The real-wheel lane: how each consumer really loads cuDNN, with real wheels, against the real
+thing (issue 26).
+
+Each scenario runs the framework for real in a child process (``import torch``,
+``torch.backends.cudnn.version()``, the ``libcudnn*`` files in ``/proc/self/maps``) and compares that
+with what ``cudnn-magic check --json`` predicted in another child with the same environment before
+anything was imported, and with ``cudnn_magic.check()`` in the framework's own process after the
+import (``cudnn_in_use``). Nothing is hard-coded: the expected copy is the one the framework mapped.
+No GPU is needed: the version calls run on the CPU (FACTS.md).
+
+The environments are built once (:mod:`framework_envs`): torch 2.14.1 for CUDA 13 with its
+``nvidia-cudnn-cu13`` 9.24.0.43, and ``--target`` folders of ``nvidia-cudnn-cu13`` 9.12.0.46 and
+``nvidia-cudnn-cu12`` 8.9.7.29; scenarios vary ``PYTHONPATH`` and folders made of hard links to
+those files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from framework_envs import merged_site, run_py, site_of, target, torch_env
+
+pytestmark = [pytest.mark.realwheels, pytest.mark.timeout(1800)]
+
+CU13_OLD = ("nvidia-cudnn-cu13", "9.12.0.46")
+CU12_8 = ("nvidia-cudnn-cu12", "8.9.7.29")
+
+TRUTH = r"""
+import json, sys
+def maps():
+    return sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l and l.split()[-1].startswith('/')})
+out = {}
+try:
+    import torch
+except Exception as e:
+    out['import_error'] = f'{type(e).__name__}: {e}'
+    print(json.dumps(out)); sys.exit(0)
+out['after_import'] = maps()
+try:
+    out['version'] = torch.backends.cudnn.version()
+except Exception as e:
+    out['version_error'] = str(e)
+out['after_version'] = maps()
+import cudnn_magic
+r = cudnn_magic.check()
+out['in_use'] = r.cudnn_in_use.path if r.cudnn_in_use else None
+out['in_use_version'] = r.cudnn_in_use.version if r.cudnn_in_use else None
+out['findings'] = [[f.id, f.title] for f in r.findings]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def torch_py() -> Path:
+    return torch_env()
+
+
+def predict(py: Path, env: dict[str, str] | None = None) -> dict:
+    """``cudnn-magic check --json`` in the framework's environment, nothing imported yet."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "LD_DEBUG")}
+    p = subprocess.run([str(py), "-m", "cudnn_magic", "check", "--json"], env={**base, **(env or {})},
+                       capture_output=True, text=True, timeout=600, cwd="/")
+    assert p.returncode in (0, 1), p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
+def torch_row(rep: dict) -> dict:
+    return next(f for f in rep["frameworks"] if f["name"] == "PyTorch")
+
+
+def main_of(paths: list[str]) -> list[str]:
+    return [p for p in paths if os.path.basename(p).startswith("libcudnn.so.9")]
+
+
+def finding(rep: dict, fid: str, words: str = "") -> dict | None:
+    return next((f for f in rep["findings"] if f["id"] == fid and words in f["title"]), None)
+
+
+def test_torch_loads_its_own_wheel_and_the_report_says_why(torch_py):
+    own = site_of(torch_py) / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"
+    truth = run_py(torch_py, TRUTH)
+    assert truth["version"] == 92400 and main_of(truth["after_import"]) == [str(own)]
+    rep = predict(torch_py)
+    row = torch_row(rep)
+    assert (row["cudnn_used"], row["cudnn_used_path"], row["verdict"]) == ("9.24.0", str(own), "ok")
+    assert [p["path"] for p in row["preloads"]] == [str(own)]  # torch preloads its own wheel's copy from site-packages
+    assert "torch/__init__.py of the installed torch 2.14.1" in row["loading"]
+    assert truth["in_use"] == str(own)
+    # the wheel's own sub-library set, as its RECORD lists it (9.24 ships tensor_ir and ext)
+    subs = {s["soname"]: s["path"] for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+    assert subs["libcudnn_engines_tensor_ir.so.9"] == str(own.parent / "libcudnn_engines_tensor_ir.so.9")
+    assert subs["libcudnn_ext.so.9"] == str(own.parent / "libcudnn_ext.so.9")
+    graph = [p for p in truth["after_version"] if os.path.basename(p) == "libcudnn_graph.so.9"]
+    assert graph == [subs["libcudnn_graph.so.9"]]
+    assert not [f for f in rep["findings"] if f["severity"] == "error"]
+
+
+@pytest.mark.parametrize("as_site_packages", [False, True], ids=["target-folder", "folder-named-site-packages"])
+def test_an_older_cudnn_first_on_pythonpath_is_what_torch_preloads(torch_py, tmp_path, as_site_packages):
+    old = target(*CU13_OLD)
+    entry = old
+    if as_site_packages:  # a folder named site-packages on sys.path is searched the same way
+        entry = tmp_path / "env" / "site-packages"
+        entry.mkdir(parents=True)
+        (entry / "nvidia").symlink_to(old / "nvidia", target_is_directory=True)
+    env = {"PYTHONPATH": str(entry)}
+    truth = run_py(torch_py, TRUTH, env)
+    mapped = main_of(truth["after_import"])
+    assert mapped == [str(old / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")], truth
+    assert "(9, 24, 0)" in truth["version_error"] and "(9, 12, 0)" in truth["version_error"]
+    rep = predict(torch_py, env)
+    row = torch_row(rep)
+    assert (row["cudnn_used"], row["cudnn_used_path"], row["verdict"]) == ("9.12.0", mapped[0], "mismatch")
+    assert row["preloads"][0]["sys_path_entry"] == str(entry)
+    shadow = finding(rep, "cudnn-shadowed", f"sys.path entry {entry}")
+    assert shadow is not None and shadow["severity"] == "error"
+    assert [x["id"] for x in shadow["fixes"]] == ["remove-sys-path-dir"] and str(entry) in shadow["fixes"][0]["action"]
+    assert finding(rep, "cudnn-version-mismatch") is not None
+    # the copy on sys.path is listed with the other copies on disk
+    listed = [c for c in rep["cudnn_installed"] if c["name"] == "libcudnn.so.9" and c["path"] == mapped[0]]
+    assert listed and listed[0]["version"] == "9.12.0"
+    assert listed[0]["source"] == ("pip wheel" if as_site_packages else f"pip wheel (sys.path entry {entry})")
+    # the graph library the preloaded shim opens (its RPATH $ORIGIN) is its own folder's
+    subs = {s["soname"]: s["path"] for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+    assert [p for p in truth["after_version"] if p.endswith("/libcudnn_graph.so.9")] == [subs["libcudnn_graph.so.9"]]
+    # after the import, in the framework's own process, the copy in use is the one it mapped
+    assert truth["in_use"] == mapped[0] and truth["in_use_version"] == "9.12.0"
+
+
+def test_two_cudnn_majors_in_one_folder_are_judged_apart(torch_py, tmp_path):
+    """nvidia-cudnn-cu12 8.9.7 installed into the folder of the cu13 9.24 wheel: only the headers
+    are overwritten; libcudnn.so.8 and its set sit beside libcudnn.so.9 and its set."""
+    venv_site = site_of(torch_py)
+    t = tmp_path / "site"
+    t.mkdir()
+    merged_site(t / "nvidia" / "cudnn", venv_site / "nvidia" / "cudnn")
+    dist9 = next(venv_site.glob("nvidia_cudnn_cu13-9.24.0.43.dist-info"))
+    merged_site(t / dist9.name, dist9)
+    merged_site(t, target(*CU12_8))
+    lib = t / "nvidia" / "cudnn" / "lib"
+    assert (lib / "libcudnn.so.8").exists() and (lib / "libcudnn.so.9").exists()
+    env = {"PYTHONPATH": str(t)}
+    truth = run_py(torch_py, TRUTH, env)
+    assert truth["version"] == 92400, truth  # torch still runs 9.24
+    rep = predict(torch_py, env)
+    row = torch_row(rep)
+    assert row["cudnn_used"] == "9.24.0" and row["verdict"] == "ok"
+    want = main_of(truth["after_import"])
+    assert [row["cudnn_used_path"]] == want, (row, truth)
+    mixed = [f for f in rep["findings"] if f["title"].startswith(f"Mixed cuDNN versions in {lib}")]
+    assert mixed == [], mixed
+    # the 8 shim loads its own 8.9.7 set: its own version call, in a child, says so
+    v8 = run_py(torch_py, "import ctypes, json; l = ctypes.CDLL(%r); l.cudnnGetVersion.restype = ctypes.c_size_t; "
+                          "print(json.dumps({'v': l.cudnnGetVersion()}))" % str(lib / "libcudnn.so.8"))
+    copy8 = next(c for c in rep["cudnn_installed"] if c["path"] == str(lib / "libcudnn.so.8"))
+    assert v8["v"] == 8907 and copy8["version"] == "8.9.7"
+
+
+def test_the_release_a_folder_runs_is_its_graph_librarys(torch_py, tmp_path):
+    """A 9.12 libcudnn.so.9 shim in a folder whose other files are 9.24's (soname links): torch
+    preloads that shim, and what it runs is the 9.24 graph library the shim opens."""
+    venv_lib = site_of(torch_py) / "nvidia" / "cudnn" / "lib"
+    d = tmp_path / "mixed"
+    lib = d / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    os.link(target(*CU13_OLD) / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9", lib / "libcudnn.so.9")
+    for f in venv_lib.iterdir():
+        if f.name != "libcudnn.so.9":
+            (lib / f.name).symlink_to(f)
+    env = {"PYTHONPATH": str(d)}
+    truth = run_py(torch_py, TRUTH, env)
+    assert truth["version"] == 92400 and main_of(truth["after_import"]) == [str(lib / "libcudnn.so.9")], truth
+    rep = predict(torch_py, env)
+    row = torch_row(rep)
+    assert (row["cudnn_used"], row["verdict"]) == ("9.24.0", "ok"), row
+    assert row["cudnn_used_path"] == str(lib / "libcudnn.so.9")
+    f = finding(rep, "cudnn-sublibrary-load-failed", f"Mixed cuDNN versions in {lib}")
+    assert f is not None and "answers with cuDNN 9.24.0" in f["detail"], rep["findings"]
+    assert "libcudnn.so.9: no RECORD lists it" in f["detail"] and "another release's shim" in f["detail"]
+    # in torch's process: the shim from this folder, the graph library from the wheel's (real paths)
+    dirs = {os.path.dirname(p) for p in truth["after_version"]}
+    assert dirs == {str(lib), str(venv_lib)}
+    assert any(i == "cudnn-multiple-copies-loaded" and "mapped from 2 directories" in t for i, t in truth["findings"])
+
+
+def test_a_sub_library_replaced_by_another_releases_file_is_named(torch_py, tmp_path):
+    """One sub-library of the 9.24 folder replaced by hand with 9.12's: the check names that
+    file (its content is not the one its wheel's RECORD lists)."""
+    venv_site = site_of(torch_py)
+    t = tmp_path / "site"
+    merged_site(t / "nvidia" / "cudnn", venv_site / "nvidia" / "cudnn")
+    dist9 = next(venv_site.glob("nvidia_cudnn_cu13-9.24.0.43.dist-info"))
+    merged_site(t / dist9.name, dist9)
+    lib = t / "nvidia" / "cudnn" / "lib"
+    (lib / "libcudnn_cnn.so.9").unlink()
+    old_cnn = target(*CU13_OLD) / "nvidia" / "cudnn" / "lib" / "libcudnn_cnn.so.9"
+    os.link(old_cnn, lib / "libcudnn_cnn.so.9")
+    record = {ln.split(",")[0]: ln.split(",") for ln in (t / dist9.name / "RECORD").read_text().splitlines()}
+    assert int(record["nvidia/cudnn/lib/libcudnn_cnn.so.9"][2]) != old_cnn.stat().st_size  # the ground truth
+    rep = predict(torch_py, {"PYTHONPATH": str(t)})
+    f = finding(rep, "cudnn-sublibrary-load-failed", f"Mixed cuDNN versions in {lib}")
+    assert f is not None and "libcudnn_cnn.so.9" in f["detail"] and "replaced after install" in f["detail"], rep["findings"]
+    assert "answers with cuDNN 9.24.0" in f["detail"]
+
+
+def test_files_a_newer_release_left_beside_an_older_one_are_named(torch_py, tmp_path):
+    """9.24's two new sub-libraries left in a 9.12 folder (a file of another release each)."""
+    old = target(*CU13_OLD)
+    t = merged_site(tmp_path / "site", old)
+    venv_lib = site_of(torch_py) / "nvidia" / "cudnn" / "lib"
+    lib = t / "nvidia" / "cudnn" / "lib"
+    for n in ("libcudnn_engines_tensor_ir.so.9", "libcudnn_ext.so.9"):
+        os.link(venv_lib / n, lib / n)
+    rep = predict(torch_py, {"PYTHONPATH": str(t)})
+    f = finding(rep, "cudnn-sublibrary-load-failed", f"Mixed cuDNN versions in {lib}")
+    assert f is not None, rep["findings"]
+    assert "answers with cuDNN 9.12.0" in f["detail"]
+    assert "libcudnn_engines_tensor_ir.so.9 9.24.0" in f["detail"] and "libcudnn_ext.so.9 9.24.0" in f["detail"]
