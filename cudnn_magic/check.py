@@ -49,6 +49,8 @@ FINDING_IDS = {
     "gpu-arch-unsupported": "a GPU's compute capability is outside what the cuDNN in use supports",
     "ld-library-path-changed-at-runtime": "os.environ['LD_LIBRARY_PATH'] differs from the value the loader read at start",
     "no-nvidia-driver": "NVML could not be loaded: no NVIDIA driver (GPU code will fall back to the CPU)",
+    "onnxruntime-cpu-over-gpu": "the CPU onnxruntime wheel was installed over onnxruntime-gpu: ONNX Runtime has no CUDA "
+                                "provider",
 }
 from .rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
 
@@ -245,7 +247,8 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         judged.append(fw)
         if res is not None:
             resolutions.append(res)
-        findings += fnds
+        findings += list(fw.problems) + fnds
+    findings = _served_by_another(judged, findings)
 
     findings += _multiple_copies_findings(loaded, in_use)
     findings += _sublibrary_findings(loaded, installed, folders, listed)
@@ -504,6 +507,44 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                                 j.detail + "." + (" " + cause if cause else "") + f" Rule: {j.rule}.", tuple(fixes)))
         fw2 = dataclasses.replace(fw2, detail=detail + (" " + cause if cause else ""))
     return fw2, res, findings
+
+
+def _served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> list[Finding]:
+    """A framework whose own search finds no cuDNN (``cudnn-library-not-found``) while another
+    installed framework loads a copy with that soname that satisfies its rule: in one process the
+    loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
+    imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
+    import order as its fix."""
+    from .rules.compat import judge  # start-up cost: only a check with frameworks needs it
+
+    out: list[Finding] = []
+    for f in findings:
+        fw = next((x for x in judged if f.id == "cudnn-library-not-found"
+                   and f.title == f"{x.name} will find no {x.cudnn_soname}"), None)
+        giver = None
+        if fw is not None:
+            giver = next((g for g in judged if g is not fw and g.cudnn_soname == fw.cudnn_soname and g.cudnn_used_path
+                          and g.cudnn_used and judge(fw.checker, g.cudnn_used, fw.cudnn_compiled).ok), None)  # type: ignore[arg-type]
+        if fw is None or giver is None:
+            out.append(f)
+            continue
+        imp = {"PyTorch": "import torch", "TensorFlow": "import tensorflow", "JAX": "import jax"}.get(giver.name,
+                                                                                                 f"import {giver.distribution}")
+        how = f" How it loads cuDNN: {fw.loading}." if fw.loading else ""
+        out.append(Finding(
+            "cudnn-library-not-found", "warning",
+            f"{fw.name} finds no {fw.cudnn_soname} by its own search; {giver.name}'s {giver.cudnn_used} serves it when "
+            f"{giver.name} is imported first",
+            f"{fw.name} {fw.version}'s own search (LD_LIBRARY_PATH, the ld.so cache, the default directories"
+            f"{', its RUNPATH' if fw.consumer_library else ''}) finds no {fw.cudnn_soname}. {giver.name} {giver.version} "
+            f"loads {giver.cudnn_used_path} (cuDNN {giver.cudnn_used}), and once it is mapped the loader hands that copy "
+            f"to every later request for {fw.cudnn_soname}: {imp} before {fw.name}'s first GPU use and it runs on it "
+            f"(cuDNN {giver.cudnn_used} satisfies its rule).{how}",
+            (Fix("import-order", f"{imp} before using {fw.name} on the GPU",
+                 f"{imp} at the top of the notebook, before the first {fw.name} GPU session or call, so its "
+                 f"{fw.cudnn_soname} ({giver.cudnn_used_path}) is mapped for {fw.name} too", False, False,
+                 "a change to your code"),)))
+    return out
 
 
 def _preload_of(fw: FrameworkBuild, picked_path: str | None) -> Preload | None:

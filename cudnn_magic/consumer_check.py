@@ -217,17 +217,29 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         vend = {os.path.realpath(v.path) for v in d.vendored}
         fw = known.get(_norm(d.name))
         libs = []
+        blocked: list[ConsumerLibrary] = []
         for lib in d.consumers:
             if lib.path in covered:
                 continue
             chain = chain_within(d, lib.path, top)
+            missing = _not_installed(lib, chain, env, ldcache, scan.native_names, d)
             for soname in lib.cudnn_needed:
                 label = f"{fw.name} {fw.version}" if fw else d.label
                 c, res = resolve(CudnnRequest(soname, lib.path, chain, f"DT_NEEDED of {os.path.basename(lib.path)}"),
                                  label, vend, False, preloads=fw.preloads if fw else ())
-                libs.append(dataclasses.replace(c, distribution=d.label, framework=fw.name if fw else None))
+                c = dataclasses.replace(c, distribution=d.label, framework=fw.name if fw else None, blocked_by=missing)
+                (blocked if missing else libs).append(c)
                 rep.resolutions.append(res)
+        rep.consumers += blocked
         if not libs:
+            if blocked and fw is None:  # a library that cannot load at all: its cuDNN is not what stops it
+                b = blocked[0]
+                rep.frameworks.append(FrameworkBuild(
+                    name=d.name, distribution=d.name, version=d.version, imported=_imported(d), cudnn_soname=b.soname,
+                    consumer_library=b.path, checker="soname", verdict="not-applicable",
+                    detail=(f"{os.path.basename(b.path)} NEEDs {', '.join(b.blocked_by)}, which the loader cannot find and "
+                            "nothing installed here provides, so it cannot load at all; its cuDNN is not what stops it "
+                            f"(install what provides {b.blocked_by[0]} to use it)")))
             continue
         rep.consumers += libs
         if fw is not None:
@@ -262,6 +274,26 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
 
     rep.findings += clash_findings(needs, gpus=gpu_words)
+
+
+#: Libraries a machine with a GPU gets from its driver, never from a distribution: their absence on
+#: a machine without one says nothing about a consumer.
+_DRIVER_LIBS = ("libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvidia-ml.so")
+
+
+def _not_installed(lib, chain, env, ldcache, provided, dist) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """The non-cuDNN libraries ``lib`` NEEDs that the loader cannot find and that no scanned
+    distribution installs (``libnvinfer.so.10`` without TensorRT): ``lib`` cannot load at all."""
+    from .probes.loader import resolve_in_chain  # start-up cost: the consumer scan's probes load only when it runs
+
+    own = {os.path.basename(x.path) for x in dist.libraries} | {x.soname for x in dist.libraries if x.soname}
+    out = []
+    for n in lib.needed:
+        if n.startswith("libcudnn") or n.startswith(_DRIVER_LIBS) or n in provided or n in own:
+            continue
+        if not resolve_in_chain(n, "", lib.path, list(chain), environ=env, ldcache=ldcache).picked:
+            out.append(n)
+    return tuple(out)
 
 
 def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dict[str, str]) -> None:

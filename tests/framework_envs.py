@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 ENVS = REPO / ".cache" / "envs"
 TORCH_VERSION = "2.14.1"
 
-__all__ = ["torch_env", "target", "run_py", "merged_site", "ENVS", "CACHE", "TORCH_VERSION"]
+__all__ = ["torch_env", "target", "target_with_deps", "run_py", "merged_site", "ENVS", "CACHE", "TORCH_VERSION"]
 
 
 def _pip(py: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
@@ -67,6 +67,30 @@ def torch_env() -> Path:
         Path(site, "cudnn_magic_checkout.pth").write_text(str(REPO) + "\n")
         marker.write_text(TORCH_VERSION + "\n")
     return py
+
+
+def target_with_deps(dist: str, version: str) -> Path:
+    """A ``pip install --target`` folder of ``dist==version`` WITH its dependencies (ONNX Runtime
+    needs numpy, protobuf, flatbuffers, packaging to import), ``.cache/wheels/<dist>-<version>-with-deps``."""
+    folder = CACHE / f"{dist}-{version}-with-deps"
+    marker = folder / ".complete"
+    if marker.exists():
+        return folder
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".{dist}-{version}-with-deps.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        proc = _pip(Path(sys.executable), "--target", str(folder), f"{dist}=={version}")
+        if proc.returncode != 0:
+            out = (proc.stdout + proc.stderr)[-3000:]
+            shutil.rmtree(folder, ignore_errors=True)
+            if not _pypi_reachable():
+                pytest.skip(f"{dist}=={version} cannot be installed here (no index reachable)")
+            pytest.fail(f"pip could not install {dist}=={version}:\n{out}")
+        marker.write_text(version + "\n")
+    return folder
 
 
 def site_of(py: Path) -> Path:

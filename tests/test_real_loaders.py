@@ -221,3 +221,84 @@ def test_files_a_newer_release_left_beside_an_older_one_are_named(torch_py, tmp_
     assert f is not None, rep["findings"]
     assert "answers with cuDNN 9.12.0" in f["detail"]
     assert "libcudnn_engines_tensor_ir.so.9 9.24.0" in f["detail"] and "libcudnn_ext.so.9 9.24.0" in f["detail"]
+
+
+# ----------------------------------------------------------------------------- ONNX Runtime
+
+ORT_GPU = ("onnxruntime-gpu", "1.31.1")
+ORT_CPU = ("onnxruntime", "1.32.0")
+
+ORT_TRUTH = r"""
+import ctypes, json, sys
+def maps():
+    return sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l and l.split()[-1].startswith('/')})
+out = {}
+import onnxruntime
+out['version'] = onnxruntime.__version__
+out['providers'] = onnxruntime.get_available_providers()
+try:  # what the CUDA provider's dlopen("libcudnn.so.9") finds on its own (it has no RPATH/RUNPATH)
+    ctypes.CDLL('libcudnn.so.9'); out['alone'] = maps()
+except OSError as e:
+    out['alone_error'] = str(e)
+if sys.argv[-1] == 'torch-first':
+    import torch
+    out['torch'] = maps()
+    ctypes.CDLL('libcudnn.so.9')
+    out['after_torch'] = maps()
+print(json.dumps(out))
+"""
+
+
+def _readelf(path: Path) -> tuple[list[str], str]:
+    out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, check=True).stdout
+    needed = [ln.split("[", 1)[1].rstrip("]") for ln in out.splitlines() if "(NEEDED)" in ln]
+    paths = " ".join(ln for ln in out.splitlines() if "RPATH" in ln or "RUNPATH" in ln)
+    return needed, paths
+
+
+def test_onnx_runtime_beside_pytorch_is_served_by_torchs_copy(torch_py):
+    from framework_envs import target_with_deps
+
+    ort = target_with_deps(*ORT_GPU)
+    env = {"PYTHONPATH": str(ort)}
+    provider = ort / "onnxruntime" / "capi" / "libonnxruntime_providers_cuda.so"
+    needed, paths = _readelf(provider)
+    truth = run_py(torch_py, ORT_TRUTH.replace("sys.argv[-1]", "'torch-first'"), env)
+    assert "CUDAExecutionProvider" in truth["providers"]
+    assert "alone_error" in truth  # its own search (LD_LIBRARY_PATH, cache, default dirs) finds no libcudnn.so.9
+    assert truth["after_torch"] == truth["torch"] and main_of(truth["torch"])  # torch's copy is reused, nothing new mapped
+    rep = predict(torch_py, env)
+    row = next(f for f in rep["frameworks"] if f["name"] == "ONNX Runtime")
+    assert not [n for n in needed if n.startswith("libcudnn")] and not paths  # 1.28+: no cuDNN in NEEDED, no RPATH/RUNPATH
+    assert row["loading"].startswith("libonnxruntime_providers_cuda.so NEEDs no cuDNN: it dlopens libcudnn.so.9")
+    f = next(f for f in rep["findings"] if f["id"] == "cudnn-library-not-found" and "ONNX Runtime" in f["title"])
+    assert f["severity"] == "warning" and "serves it when PyTorch is imported first" in f["title"]
+    assert main_of(truth["torch"])[0] in f["detail"] and "GPU code will not run" not in f["detail"]
+    assert [x["id"] for x in f["fixes"]] == ["import-order"]
+    # the TensorRT provider needs TensorRT itself (not installed): not blamed on cuDNN
+    trt = ort / "onnxruntime" / "capi" / "libonnxruntime_providers_tensorrt.so"
+    trt_needed, _ = _readelf(trt)
+    assert "libcudnn.so.9" in trt_needed and any(n.startswith("libnvinfer") for n in trt_needed)
+    c = next(c for c in rep["consumers"] if c["path"] == str(trt))
+    assert any(n.startswith("libnvinfer") for n in c["blocked_by"])
+    assert not [f for f in rep["findings"] if "tensorrt" in f["detail"].lower() and f["id"].startswith("cudnn-")]
+
+
+def test_a_cpu_onnxruntime_installed_over_the_gpu_one_is_a_finding(torch_py, tmp_path):
+    from framework_envs import target_with_deps
+
+    gpu, cpu = target_with_deps(*ORT_GPU), target_with_deps(*ORT_CPU)
+    both = merged_site(tmp_path / "site", gpu, cpu)  # pip install onnxruntime-gpu, then onnxruntime: file for file
+    assert (both / "onnxruntime" / "capi" / "libonnxruntime_providers_cuda.so").exists()  # left behind
+    truth = run_py(torch_py, ORT_TRUTH, {"PYTHONPATH": str(both)})
+    assert truth["version"] == ORT_CPU[1] and "CUDAExecutionProvider" not in truth["providers"]
+    rep = predict(torch_py, {"PYTHONPATH": str(both)})
+    f = finding(rep, "onnxruntime-cpu-over-gpu")
+    assert f is not None and f["severity"] == "error" and f"onnxruntime {ORT_CPU[1]}" in f["title"]
+    assert f"onnxruntime-gpu {ORT_GPU[1]}" in f["title"] and [x["id"] for x in f["fixes"]] == ["install-cudnn-build"]
+    row = next(r for r in rep["frameworks"] if r["name"] == "ONNX Runtime")
+    assert (row["distribution"], row["version"], row["verdict"]) == ("onnxruntime", ORT_CPU[1], "not-applicable")
+    # the GPU wheel alone: no such finding, and its CUDA provider is there
+    alone = run_py(torch_py, ORT_TRUTH, {"PYTHONPATH": str(gpu)})
+    assert "CUDAExecutionProvider" in alone["providers"]
+    assert finding(predict(torch_py, {"PYTHONPATH": str(gpu)}), "onnxruntime-cpu-over-gpu") is None

@@ -239,6 +239,9 @@ class ConsumerLibrary:
         searched: the directories the loader tries for the main library, in order, with why.
         sublibrary_searched: the directories tried for the sub-libraries (the main library is
             the requester there, so its RPATH and its loaders' count).
+        blocked_by: other libraries it NEEDs that the loader cannot find and that nothing installed
+            in the environment provides (``libnvinfer.so.10`` of ONNX Runtime's TensorRT provider when
+            TensorRT is not installed): it cannot load at all, so its cuDNN is not judged.
     """
 
     path: str
@@ -253,6 +256,7 @@ class ConsumerLibrary:
     sublibraries: tuple[SublibraryPick, ...] = ()
     searched: tuple[str, ...] = ()
     sublibrary_searched: tuple[str, ...] = ()
+    blocked_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -290,6 +294,8 @@ class FrameworkBuild:
             whose SONAME matches.
         loading: how it loads cuDNN, in words, with the source ("torch/__init__.py preloads the
             first nvidia/cudnn/lib/libcudnn.so.*[0-9] on sys.path, then libtorch_cuda.so's RPATH").
+        problems: findings its probe established from the installed files alone (a CPU build
+            installed over the GPU one), passed through to the report.
     """
 
     name: str
@@ -313,6 +319,7 @@ class FrameworkBuild:
     pip_solvable: bool = True
     preloads: tuple[Preload, ...] = ()
     loading: str = ""
+    problems: tuple["Finding", ...] = ()
 
 
 @dataclass(frozen=True)

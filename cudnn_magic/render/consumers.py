@@ -18,7 +18,7 @@ def consumers_json(report: Report) -> list[dict[str, Any]]:
          "searched": list(c.searched),
          "sublibraries": [{"soname": s.soname, "path": s.path, "version": s.version, "why": s.why,
                            "required": s.required, "purpose": s.purpose} for s in c.sublibraries],
-         "sublibrary_searched": list(c.sublibrary_searched)}
+         "sublibrary_searched": list(c.sublibrary_searched), "blocked_by": list(c.blocked_by)}
         for c in report.consumers
     ]
 
@@ -48,7 +48,10 @@ def consumers_text(report: Report) -> list[str]:
     for c in report.consumers:
         who = c.framework or c.distribution
         out.append(f"  {who}: {os.path.basename(c.path) or '(framework)'} asks for {c.soname} ({c.how})")
-        if c.picked:
+        if c.blocked_by:
+            out.append(f"    cannot load at all: it NEEDs {', '.join(c.blocked_by)}, which nothing installed provides "
+                       "(its cuDNN is not what stops it)")
+        elif c.picked:
             out.append(f"    -> {c.picked} cuDNN {_v(c.picked_version)} ({'vendored copy, ' if c.vendored else ''}{c.why})")
         else:
             out.append(f"    -> NOT FOUND ({c.why})")
@@ -78,6 +81,8 @@ def consumers_html(report: Report) -> str:
     for c in report.consumers:
         pick = (f"<code>{_path(c.picked)}</code> <b>{_e(_v(c.picked_version))}</b>" + (" (vendored)" if c.vendored else "")
                 if c.picked else "<b style='color:#cf222e'>NOT FOUND</b>")
+        if c.blocked_by:
+            pick = f"cannot load at all: NEEDs {_e(', '.join(c.blocked_by))}, which nothing installed provides"
         subs = "<br>".join(
             f"{_e(s.soname)}: " + (f"<code>{_path(s.path)}</code> {_e(_v(s.version))}" if s.path
                                    else f"<span style='color:{'#cf222e' if s.required else '#6e7781'}'>not found</span>")

@@ -140,6 +140,9 @@ class EnvironmentScan:
     distributions: list[Distribution] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)
+    #: file names of every native library any scanned distribution installs (relevant or not):
+    #: what the environment provides, for telling "not on the loader's path" from "not installed".
+    native_names: set[str] = field(default_factory=set)
 
     def vendored_copies(self) -> list[LibraryCopy]:
         """Every vendored cuDNN file as an inventory row (owner = the vendoring distribution,
@@ -319,6 +322,7 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
                 if not got or not got[2]:
                     continue
                 n_native_dists += 1
+                scan.native_names.update(os.path.basename(r) for r in got[2])
                 rels = tuple(r for r in got[2] if os.path.normpath(os.path.join(site, r)) not in seen_paths)
                 seen_paths.update(os.path.normpath(os.path.join(site, r)) for r in rels)
                 n_libs += len(rels)
@@ -336,6 +340,7 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
                 if not got or not got[2]:
                     continue
                 n_native_dists += 1
+                scan.native_names.update(os.path.basename(r) for r in got[2])
                 rels = tuple(r for r in got[2] if os.path.normpath(os.path.join(prefix, r)) not in seen_paths)
                 seen_paths.update(os.path.normpath(os.path.join(prefix, r)) for r in rels)
                 n_libs += len(rels)
