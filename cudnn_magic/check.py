@@ -352,6 +352,8 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
         return fw, None, []
     rule = RULES.get(fw.checker, RULES["nvidia"])
+    if fw.own_rule:
+        rule = fw.own_rule + "; " + rule
     if not fw.cudnn_compiled and not fw.cudnn_soname:
         detail = fw.detail or "not a CUDA build with cuDNN: nothing to check"
         return dataclasses.replace(fw, verdict="not-applicable", rule=rule, detail=detail), None, []
@@ -425,6 +427,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
                                    detail=detail), res, findings
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
+    j = _own_rule(fw, j, runtime, ctx)
     verdict = j.verdict
     detail = f"{j.detail} ({how})." + split
     picked_path = iu.path if iu is not None else res.picked
@@ -507,6 +510,43 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                                 j.detail + "." + (" " + cause if cause else "") + f" Rule: {j.rule}.", tuple(fixes)))
         fw2 = dataclasses.replace(fw2, detail=detail + (" " + cause if cause else ""))
     return fw2, res, findings
+
+
+def _visible_gpus(ctx: "_Ctx", fw: FrameworkBuild) -> int:
+    """How many devices a framework's process would see: JAX's ``JAX_CUDA_VISIBLE_DEVICES`` (its
+    ``jax_cuda_visible_devices`` flag) when set, else ``CUDA_VISIBLE_DEVICES``, else every GPU NVML
+    lists."""
+    env = ctx.environ or {}
+    for var in (("JAX_CUDA_VISIBLE_DEVICES",) if fw.checker == "jax" else ()) + ("CUDA_VISIBLE_DEVICES",):
+        v = env.get(var)
+        if v is not None and v != "all":
+            return len([x for x in v.split(",") if x.strip()]) if v.strip() else 0
+    return len(ctx.gpus)
+
+
+def _own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, ctx: "_Ctx") -> Any:
+    """The judgement with the framework's own rule as its installed files state it
+    (``fw.own_rule``): quoted first, and JAX's multi-GPU refusal applied when the facts are here
+    (its plugin refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than one visible device)."""
+    if not fw.own_rule:
+        return j
+    from .rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
+
+    rule = fw.own_rule + "; " + j.rule
+    facts = dict(fw.facts)
+    rt = try_parse(runtime) if runtime else None
+    multi = facts.get("multi_gpu_rule", "").split()
+    cublas = try_parse(facts.get("cublas")) if facts.get("cublas") else None
+    if j.ok is not False and rt is not None and rt.encoded is not None and len(multi) == 3 and cublas is not None:
+        floor, cublas_min, more = (int(x) for x in multi)
+        cb = cublas.major * 10000 + (cublas.minor or 0) * 100 + (cublas.patch or 0)
+        n = _visible_gpus(ctx, fw)
+        if rt.encoded < floor and cb >= cublas_min and n > more:
+            return Judgement(False, rule, f"cuDNN {rt} is below {floor // 10000}.{floor // 100 % 100}.{floor % 100}, with "
+                             f"cuBLAS {cublas} and {n} visible GPUs: JAX's plugin refuses it when the CUDA plugin "
+                             f"initializes (\"cuDNN < 9.10.0 ({rt.encoded} found) had an issue that caused some multi-GPU "
+                             "matmuls ... to be functionally incorrect\")")
+    return Judgement(j.ok, rule, j.detail)
 
 
 def _served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> list[Finding]:

@@ -296,6 +296,11 @@ class FrameworkBuild:
             first nvidia/cudnn/lib/libcudnn.so.*[0-9] on sys.path, then libtorch_cuda.so's RPATH").
         problems: findings its probe established from the installed files alone (a CPU build
             installed over the GPU one), passed through to the report.
+        own_rule: the framework's cuDNN rule as its installed files state it (JAX's plugin
+            ``_check_cuda_versions``), quoted in the report before the rule of ``checker``.
+        facts: other build facts its rule needs, as (key, value): ``("multi_gpu_rule", "91001
+            120900 1")`` (JAX refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than 1 device)
+            and ``("cublas", "12.9.1")`` (the cuBLAS wheel it loads).
     """
 
     name: str
@@ -320,6 +325,8 @@ class FrameworkBuild:
     preloads: tuple[Preload, ...] = ()
     loading: str = ""
     problems: tuple["Finding", ...] = ()
+    own_rule: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

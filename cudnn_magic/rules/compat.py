@@ -52,8 +52,9 @@ RULES: dict[str, str] = {
     "jax": (
         "two checks. When the CUDA plugin initializes, JAX's Python side (jax_plugins/xla_cuda12/__init__.py, or "
         "xla_cuda13; jax_plugins/cuda in JAX's source) _check_cuda_versions passes when cudnn_build_version // 100 "
-        "<= the runtime number (908 <= 90100 for a 9.8.0 build on 9.1.0, so any cuDNN 9 passes) and refuses 9.10.0 "
-        "unless built with it; then, when the GPU backend creates its cuDNN handle, XLA's C++ side "
+        "<= the runtime number (908 <= 90100 for a 9.8.0 build on 9.1.0, so any cuDNN 9 passes), refuses 9.10.0 "
+        "unless built with it, and (in jax-cuda12-pjrt 0.10.2 and later) refuses cuDNN below 9.10.1 when cuBLAS is 12.9 "
+        "or newer and more than one local device is visible; then, when the GPU backend creates its cuDNN handle, XLA's C++ side "
         "(xla/stream_executor/cuda/cuda_dnn.cc CudnnSupport::Init, IsSourceCompatibleWithCudnnLibrary) requires the "
         "same major and runtime minor >= build minor. The verdict follows the strict C++ rule"
     ),

@@ -90,6 +90,7 @@ def _probe_jax(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[Fr
         for d in plugin_dirs:
             consumer = _first_existing(d, (f"xla_cuda{cu}/xla_cuda_plugin.so",))
             if consumer:
+                _plugin_facts(kw, os.path.join(os.path.dirname(consumer), "__init__.py"), f, cu, notes)
                 break
         kw["consumer_library"] = consumer
         builds.append(FrameworkBuild(**kw))
@@ -137,3 +138,31 @@ def _probe_old_jaxlib(f: _Finder, import_frameworks: bool, jax_dist: DistInfo | 
     kw["cudnn_soname"] = _soname(compiled)
     kw["consumer_library"] = _first_existing(pkg, ("xla_extension.so",))
     return [FrameworkBuild(**kw)]
+
+
+def _plugin_facts(kw: dict[str, Any], init_path: str, f: _Finder, cu: str, notes: list[str]) -> None:
+    """Read the installed plugin's ``__init__.py`` (:mod:`.jax_plugin`): its preload of cuDNN from
+    ``nvidia.cudnn`` against this ``sys.path``, its rule as the file states it, and the cuBLAS
+    wheel its multi-GPU rule looks at."""
+    from .jax_plugin import jax_preload, read_plugin  # start-up cost: only this probe path needs it
+
+    facts = read_plugin(init_path)
+    if isinstance(facts, str):
+        notes.append(f"JAX: {facts}")
+        return
+    kw["own_rule"] = facts.rule
+    pre = jax_preload(facts.preload, f.search_dirs()) if facts.preload else None
+    if pre is not None:
+        kw["preloads"] = (pre,)
+    kw["loading"] = (f"when the CUDA plugin initializes (first use of a GPU), jax_plugins/xla_cuda{cu}/__init__.py loads "
+                     f"nvidia.cudnn.__path__[0]/lib/{facts.preload or 'libcudnn.so.9'} by path (the nvidia/cudnn folder of "
+                     "the first sys.path entry that has one; a failure is ignored), then xla_cuda_plugin.so dlopens "
+                     "libcudnn.so.9 (its RPATH $ORIGIN/../../nvidia/cudnn/lib before LD_LIBRARY_PATH)"
+                     if facts.preload else "xla_cuda_plugin.so dlopens libcudnn.so.9 (its RPATH before LD_LIBRARY_PATH)")
+    extra: list[tuple[str, str]] = []
+    if facts.multi_gpu:
+        extra.append(("multi_gpu_rule", " ".join(str(x) for x in facts.multi_gpu)))
+    cublas = (f.dists((f"nvidia-cublas-cu{cu}", "nvidia-cublas")) or [None])[0]
+    if cublas is not None:
+        extra.append(("cublas", ".".join(cublas.version.split(".")[:3])))
+    kw["facts"] = tuple(extra)
