@@ -440,7 +440,7 @@ def test_the_advice_worded_ids_are_these():
     # the catalogue (fixes/catalogue.py) decides which plans show whose words
     assert DIAGNOSIS_WORDED == ["check-shapes", "free-gpu-memory", "install-cudnn-build", "install-cudnn-deps",
                                 "make-contiguous"]
-    assert FINDING_WORDED == ["add-library-path", "separate-kernels", "upgrade-consumer"]
+    assert FINDING_WORDED == ["add-library-path", "remove-sys-path-dir", "separate-kernels", "upgrade-consumer"]
 
 
 def _assert_advice_plan(p, fid, title, action, restart, notes):

@@ -301,6 +301,8 @@ class FrameworkBuild:
         facts: other build facts its rule needs, as (key, value): ``("multi_gpu_rule", "91001
             120900 1")`` (JAX refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than 1 device)
             and ``("cublas", "12.9.1")`` (the cuBLAS wheel it loads).
+        cpu_build: a CPU build: no CUDA, no cuDNN (``torch 2.13.0+cpu``, ``tensorflow-cpu``, JAX
+            without its CUDA plugin, the CPU ``onnxruntime``).
     """
 
     name: str
@@ -327,6 +329,7 @@ class FrameworkBuild:
     problems: tuple["Finding", ...] = ()
     own_rule: str = ""
     facts: tuple[tuple[str, str], ...] = ()
+    cpu_build: bool = False
 
 
 @dataclass(frozen=True)

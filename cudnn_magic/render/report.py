@@ -14,6 +14,8 @@ from .consumers import consumers_html, consumers_json, consumers_text
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
 _SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
+#: How every view says a framework is a CPU build.
+CPU_WORDS = "CPU build: no CUDA, no cuDNN"
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -52,7 +54,7 @@ def report_json(report: Report) -> dict[str, Any]:
             {"name": f.name, "version": f.version, "imported": f.imported, "cudnn_compiled": f.cudnn_compiled,
              "cuda_compiled": f.cuda_compiled, "verdict": f.verdict, "rule": f.rule, "distribution": f.distribution,
              "cudnn_used": f.cudnn_used, "cudnn_used_path": f.cudnn_used_path, "cudnn_compiled_source": f.cudnn_compiled_source,
-             "detail": f.detail, "loading": f.loading,
+             "detail": f.detail, "loading": f.loading, "cpu_build": f.cpu_build,
              "preloads": [{"path": p.path, "why": p.why, "sys_path_entry": p.sys_path_entry} for p in f.preloads]}
             for f in report.frameworks
         ],
@@ -150,10 +152,13 @@ def report_text(report: Report, where: str = "kernel") -> str:
     out.append("Frameworks")
     if report.frameworks:
         out.append(_table(
-            [[f.name, f.version, "yes" if f.imported else "no", _ver(f.cudnn_compiled), _ver(f.cuda_compiled),
-              _ver(f.cudnn_used), f.verdict.upper()] for f in report.frameworks],
+            [[f.name, f.version, "yes" if f.imported else "no", "CPU build" if f.cpu_build else _ver(f.cudnn_compiled),
+              "none" if f.cpu_build else _ver(f.cuda_compiled), "none" if f.cpu_build else _ver(f.cudnn_used),
+              "CPU BUILD" if f.cpu_build else f.verdict.upper()] for f in report.frameworks],
             ["framework", "version", "imported", "built with cuDNN", "CUDA", "cuDNN used", "verdict"]))
         for f in report.frameworks:
+            if f.cpu_build:
+                out.append(f"  {f.name}: {CPU_WORDS} ({f.cudnn_compiled_source or 'its build says so'})")
             if f.detail:
                 out.append(f"  {f.name}: {f.detail}")
             if f.rule and f.verdict in ("mismatch", "ok"):
@@ -321,6 +326,12 @@ def report_html(report: Report, where: str = "kernel") -> str:
                  "<th>verdict</th><th>why</th></tr>")
         for f in report.frameworks:
             imp = "" if not f.imported else " <span class='cm-muted'>(imported)</span>"
+            if f.cpu_build:
+                h.append(
+                    f"<tr><td>{_e(f.name)} {_e(f.version)}{imp}</td><td colspan='3'>{_e(CPU_WORDS)}</td>"
+                    f"<td>{_badge('CPU build', _VERDICT_COLOR['not-applicable'])}</td>"
+                    f"<td>{_e(f.cudnn_compiled_source or '')}{(' ' + _e(f.detail)) if f.detail else ''}</td></tr>")
+                continue
             h.append(
                 f"<tr><td>{_e(f.name)} {_e(f.version)}{imp}</td>"
                 f"<td title='{_e(f.cudnn_compiled_source or '')}'>{_e(_ver(f.cudnn_compiled))}</td>"

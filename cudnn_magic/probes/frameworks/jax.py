@@ -96,6 +96,12 @@ def _probe_jax(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[Fr
         builds.append(FrameworkBuild(**kw))
     if not builds:
         builds.extend(_probe_old_jaxlib(f, import_frameworks, jax_dist, jax_mod, notes))
+    if not builds and jax_dist is not None:
+        jaxlib = (f.dists(("jaxlib",), near=jax_dirs[0]) or [None])[0] if jax_dirs else None
+        builds.append(FrameworkBuild(
+            name="JAX", distribution="jax", version=jax_dist.version, imported=jax_mod is not None, checker="jax",
+            cpu_build=True, cudnn_compiled_source=(f"CPU build: jaxlib {jaxlib.version if jaxlib else '?'} without a CUDA "
+                                                   "plugin (no jax-cuda12-plugin / jax-cuda13-plugin installed)")))
     return builds
 
 

@@ -81,9 +81,11 @@ def _probe_onnxruntime(f: _Finder, import_frameworks: bool, notes: list[str]) ->
         kw["cudnn_compiled_source"] = over.title
         kw["detail"] = over.detail
         kw["problems"] = (over,)
+        kw["cpu_build"] = True
         return [FrameworkBuild(**kw)]
     if provider is None and not cuda:
         kw["cudnn_compiled_source"] = "no CUDA execution provider (capi/libonnxruntime_providers_cuda.so) in this package"
+        kw["cpu_build"] = _norm(kw["distribution"]) in ("onnxruntime", "ort-nightly")
         return [FrameworkBuild(**kw)]
     kw["consumer_library"] = provider
     kw["loading"] = _loading(provider, pkg, version)

@@ -101,6 +101,7 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
             source = f"ROCm build (torch/version.py hip {hip!r}: MIOpen, no cuDNN)"
         elif not cuda and ("+cpu" in version or "cuda" in consts):
             source = "CPU-only build (torch/version.py cuda is None)"
+            kw["cpu_build"] = True
         elif cuda:
             source = None
             notes.append(

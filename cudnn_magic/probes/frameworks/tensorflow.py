@@ -109,6 +109,7 @@ def _probe_tensorflow(f: _Finder, import_frameworks: bool, notes: list[str]) -> 
     is_cuda = info.get("is_cuda_build")
     if is_cuda is False or (is_cuda is None and raw_cudnn is None and "cuda_version" not in info):
         kw["cudnn_compiled_source"] = "build_info.py: is_cuda_build False (CPU-only build, no cuDNN)"
+        kw["cpu_build"] = True
         return [FrameworkBuild(**kw)]
     kw["cuda_compiled"] = _tf_cuda(info.get("cuda_version"))
     kw["consumer_library"] = _first_existing(pkg, _TF_CONSUMERS)

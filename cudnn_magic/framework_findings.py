@@ -1,0 +1,159 @@
+"""Findings about each framework beyond the copy its loader picks: the framework's own rule as its
+installed files state it (JAX's multi-GPU refusal), a consumer that another framework's copy
+serves in one process, a CPU build on a GPU machine, the driver floor of its CUDA and the compute
+capabilities of the cuDNN in use. Engines' helpers for :func:`cudnn_magic.check.judge_report`: no
+probing, no IPython.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
+from .rules.cudnn_version import try_parse
+from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
+
+__all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings"]
+
+
+def visible_gpus(environ: dict[str, str] | None, gpus: tuple[Gpu, ...], fw: FrameworkBuild) -> int:
+    """How many devices a framework's process would see: JAX's ``JAX_CUDA_VISIBLE_DEVICES`` (its
+    ``jax_cuda_visible_devices`` flag) when set, else ``CUDA_VISIBLE_DEVICES``, else every GPU NVML
+    lists."""
+    env = environ or {}
+    for var in (("JAX_CUDA_VISIBLE_DEVICES",) if fw.checker == "jax" else ()) + ("CUDA_VISIBLE_DEVICES",):
+        v = env.get(var)
+        if v is not None and v != "all":
+            return len([x for x in v.split(",") if x.strip()]) if v.strip() else 0
+    return len(gpus)
+
+
+def own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, environ: dict[str, str] | None,
+             gpus: tuple[Gpu, ...]) -> Any:
+    """The judgement with the framework's own rule as its installed files state it
+    (``fw.own_rule``): quoted first, and JAX's multi-GPU refusal applied when the facts are here
+    (its plugin refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than one visible device)."""
+    if not fw.own_rule:
+        return j
+    from .rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
+
+    rule = fw.own_rule + "; " + j.rule
+    facts = dict(fw.facts)
+    rt = try_parse(runtime) if runtime else None
+    multi = facts.get("multi_gpu_rule", "").split()
+    cublas = try_parse(facts.get("cublas")) if facts.get("cublas") else None
+    if j.ok is not False and rt is not None and rt.encoded is not None and len(multi) == 3 and cublas is not None:
+        floor, cublas_min, more = (int(x) for x in multi)
+        cb = cublas.major * 10000 + (cublas.minor or 0) * 100 + (cublas.patch or 0)
+        n = visible_gpus(environ, gpus, fw)
+        if rt.encoded < floor and cb >= cublas_min and n > more:
+            return Judgement(False, rule, f"cuDNN {rt} is below {floor // 10000}.{floor // 100 % 100}.{floor % 100}, with "
+                             f"cuBLAS {cublas} and {n} visible GPUs: JAX's plugin refuses it when the CUDA plugin "
+                             f"initializes (\"cuDNN < 9.10.0 ({rt.encoded} found) had an issue that caused some multi-GPU "
+                             "matmuls ... to be functionally incorrect\")")
+    return Judgement(j.ok, rule, j.detail)
+
+
+def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> list[Finding]:
+    """A framework whose own search finds no cuDNN (``cudnn-library-not-found``) while another
+    installed framework loads a copy with that soname that satisfies its rule: in one process the
+    loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
+    imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
+    import order as its fix."""
+    from .rules.compat import judge  # start-up cost: only a check with frameworks needs it
+
+    out: list[Finding] = []
+    for f in findings:
+        fw = next((x for x in judged if f.id == "cudnn-library-not-found"
+                   and f.title == f"{x.name} will find no {x.cudnn_soname}"), None)
+        giver = None
+        if fw is not None:
+            giver = next((g for g in judged if g is not fw and g.cudnn_soname == fw.cudnn_soname and g.cudnn_used_path
+                          and g.cudnn_used and judge(fw.checker, g.cudnn_used, fw.cudnn_compiled).ok), None)  # type: ignore[arg-type]
+        if fw is None or giver is None:
+            out.append(f)
+            continue
+        imp = {"PyTorch": "import torch", "TensorFlow": "import tensorflow", "JAX": "import jax"}.get(giver.name,
+                                                                                                 f"import {giver.distribution}")
+        how = f" How it loads cuDNN: {fw.loading}." if fw.loading else ""
+        out.append(Finding(
+            "cudnn-library-not-found", "warning",
+            f"{fw.name} finds no {fw.cudnn_soname} by its own search; {giver.name}'s {giver.cudnn_used} serves it when "
+            f"{giver.name} is imported first",
+            f"{fw.name} {fw.version}'s own search (LD_LIBRARY_PATH, the ld.so cache, the default directories"
+            f"{', its RUNPATH' if fw.consumer_library else ''}) finds no {fw.cudnn_soname}. {giver.name} {giver.version} "
+            f"loads {giver.cudnn_used_path} (cuDNN {giver.cudnn_used}), and once it is mapped the loader hands that copy "
+            f"to every later request for {fw.cudnn_soname}: {imp} before {fw.name}'s first GPU use and it runs on it "
+            f"(cuDNN {giver.cudnn_used} satisfies its rule).{how}",
+            (Fix("import-order", f"{imp} before using {fw.name} on the GPU",
+                 f"{imp} at the top of the notebook, before the first {fw.name} GPU session or call, so its "
+                 f"{fw.cudnn_soname} ({giver.cudnn_used_path}) is mapped for {fw.name} too", False, False,
+                 "a change to your code"),)))
+    return out
+
+
+#: The GPU build each framework's install documentation gives (pip), for a CPU build on a GPU machine.
+_GPU_BUILD = {
+    "PyTorch": "pip install torch (a CUDA build; pytorch.org's selector for another CUDA), not the +cpu wheel",
+    "TensorFlow": "pip install 'tensorflow[and-cuda]' instead of tensorflow-cpu",
+    "JAX": "pip install -U 'jax[cuda12]' (or 'jax[cuda13]'): the CUDA plugin",
+    "ONNX Runtime": "pip uninstall -y onnxruntime && pip install onnxruntime-gpu",
+}
+
+
+def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ...]) -> list[Finding]:
+    """``framework-cpu-build``: a CPU build where NVML sees a GPU (it will not use it)."""
+    if not gpus:
+        return []
+    out = []
+    for fw in frameworks:
+        if not fw.cpu_build or fw.problems:
+            continue
+        fix = _GPU_BUILD.get(fw.name)
+        out.append(Finding(
+            "framework-cpu-build", "warning", f"{fw.name} {fw.version} is a CPU build: it will not use the GPU",
+            f"{fw.name} {fw.version} was built without CUDA and cuDNN ({fw.cudnn_compiled_source or 'its build says so'}); "
+            f"{len(gpus)} NVIDIA GPU{'s are' if len(gpus) != 1 else ' is'} here. Its GPU calls fail (PyTorch: "
+            "\"Torch not compiled with CUDA enabled\") or it runs on the CPU.",
+            (Fix("install-cudnn-build", f"Install the GPU build of {fw.name}", fix, True, False,
+                 "advice only: a different build"),) if fix else ()))
+    return out
+
+
+def driver_findings(driver, gpus, frameworks, loaded) -> list[Finding]:  # type: ignore[no-untyped-def]
+    out: list[Finding] = []
+    if isinstance(driver, Unavailable):
+        out.append(Finding("no-nvidia-driver", "info", "No NVIDIA driver found",
+                           f"{driver.reason}. Frameworks will run on the CPU; cuDNN cannot create a handle.", ()))
+        return out
+    if driver is None or not driver.version:
+        return out
+    for fw in frameworks:
+        floor = driver_floor(fw.cuda_compiled)
+        if floor and driver_at_least(driver.version, floor) is False:
+            out.append(Finding(
+                "cuda-driver-too-old", "error",
+                f"Driver {driver.version} is too old for {fw.name}'s CUDA {fw.cuda_compiled}",
+                f"CUDA {fw.cuda_compiled} needs driver {floor} or newer (NVIDIA CUDA minor-version compatibility).",
+                (Fix("upgrade-driver", f"Upgrade the NVIDIA driver to {floor} or newer",
+                     f"install NVIDIA driver >= {floor} on the host (not possible from a notebook)"),),
+            ))
+    used = [try_parse(c.version) for c in loaded if c.is_main and c.version]
+    used += [try_parse(fw.cudnn_used) for fw in frameworks if fw.cudnn_used]
+    for gpu in gpus:
+        if not gpu.compute_capability:
+            continue
+        for v in {u for u in used if u}:
+            rng = cudnn_compute_capability_range(v)
+            if rng and not (rng[0] <= gpu.compute_capability <= rng[1]):
+                cc = "%d.%d" % gpu.compute_capability
+                out.append(Finding(
+                    "gpu-arch-unsupported", "error", f"GPU {gpu.index} ({gpu.name}, compute capability {cc}) is not "
+                    f"supported by cuDNN {v}",
+                    f"cuDNN {v} supports compute capability {rng[0][0]}.{rng[0][1]} to {rng[1][0]}.{rng[1][1]} "
+                    "(cuDNN support matrix).",
+                    (Fix("install-matching-cudnn", "Use a cuDNN release that supports this GPU",
+                         "for compute capability below 7.5 use cuDNN 9.10 or older (e.g. nvidia-cudnn-cu12==9.10.2.21)",
+                         True),),
+                ))
+    return out
