@@ -761,7 +761,44 @@ def test_real_torch_cpu_wheel_files(tmp_path):
     unpack(whl, tmp_path, [r"torch/version\.py"])
     b, notes = probe_one(tmp_path, "PyTorch")
     assert b.version.endswith("+cpu") and b.cudnn_compiled is None and b.cuda_compiled is None
-    assert notes == []
+    assert notes == [] and b.cpu_build
+
+
+def test_a_cpu_build_reads_as_one_in_every_view_and_is_a_finding_beside_a_gpu(tmp_path):
+    """torch 2.13.0+cpu (the real wheel's files): "CPU build: no CUDA, no cuDNN" in the text and the
+    HTML, cpu_build in the JSON, and framework-cpu-build only where a GPU is present."""
+    from cudnn_magic.check import judge_report
+    from cudnn_magic.model import Gpu
+    from cudnn_magic.render.report import report_html, report_json, report_text
+
+    whl = local_wheel("torch-*+cpu-*.whl")
+    unpack(whl, tmp_path, [r"torch/version\.py", r"torch/__init__\.py"])
+    b, _ = probe_one(tmp_path, "PyTorch")
+    for gpus in ((), (Gpu(0, "NVIDIA H200", compute_capability=(9, 0)),)):
+        rep = judge_report(loaded=(), installed=(), frameworks=(b,), driver=None, gpus=gpus)
+        text, html_ = report_text(rep), report_html(rep)
+        assert "CPU build: no CUDA, no cuDNN" in text and "CPU build: no CUDA, no cuDNN" in html_
+        assert "?" not in next(ln for ln in text.splitlines() if ln.startswith("PyTorch "))
+        row = report_json(rep)["frameworks"][0]
+        assert row["cpu_build"] is True and row["verdict"] == "not-applicable"
+        found = [f for f in rep.findings if f.id == "framework-cpu-build"]
+        if gpus:
+            assert len(found) == 1 and found[0].severity == "warning" and "will not use the GPU" in found[0].title
+            assert found[0].fixes[0].id == "install-cudnn-build" and "+cpu" in found[0].fixes[0].action
+        else:
+            assert found == []
+
+
+def test_jax_without_its_cuda_plugin_is_a_cpu_build(tmp_path):
+    site = tmp_path / "site"
+    for name, version in (("jax", "0.10.2"), ("jaxlib", "0.10.2")):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("")
+        di = site / f"{name}-{version}.dist-info"
+        di.mkdir()
+        (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n")
+    b, _ = probe_one(site, "JAX")
+    assert b.cpu_build and b.version == "0.10.2" and "without a CUDA plugin" in b.cudnn_compiled_source
 
 
 def test_real_onnxruntime_wheel_files(tmp_path):
