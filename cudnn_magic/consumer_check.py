@@ -144,10 +144,21 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     def resolve(req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False,
                 preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
         m = () if fresh else mapped
-        res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache, mapped=m,
-                               preloads=preloads)
-        steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
-        searched = tuple(f"{s.directory} ({s.why})" for s in steps)
+        if req.loader.startswith("pathfinder:"):
+            from .probes.frameworks.pathfinder import pathfinder_pick  # start-up cost: only pathfinder consumers need it
+
+            res = pathfinder_pick(req.loader.split(":", 1)[1], label, environ=env, ldcache=ldcache, mapped=m)[0] or \
+                Resolution(label, None, req.soname, None, "cuda-pathfinder does not know cuDNN")
+        else:
+            res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache,
+                                   mapped=m, preloads=preloads)
+        if req.loader.startswith("pathfinder:"):
+            from .probes.frameworks.pathfinder import ORDER, ORDER_SOURCE  # start-up cost: pathfinder consumers only
+
+            searched = tuple(f"{step} (cuda-pathfinder's order: {ORDER_SOURCE})" for step in ORDER)
+        else:
+            steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
+            searched = tuple(f"{s.directory} ({s.why})" for s in steps)
         subs = ()
         sub_searched: tuple[str, ...] = ()
         version = None

@@ -302,3 +302,112 @@ def test_a_cpu_onnxruntime_installed_over_the_gpu_one_is_a_finding(torch_py, tmp
     alone = run_py(torch_py, ORT_TRUTH, {"PYTHONPATH": str(gpu)})
     assert "CUDAExecutionProvider" in alone["providers"]
     assert finding(predict(torch_py, {"PYTHONPATH": str(gpu)}), "onnxruntime-cpu-over-gpu") is None
+
+
+# ----------------------------------------------------------------------------- cuda-pathfinder
+
+PATHFINDER = ("cuda-pathfinder", "1.9.1")
+
+PF_TRUTH = r"""
+import json, os, sys
+pf_site = sys.argv[1]
+if len(sys.argv) > 2 and sys.argv[2] == 'torch-first':
+    import torch
+    try:
+        torch.backends.cudnn.version()
+    except Exception:
+        pass
+maps = sorted({l.split()[-1] for l in open('/proc/self/maps') if l.split()[-1].startswith('/')})
+from cudnn_magic.probes.frameworks.pathfinder import pathfinder_pick
+from cudnn_magic.probes.installed import read_ldcache
+res, note = pathfinder_pick(pf_site, 'standin', environ=dict(os.environ), ldcache=read_ldcache()[0], mapped=maps)
+out = {'predicted': res.picked if res else None, 'why': res.reason if res else note}
+from cuda.pathfinder import load_nvidia_dynamic_lib
+try:
+    r = load_nvidia_dynamic_lib('cudnn')
+    out['real'] = os.path.realpath(r.abs_path); out['found_via'] = r.found_via
+except Exception as e:
+    out['real'] = None; out['error'] = f'{type(e).__name__}: {e}'
+print(json.dumps(out))
+"""
+
+
+def _lib_dir(tmp: Path, name: str, sub: str, src: Path) -> Path:
+    """``tmp/name/sub`` holding hard links of ``src``'s cuDNN files (an install root)."""
+    d = tmp / name / sub
+    d.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name.startswith("libcudnn"):
+            os.link(f, d / f.name)
+    return tmp / name
+
+
+@pytest.mark.parametrize("case", ["wheel", "wheel-over-ld-library-path", "already-loaded", "system-search", "cudnn-path",
+                                  "cuda-home", "conda-over-ld-library-path", "no-cublaslt"])
+def test_cuda_pathfinder_finds_what_our_model_says(torch_py, tmp_path, case):
+    """The real cuda-pathfinder 1.9.1's load_nvidia_dynamic_lib("cudnn") in a child process, with
+    real cuDNN wheels, against cudnn-magic's model of it computed in the same process just before."""
+    import sys as _sys
+
+    pf = target(*PATHFINDER)
+    old_lib = target(*CU13_OLD) / "nvidia" / "cudnn" / "lib"
+    cu13 = site_of(torch_py) / "nvidia" / "cu13" / "lib"  # cuBLASLt, which cuda-pathfinder loads first
+    py, extra, env = torch_py, [], {"PYTHONPATH": str(pf)}
+    if case == "wheel-over-ld-library-path":
+        env["LD_LIBRARY_PATH"] = str(old_lib)
+    elif case == "already-loaded":
+        env["PYTHONPATH"] = f"{target(*CU13_OLD)}:{pf}"  # torch preloads 9.12, then the wheel is not loaded again
+        extra = ["torch-first"]
+    elif case != "wheel":
+        py = Path(_sys.executable)  # an environment with no nvidia/cudnn wheel in its site-packages
+        env["LD_LIBRARY_PATH"] = str(cu13)
+        if case == "system-search":
+            env["LD_LIBRARY_PATH"] += f":{old_lib}"
+        elif case == "cudnn-path":
+            env["CUDNN_PATH"] = str(_lib_dir(tmp_path, "cudnn-root", "lib", old_lib))
+        elif case == "cuda-home":
+            env["CUDA_HOME"] = str(_lib_dir(tmp_path, "cuda-root", "lib64", old_lib))
+        elif case == "conda-over-ld-library-path":
+            env["CONDA_PREFIX"] = str(_lib_dir(tmp_path, "conda-root", "lib", site_of(torch_py) / "nvidia" / "cudnn" / "lib"))
+            env["LD_LIBRARY_PATH"] += f":{old_lib}"
+        elif case == "no-cublaslt":
+            env["LD_LIBRARY_PATH"] = str(old_lib)
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "CUDA_HOME",
+                                                                "CUDA_PATH", "CUDNN_PATH")}
+    p = subprocess.run([str(py), "-c", PF_TRUTH, str(pf), *extra], env={**base, **env}, capture_output=True, text=True,
+                       timeout=300, cwd="/")
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["predicted"] == out["real"], out
+    if out["real"] is None:
+        assert case == "no-cublaslt" and "cublasLt" in out["error"] and "cublasLt" in out["why"]
+    else:
+        assert out["why"].split(":", 1)[0] == out["found_via"], out  # our step name is cuda-pathfinder's found_via
+
+
+def test_a_consumer_that_loads_cudnn_through_cuda_pathfinder_is_resolved_its_way(torch_py, tmp_path):
+    """A stand-in consumer distribution (a package whose module calls
+    load_nvidia_dynamic_lib("cudnn"), requiring cuda-pathfinder) beside the real cuda-pathfinder
+    1.9.1: with an older cuDNN first on LD_LIBRARY_PATH, glibc's order would pick it, cuda-pathfinder
+    picks the wheel; the report follows cuda-pathfinder, as the real call does."""
+    site = merged_site(tmp_path / "site", target(*PATHFINDER))
+    pkg = site / "standin_pathfinder_consumer"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from cuda.pathfinder import load_nvidia_dynamic_lib\n\n"
+                                     "def cudnn():\n    return load_nvidia_dynamic_lib(\"cudnn\")\n")
+    info = site / "standin_pathfinder_consumer-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: standin-pathfinder-consumer\nVersion: 1.0\n"
+                                   "Requires-Dist: cuda-pathfinder>=1.7\n\n")
+    (info / "RECORD").write_text("standin_pathfinder_consumer/__init__.py,,\nstandin_pathfinder_consumer-1.0.dist-info/RECORD,,\n")
+    old_lib = target(*CU13_OLD) / "nvidia" / "cudnn" / "lib"
+    env = {"PYTHONPATH": str(site), "LD_LIBRARY_PATH": str(old_lib)}
+    real = run_py(torch_py, "import json, os, standin_pathfinder_consumer as c; r = c.cudnn(); "
+                            "print(json.dumps([os.path.realpath(r.abs_path), r.found_via]))", env)
+    rep = predict(torch_py, env)
+    c = next(c for c in rep["consumers"] if c["framework"] == "standin-pathfinder-consumer")
+    assert [c["picked"], c["why"].split(":", 1)[0]] == real, (c, real)
+    assert real[1] == "site-packages" and c["picked"] != str(old_lib / "libcudnn.so.9")
+    assert "load_nvidia_dynamic_lib" in c["how"]
+    row = next(f for f in rep["frameworks"] if f["name"] == "standin-pathfinder-consumer")
+    assert row["verdict"] == "ok" and "cuda-pathfinder" in row["loading"]

@@ -39,6 +39,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from ..model import Preload, Resolution
 from .elf import ElfDynamic, NotElf, read_dynamic
@@ -309,3 +310,85 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
         return Resolution(consumer, requester, soname, uniq[0][0], uniq[0][1], tuple(u[0] for u in uniq[1:]))
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return Resolution(consumer, requester, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")
+
+
+def pathfinder_site_dirs() -> list[str]:
+    """The folders cuda-pathfinder looks for NVIDIA wheels in, in its order:
+    ``site.getsitepackages()`` with the user site inserted at index 1 in a venv
+    (``sys.prefix != sys.base_prefix``), at 0 outside one, when ``site.ENABLE_USER_SITE``
+    (cuda-pathfinder ``_utils/find_sub_dirs.py`` ``find_sub_dirs_all_sitepackages``). Never raises."""
+    try:
+        import site  # start-up cost: only the pathfinder step needs it
+
+        dirs = list(site.getsitepackages())
+        if site.ENABLE_USER_SITE:
+            user = site.getusersitepackages()
+            if user:
+                dirs.insert(1 if sys.prefix != sys.base_prefix else 0, user)
+        return dirs
+    except Exception:  # noqa: BLE001 - a probe never raises
+        return []
+
+
+def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None = None,
+                       environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
+                       mapped: list[str] | tuple[str, ...] = ()) -> Resolution:
+    """Where ``cuda.pathfinder.load_nvidia_dynamic_lib("cudnn")`` finds cuDNN, by the installed
+    cuda-pathfinder's descriptor ``spec``
+    (:class:`~cudnn_magic.probes.frameworks.pathfinder.PathfinderSpec`) and its order: the wheels'
+    folders below ``site_dirs`` (default :func:`pathfinder_site_dirs`), ``$CONDA_PREFIX``, a copy
+    already mapped (which wins over both), the OS loader's search (the steps above, from the
+    interpreter), ``CUDNN_PATH``, ``$CUDA_PATH`` else ``$CUDA_HOME``. ``reason`` names the step with
+    cuda-pathfinder's own ``found_via`` word. Never raises."""
+    env = os.environ if environ is None else environ
+    soname = spec.sonames[0] if spec.sonames else "libcudnn.so.9"
+    try:
+        sites = pathfinder_site_dirs() if site_dirs is None else site_dirs
+        found: tuple[str, str] | None = None
+        for s in sites:
+            for rel in spec.site_dirs:
+                for so in spec.sonames:
+                    p = os.path.join(s, rel, so)
+                    if os.path.isfile(p):
+                        found = (p, f"site-packages: {os.path.join(s, rel)} (cuda-pathfinder searches the NVIDIA wheels "
+                                    "before the OS loader)")
+                        break
+                if found:
+                    break
+            if found:
+                break
+        conda = env.get("CONDA_PREFIX")
+        if found is None and conda:
+            for rel in spec.anchor_rel_dirs:
+                for so in spec.sonames:
+                    p = os.path.join(conda, rel, so)
+                    if os.path.isfile(p):
+                        found = (p, f"conda: $CONDA_PREFIX/{rel}")
+                        break
+                if found:
+                    break
+        names = loaded_sonames(mapped)
+        for so in spec.sonames:
+            if so in names:
+                return Resolution(consumer, None, so, names[so], "was-already-loaded-from-elsewhere: already mapped in this "
+                                  "process (cuda-pathfinder checks with RTLD_NOLOAD, and that copy wins)")
+        if found is not None:
+            return Resolution(consumer, None, soname, os.path.realpath(found[0]), found[1])
+        system = resolve_in_chain(soname, consumer, None, [], environ=dict(env), ldcache=ldcache)
+        if system.picked:
+            return Resolution(consumer, None, soname, system.picked, f"system-search: dlopen(\"{soname}\") ({system.reason})",
+                              system.shadowed)
+        for var in spec.env_vars:
+            root = env.get(var)
+            for rel in spec.env_rel_dirs if root else ():
+                p = os.path.join(root, rel, soname)  # type: ignore[arg-type]
+                if os.path.isfile(p):
+                    return Resolution(consumer, None, soname, os.path.realpath(p), f"{var}: ${var}/{rel}")
+        home = env.get("CUDA_PATH") or env.get("CUDA_HOME")
+        for rel in spec.anchor_rel_dirs if home else ():
+            p = os.path.join(home, rel, soname)  # type: ignore[arg-type]
+            if os.path.isfile(p):
+                return Resolution(consumer, None, soname, os.path.realpath(p), f"CUDA_PATH: {home}/{rel}")
+        return Resolution(consumer, None, soname, None, "not found by cuda-pathfinder (DynamicLibNotFoundError)")
+    except Exception as exc:  # noqa: BLE001 - a probe never raises
+        return Resolution(consumer, None, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")

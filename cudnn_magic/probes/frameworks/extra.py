@@ -32,13 +32,15 @@ class CudnnRequest:
     ``soname`` is the name asked for (``libcudnn.so.9``, ``libcudnn-463fd6d5.so.8.9.7``,
     ``libcudnn.so``) or an absolute path (Paddle's ``FLAGS_cudnn_dir/libcudnn.so.9``);
     ``requester`` the ELF object that NEEDs or ``dlopen``s it and ``chain`` its loaders,
-    nearest first; ``how`` says which (``"DT_NEEDED"``, ``"dlopen by libphi.so"``).
+    nearest first; ``how`` says which (``"DT_NEEDED"``, ``"dlopen by libphi.so"``); ``loader``
+    "pathfinder:SITE" when cuda-pathfinder (installed in SITE) finds it instead of glibc.
     """
 
     soname: str
     requester: str | None
     chain: tuple[str, ...] = ()
     how: str = "DT_NEEDED"
+    loader: str = ""  # "" glibc's search; "pathfinder:SITE": cuda-pathfinder's order (SITE holds it)
 
 
 @dataclass
@@ -141,7 +143,7 @@ def probe_extra_frameworks(scan: EnvironmentScan, paths: list[str] | None = None
     """Run every probe of this package. ``top``: the loaders above a Python extension module
     (default :func:`~cudnn_magic.probes.loader.interpreter_loaders`); ``environ``: the start
     environment (Paddle reads ``FLAGS_cudnn_dir`` from it). Returns (facts, notes). Never raises."""
-    from . import ctranslate2, mxnet, paddle, tensorrt  # a cycle: these consumer probes import this module
+    from . import ctranslate2, mxnet, paddle, pathfinder_consumers, tensorrt  # a cycle: these probes import this module
     from ..loader import interpreter_loaders  # start-up cost: only this probe path needs it
 
     top = interpreter_loaders() if top is None else top
@@ -149,7 +151,8 @@ def probe_extra_frameworks(scan: EnvironmentScan, paths: list[str] | None = None
     notes: list[str] = []
     for label, probe in (("CTranslate2", ctranslate2.probe),
                          ("PaddlePaddle", functools.partial(paddle.probe, environ=environ)),
-                         ("MXNet", mxnet.probe), ("TensorRT", tensorrt.probe)):
+                         ("MXNet", mxnet.probe), ("TensorRT", tensorrt.probe),
+                         ("cuda-pathfinder consumers", pathfinder_consumers.probe)):
         try:
             facts.extend(probe(scan, paths, top, notes))
         except Exception as exc:  # noqa: BLE001 - a probe never raises into the cell

@@ -1,0 +1,159 @@
+"""NVIDIA's ``cuda-pathfinder`` (``cuda.pathfinder.load_nvidia_dynamic_lib("cudnn")``): how it finds
+cuDNN, read from the installed package, and which installed distributions load cuDNN through it.
+
+cuda-pathfinder knows cuDNN from 1.7.0 on. Its order for a library (``_dynamic_libs/
+load_nvidia_dynamic_lib.py`` ``_load_lib_no_cache``, the same in 1.7.0-1.9.1; ``search_steps.py``
+``EARLY_FIND_STEPS``/``LATE_FIND_STEPS``):
+
+1. the NVIDIA wheels: the descriptor's ``site_packages_linux`` folder (``nvidia/cudnn/lib``) below
+   each of ``site.getsitepackages()`` with the user site inserted (index 1 in a venv, 0 outside
+   one): ``sys.path`` is NOT searched;
+2. conda: ``$CONDA_PREFIX/lib64``, then ``$CONDA_PREFIX/lib``;
+3. (checked after 1-2, and it wins over them) a copy already loaded:
+   ``ctypes.CDLL("libcudnn.so.9", RTLD_NOLOAD)``;
+4. the one found in 1-2, loaded by path (``RTLD_NOW | RTLD_GLOBAL``);
+5. the OS loader: ``dlopen("libcudnn.so.9")`` (``LD_LIBRARY_PATH``, the ld.so cache, the default
+   directories);
+6. the descriptor's ``install_root_env_vars_linux`` (``CUDNN_PATH``: ``lib``, then ``lib64``);
+7. ``$CUDA_PATH``, else ``$CUDA_HOME`` (``lib64``, then ``lib``).
+
+So wheels come BEFORE ``LD_LIBRARY_PATH``, the opposite of glibc's own order. Before loading it,
+cuda-pathfinder loads the descriptor's ``dependencies`` (``cublasLt``) and raises
+``DynamicLibNotFoundError`` when one is missing, even when cuDNN itself is found.
+
+The descriptor's fields are read from the installed ``descriptor_catalog.py`` with :mod:`ast`; the
+order is data (:data:`ORDER`) with that source. Nothing is imported or loaded here.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+from ...model import Resolution
+
+__all__ = ["PathfinderSpec", "read_pathfinder", "pathfinder_pick", "ORDER", "calls_pathfinder_for_cudnn"]
+
+#: The order of ``load_nvidia_dynamic_lib`` (module docstring), as step names.
+ORDER = ("site-packages", "conda", "was-already-loaded-from-elsewhere", "system-search", "CUDNN_PATH", "CUDA_PATH")
+ORDER_SOURCE = ("cuda-pathfinder 1.7-1.9 cuda/pathfinder/_dynamic_libs/load_nvidia_dynamic_lib.py _load_lib_no_cache "
+                "and search_steps.py EARLY_FIND_STEPS / LATE_FIND_STEPS")
+_CALL = re.compile(rb"load_nvidia_dynamic_lib\(\s*['\"]cudnn['\"]\s*\)")
+
+
+@dataclass(frozen=True)
+class PathfinderSpec:
+    """cuDNN as the installed cuda-pathfinder describes it.
+
+    Attributes:
+        version: the cuda-pathfinder version.
+        sonames: ``linux_sonames`` (``("libcudnn.so.9",)``: cuDNN 8 is never found).
+        site_dirs: ``site_packages_linux`` (``("nvidia/cudnn/lib",)``).
+        env_vars: ``install_root_env_vars_linux`` (``("CUDNN_PATH",)``) and ``env_rel_dirs`` below them.
+        anchor_rel_dirs: below ``$CONDA_PREFIX`` and ``$CUDA_PATH``/``$CUDA_HOME`` (``("lib64", "lib")``).
+        dependencies: loaded first, required (``("cublasLt",)``).
+        source: the file the descriptor was read from.
+    """
+
+    version: str
+    sonames: tuple[str, ...]
+    site_dirs: tuple[str, ...]
+    env_vars: tuple[str, ...] = ("CUDNN_PATH",)
+    env_rel_dirs: tuple[str, ...] = ("lib", "lib64")
+    anchor_rel_dirs: tuple[str, ...] = ("lib64", "lib")
+    dependencies: tuple[str, ...] = ()
+    source: str = ""
+    order: tuple[str, ...] = field(default=ORDER)
+
+
+def _kwargs_of(call: ast.Call) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            continue
+        try:
+            out[kw.arg] = ast.literal_eval(kw.value)
+        except (ValueError, SyntaxError, TypeError):
+            continue
+    return out
+
+
+def read_pathfinder(site: str, name: str = "cudnn") -> PathfinderSpec | str:
+    """The descriptor of library ``name`` (cuDNN by default; ``cublasLt``, its dependency) in the
+    cuda-pathfinder installed in ``site`` (the folder holding ``cuda/pathfinder`` and its
+    ``.dist-info``), or a sentence saying why there is none. Never raises."""
+    try:
+        infos = [e for e in os.listdir(site) if re.match(r"cuda_pathfinder-[^-]+\.dist-info$", e)]
+    except OSError as exc:
+        return f"cannot list {site}: {exc.strerror or exc}"
+    if not infos:
+        return "cuda-pathfinder is not installed here"
+    version = infos[0][len("cuda_pathfinder-"):-len(".dist-info")]
+    try:
+        if Version(version) < Version("1.7.0"):
+            return f"cuda-pathfinder {version} does not know cuDNN (1.7.0 and later do)"
+    except InvalidVersion:
+        return f"cuda-pathfinder version {version!r} not understood"
+    cat = os.path.join(site, "cuda", "pathfinder", "_dynamic_libs", "descriptor_catalog.py")
+    try:
+        with open(cat, "rb") as fh:
+            tree = ast.parse(fh.read(4 << 20).decode("utf-8", "replace"), filename=cat)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"could not read {cat}: {type(exc).__name__}: {exc}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "DescriptorSpec":
+            kw = _kwargs_of(node)
+            if kw.get("name") != name:
+                continue
+            return PathfinderSpec(
+                version=version, sonames=tuple(kw.get("linux_sonames", ())),  # type: ignore[arg-type]
+                site_dirs=tuple(kw.get("site_packages_linux", ())),  # type: ignore[arg-type]
+                env_vars=tuple(kw.get("install_root_env_vars_linux", ("CUDNN_PATH",))),  # type: ignore[arg-type]
+                env_rel_dirs=tuple(kw.get("install_root_env_rel_dirs_linux", ("lib", "lib64"))),  # type: ignore[arg-type]
+                anchor_rel_dirs=tuple(kw.get("anchor_rel_dirs_linux", ("lib64", "lib"))),  # type: ignore[arg-type]
+                dependencies=tuple(kw.get("dependencies", ())),  # type: ignore[arg-type]
+                source=f"cuda-pathfinder {version} cuda/pathfinder/_dynamic_libs/descriptor_catalog.py")
+    return f"cuda-pathfinder {version}: no {name} descriptor in {cat}"
+
+
+def pathfinder_pick(site: str, consumer: str, *, environ: dict[str, str] | None = None,
+                    ldcache: dict[str, list[str]] | None = None, mapped: list[str] | tuple[str, ...] = (),
+                    site_dirs: list[str] | None = None) -> tuple[Resolution | None, str]:
+    """What ``load_nvidia_dynamic_lib("cudnn")`` of the cuda-pathfinder in ``site`` would load for
+    ``consumer`` (:func:`cudnn_magic.probes.loader.resolve_pathfinder`), with its required
+    dependencies (``cublasLt``) found the same way first: when one is not found, it raises, and the
+    resolution says so (picked None). Returns (resolution or None when this pathfinder does not
+    know cuDNN, a note). Never raises."""
+    from ..loader import resolve_pathfinder  # start-up cost: only this probe path needs it
+
+    spec = read_pathfinder(site)
+    if isinstance(spec, str):
+        return None, spec
+    kw = dict(environ=environ, ldcache=ldcache, mapped=mapped, site_dirs=site_dirs)
+    for dep in spec.dependencies:
+        dspec = read_pathfinder(site, dep)
+        if isinstance(dspec, str):
+            continue
+        d = resolve_pathfinder(dspec, consumer, **kw)  # type: ignore[arg-type]
+        if d.picked is None:
+            return Resolution(consumer, None, spec.sonames[0] if spec.sonames else "libcudnn.so.9", None,
+                              f"cuda-pathfinder raises DynamicLibNotFoundError: it loads {dep} first "
+                              f"({' or '.join(dspec.sonames)}) and finds none"), ""
+    return resolve_pathfinder(spec, consumer, **kw), ""  # type: ignore[arg-type]
+
+
+def calls_pathfinder_for_cudnn(paths: list[str], limit: int = 4 << 20) -> str | None:
+    """The first of ``paths`` (a distribution's Python files) that calls
+    ``load_nvidia_dynamic_lib("cudnn")``, or None. Reads at most ``limit`` bytes of each."""
+    for p in paths:
+        try:
+            with open(p, "rb") as fh:
+                if _CALL.search(fh.read(limit)):
+                    return p
+        except OSError:
+            continue
+    return None
