@@ -180,6 +180,9 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
         report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
                                      findings=report.findings + tuple(consumer_report.findings),
                                      resolutions=report.resolutions + tuple(consumer_report.resolutions))
+    from .probes.toolkit import probe_toolkits  # start-up cost: the probes load only when a check runs
+
+    report = dataclasses.replace(report, cuda_toolkits=_safe(lambda: probe_toolkits(environ), ()))
     if runtime_ldp_change is not None:
         start_ldp, now_ldp = runtime_ldp_change
         report = dataclasses.replace(report, findings=report.findings + (Finding(

@@ -411,3 +411,23 @@ def test_a_consumer_that_loads_cudnn_through_cuda_pathfinder_is_resolved_its_way
     assert "load_nvidia_dynamic_lib" in c["how"]
     row = next(f for f in rep["frameworks"] if f["name"] == "standin-pathfinder-consumer")
     assert row["verdict"] == "ok" and "cuda-pathfinder" in row["loading"]
+
+
+def test_byte_copies_of_a_wheels_files_are_owned_by_one_rule(torch_py, tmp_path):
+    """The 9.24 wheel's small shim and its 128 MB graph library copied byte for byte into
+    CUDA_HOME/lib64: both are "a copy" of the wheel's file (one rule, by name, size and sha256),
+    not one a copy and the other "system"."""
+    import shutil as _shutil
+
+    venv_lib = site_of(torch_py) / "nvidia" / "cudnn" / "lib"
+    home = tmp_path / "cuda"
+    (home / "lib64").mkdir(parents=True)
+    for n in ("libcudnn.so.9", "libcudnn_graph.so.9"):
+        _shutil.copyfile(venv_lib / n, home / "lib64" / n)  # new inodes: copies, not links
+    rep = predict(torch_py, {"CUDA_HOME": str(home)})
+    rows = {c["name"]: c for c in rep["cudnn_installed"] if c["path"].startswith(str(home))}
+    assert set(rows) == {"libcudnn.so.9", "libcudnn_graph.so.9"}, rows
+    owners = {c["owner"] for c in rows.values()}
+    assert owners == {"pip: nvidia-cudnn-cu13 9.24.0.43"}, rows
+    assert all("a copy of that wheel's file" in c["owner_evidence"] for c in rows.values())
+    assert {c["version"] for c in rows.values()} == {"9.24.0"}

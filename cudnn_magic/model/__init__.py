@@ -33,6 +33,7 @@ _HOMES = {
     "Finding": "report",
     "Diagnosis": "report",
     "Report": "report",
+    "CudaToolkit": "report",
     "ProcessMemory": "report",
     "GpuMemory": "report",
     "MemorySnapshot": "report",

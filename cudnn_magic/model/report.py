@@ -429,13 +429,33 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class CudaToolkit:
+    """A CUDA toolkit on the machine (context: not the CUDA runtime a framework's wheels bring).
+
+    Attributes:
+        root: its folder (real path).
+        version: "13.0", "12.4.131", or None when nothing in it says.
+        version_source: "version.json", "version.txt", or the ``CUDART_VERSION`` header define.
+        via: how it was found ("CUDA_HOME", "/usr/local/cuda -> /usr/local/cuda-13.0", "nvcc on PATH (...)").
+        nvcc: the ``nvcc`` that belongs to it, when there is one.
+    """
+
+    root: str
+    version: str | None
+    version_source: str | None = None
+    via: tuple[str, ...] = ()
+    nvcc: str | None = None
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``%cudnn_check`` knows about this process and machine.
 
     ``consumers`` lists every native library of the environment that uses cuDNN (see
     :class:`ConsumerLibrary`). ``driver`` is None when NVML answered with no driver, an ``Unavailable`` when it could not
     be asked. ``notes`` lists what could not be read (never raised). ``elapsed_s`` is the time
-    the probes took, in seconds. ``cudnn_in_use`` is the copy a library linking cuDNN by
+    the probes took, in seconds. ``cuda_toolkits`` are the CUDA toolkits on the machine (context
+    only: frameworks run the CUDA runtime their wheels bring). ``cudnn_in_use`` is the copy a library linking cuDNN by
     soname binds to (the newest major when several are mapped; every soname's in
     ``cudnn_in_use_by_soname``), None when no cuDNN is mapped. ``wheels_overwritten`` lists
     files that two installed distributions both claim.
@@ -455,6 +475,7 @@ class Report:
     cudnn_in_use: CudnnInUse | None = None
     cudnn_in_use_by_soname: tuple[CudnnInUse, ...] = ()
     wheels_overwritten: tuple[WheelOverwrite, ...] = ()
+    cuda_toolkits: tuple[CudaToolkit, ...] = ()
 
     @property
     def worst_severity(self) -> Severity | None:

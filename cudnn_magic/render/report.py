@@ -68,10 +68,33 @@ def report_json(report: Report) -> dict[str, Any]:
             for f in report.findings
         ],
         "resolutions": [to_plain(r) for r in report.resolutions],
+        "cuda_toolkits": [{"root": t.root, "version": t.version, "version_source": t.version_source, "via": list(t.via),
+                           "nvcc": t.nvcc} for t in report.cuda_toolkits],
         "consumers": consumers_json(report),
         "notes": list(report.notes),
         "elapsed_s": round(report.elapsed_s, 4),
     }
+
+
+def _toolkit_lines(report: Report) -> list[str]:
+    """The CUDA toolkits, as context apart from the CUDA each framework runs."""
+    if not report.cuda_toolkits:
+        return []
+    out = ["", "CUDA toolkit on this machine (context: for builds and nvcc; each framework runs the CUDA of its own "
+               "build, in Frameworks above)"]
+    for t in report.cuda_toolkits:
+        out.append(f"  {t.version or '?'} at {t.root} ({'; '.join(t.via)})" + (f", nvcc {t.nvcc}" if t.nvcc else ""))
+    return out
+
+
+def toolkit_html(report: Report) -> str:
+    """The CUDA toolkits as a short muted list (empty string when there are none)."""
+    if not report.cuda_toolkits:
+        return ""
+    items = "".join(f"<li>{_e(t.version or '?')} at <code>{path_html(t.root)}</code> <span class='cm-muted'>"
+                    f"({_e('; '.join(t.via))})</span></li>" for t in report.cuda_toolkits)
+    return ("<h4>CUDA toolkit on this machine</h4><div class='cm-muted'>Context for builds and nvcc; each framework runs "
+            f"the CUDA of its own build (Frameworks above).</div><ul>{items}</ul>")
 
 
 def _in_use_json(u: CudnnInUse | None) -> dict[str, Any] | None:
@@ -178,6 +201,7 @@ def report_text(report: Report, where: str = "kernel") -> str:
         cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
         mem = f"{_gib(g.used_bytes)}/{_gib(g.total_bytes)} used" if g.total_bytes else "memory ?"
         out.append(f"  GPU {g.index}: {g.name}, compute capability {cc}, {mem}" + (f" [{g.error}]" if g.error else ""))
+    out += _toolkit_lines(report)
     out.append("")
     out.append("Findings")
     if report.findings:
@@ -360,6 +384,7 @@ def report_html(report: Report, where: str = "kernel") -> str:
                      f"<td>{_gib(g.used_bytes)} / {_gib(g.total_bytes)}{(' ' + _e(g.error)) if g.error else ''}</td></tr>")
         h.append("</table>")
 
+    h.append(toolkit_html(report))
     h.append("<h4>Findings</h4>")
     if not report.findings:
         h.append("<div class='cm-muted'>None.</div>")
