@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
+from .rules.consumer_table import by_name
 from .rules.cudnn_version import try_parse
 from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 
@@ -73,8 +74,8 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> 
         if fw is None or giver is None:
             out.append(f)
             continue
-        imp = {"PyTorch": "import torch", "TensorFlow": "import tensorflow", "JAX": "import jax"}.get(giver.name,
-                                                                                                 f"import {giver.distribution}")
+        entry = by_name(giver.name)
+        imp = f"import {entry.import_name if entry is not None and entry.import_name else giver.distribution}"
         how = f" How it loads cuDNN: {fw.loading}." if fw.loading else ""
         out.append(Finding(
             "cudnn-library-not-found", "warning",
@@ -92,15 +93,6 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> 
     return out
 
 
-#: The GPU build each framework's install documentation gives (pip), for a CPU build on a GPU machine.
-_GPU_BUILD = {
-    "PyTorch": "pip install torch (a CUDA build; pytorch.org's selector for another CUDA), not the +cpu wheel",
-    "TensorFlow": "pip install 'tensorflow[and-cuda]' instead of tensorflow-cpu",
-    "JAX": "pip install -U 'jax[cuda12]' (or 'jax[cuda13]'): the CUDA plugin",
-    "ONNX Runtime": "pip uninstall -y onnxruntime && pip install onnxruntime-gpu",
-}
-
-
 def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ...]) -> list[Finding]:
     """``framework-cpu-build``: a CPU build where NVML sees a GPU (it will not use it)."""
     if not gpus:
@@ -109,7 +101,8 @@ def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ..
     for fw in frameworks:
         if not fw.cpu_build or fw.problems:
             continue
-        fix = _GPU_BUILD.get(fw.name)
+        entry = by_name(fw.name)
+        fix = entry.gpu_build if entry is not None else ""
         out.append(Finding(
             "framework-cpu-build", "warning", f"{fw.name} {fw.version} is a CPU build: it will not use the GPU",
             f"{fw.name} {fw.version} was built without CUDA and cuDNN ({fw.cudnn_compiled_source or 'its build says so'}); "

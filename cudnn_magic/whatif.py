@@ -44,6 +44,7 @@ from .model.prevention import Change, WhatIf
 from .probes import libnames
 from .probes.owners import DistRecord, RecordEntry, find_overwritten_wheels
 from .rules.build_tables import tf_tested_build
+from .rules.consumer_table import CONSUMERS
 from .rules.compat import checker_for_tensorflow, judge
 from .rules.cudnn_version import try_parse
 
@@ -56,18 +57,9 @@ CUDNN_FOLDERS: tuple[tuple[str, str], ...] = (
     (r"^nvidia-cudnn-cu\d+$", "nvidia/cudnn"),
 )
 
-# Distribution name -> (framework name, checker key of rules.compat.RULES); TensorFlow's checker
-# depends on its version (rules.compat.checker_for_tensorflow).
-_FRAMEWORK_DISTS: dict[str, tuple[str, str]] = {
-    "torch": ("PyTorch", "pytorch"),
-    "tensorflow": ("TensorFlow", "tensorflow"),
-    "tf-nightly": ("TensorFlow", "tensorflow"),
-    "jax-cuda12-plugin": ("JAX", "jax"),
-    "jax-cuda13-plugin": ("JAX", "jax"),
-    "cupy-cuda12x": ("CuPy", "cupy"),
-    "cupy-cuda13x": ("CuPy", "cupy"),
-    "onnxruntime-gpu": ("ONNX Runtime", "onnxruntime"),
-}
+# Distribution name -> (framework name, checker key of rules.compat.RULES), from the consumer table's
+# wheel_distributions; TensorFlow's checker depends on its version (rules.compat.checker_for_tensorflow).
+_FRAMEWORK_DISTS: dict[str, tuple[str, str]] = {d: (c.name, c.checker) for c in CONSUMERS for d in c.wheel_distributions}
 _CUDNN_PIN = re.compile(r"^\s*(nvidia-cudnn(?:-jit)?-cu(\d+))\b", re.I)
 
 

@@ -372,8 +372,9 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 
 def import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     sol = [n for n in (framework_need(fw) for fw in report.frameworks) if n]
-    imports = {"TensorFlow": "import tensorflow", "PyTorch": "import torch", "JAX": "import jax", "CuPy": "import cupy",
-               "ONNX Runtime": "import onnxruntime"}
+    from ..rules.consumer_table import framework_probes  # start-up cost: only this planner needs it
+
+    imports = {c.name: f"import {c.import_name}" for c in framework_probes()}
     # The newest lower bound first: its cuDNN satisfies the older builds within a major.
     def low(n: CudnnNeed) -> Version:
         w = witness(n.specifier)

@@ -33,8 +33,11 @@ from typing import Iterable, Mapping
 import sys
 
 from ..model import WheelOverwrite
+from ..rules.consumer_table import CONSUMERS
 
-_RELEVANT = ("cudnn", "torch", "tensorflow", "tf_nightly", "jax", "cupy", "onnxruntime", "paddle", "mxnet", "ctranslate2")
+#: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
+#: consumer table (its import name and distributions).
+_RELEVANT = tuple(sorted({"cudnn", "tf_nightly"} | {c.import_name for c in CONSUMERS if c.import_name}))
 #: Files up to this size are hashed (sha256) to decide ownership; larger ones by size only.
 HASH_LIMIT_BYTES = 4 << 20
 _MAX_LEVELS = 8  # folders walked up from a file looking for a .dist-info

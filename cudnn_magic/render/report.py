@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_plain
+from ..rules.consumer_table import names as consumer_names
 from .consumers import consumers_html, consumers_json, consumers_text
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
@@ -187,8 +188,7 @@ def report_text(report: Report, where: str = "kernel") -> str:
             if f.rule and f.verdict in ("mismatch", "ok"):
                 out.append(f"    rule: {f.rule}")
     else:
-        out.append("  none installed (TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime, CTranslate2, PaddlePaddle, MXNet, "
-                   "TensorRT, or any library that needs cuDNN)")
+        out.append(f"  none installed ({consumer_names()}, or any library that needs cuDNN)")
     out.append("")
     out.append("Driver and GPUs")
     if _driver_missing(report):
@@ -365,8 +365,7 @@ def report_html(report: Report, where: str = "kernel") -> str:
                 f"<td>{_e(f.detail)}<br><span class='cm-muted'>rule: {_e(f.rule)}</span></td></tr>")
         h.append("</table>")
     else:
-        h.append("<div class='cm-muted'>No TensorFlow, PyTorch, JAX, CuPy, ONNX Runtime, CTranslate2, PaddlePaddle, MXNet, "
-                 "TensorRT or other cuDNN consumer installed.</div>")
+        h.append(f"<div class='cm-muted'>No {_e(consumer_names())} or other cuDNN consumer installed.</div>")
 
     h.append("<h4>Driver and GPUs</h4>")
     if _driver_missing(report):

@@ -54,27 +54,26 @@ cuDNN consumers beyond them (:mod:`.extra` with :mod:`.ctranslate2`, :mod:`.padd
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 
 from ...model import FrameworkBuild
+from ...rules.consumer_table import framework_probes
 from .common import DistInfo, _Finder, module_constants, read_dist_metadata, read_tf_build_info
-from .cupy import _probe_cupy
-from .jax import _probe_jax
-from .onnxruntime import _probe_onnxruntime
-from .pytorch import _probe_torch
-from .tensorflow import _probe_tensorflow
 
 __all__ = ["probe_frameworks", "read_tf_build_info", "module_constants", "read_dist_metadata", "DistInfo"]
 
 
-_PROBES: tuple[tuple[str, Callable[[_Finder, bool, list[str]], list[FrameworkBuild]]], ...] = (
-    ("TensorFlow", _probe_tensorflow),
-    ("PyTorch", _probe_torch),
-    ("JAX", _probe_jax),
-    ("CuPy", _probe_cupy),
-    ("ONNX Runtime", _probe_onnxruntime),
-)
+def _probe_of(entry: str) -> Callable[[_Finder, bool, list[str]], list[FrameworkBuild]]:
+    """The probe function ``module:function`` of this package (the consumer table's ``probe``)."""
+    mod, fn = entry.split(":")
+    return getattr(importlib.import_module(f".{mod}", __name__), fn)  # type: ignore[no-any-return]
+
+
+#: (name, probe) of every framework in the consumer table (:mod:`cudnn_magic.rules.consumer_table`).
+_PROBES: tuple[tuple[str, Callable[[_Finder, bool, list[str]], list[FrameworkBuild]]], ...] = tuple(
+    (c.name, _probe_of(c.probe)) for c in framework_probes())
 
 
 def probe_frameworks(import_frameworks: bool = False, *, paths: list[str] | None = None

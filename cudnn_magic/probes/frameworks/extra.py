@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
+import importlib
 import importlib.machinery
 import functools
 
@@ -143,16 +144,23 @@ def probe_extra_frameworks(scan: EnvironmentScan, paths: list[str] | None = None
     """Run every probe of this package. ``top``: the loaders above a Python extension module
     (default :func:`~cudnn_magic.probes.loader.interpreter_loaders`); ``environ``: the start
     environment (Paddle reads ``FLAGS_cudnn_dir`` from it). Returns (facts, notes). Never raises."""
-    from . import ctranslate2, mxnet, paddle, pathfinder_consumers, tensorrt  # a cycle: these probes import this module
-    from ..loader import interpreter_loaders  # start-up cost: only this probe path needs it
+    from ...rules.consumer_table import consumer_probes  # start-up cost: only this probe path needs it
+    from ..loader import interpreter_loaders
 
     top = interpreter_loaders() if top is None else top
     facts: list[ConsumerFacts] = []
     notes: list[str] = []
-    for label, probe in (("CTranslate2", ctranslate2.probe),
-                         ("PaddlePaddle", functools.partial(paddle.probe, environ=environ)),
-                         ("MXNet", mxnet.probe), ("TensorRT", tensorrt.probe),
-                         ("cuda-pathfinder consumers", pathfinder_consumers.probe)):
+    for entry in consumer_probes():  # the consumer table: one entry per consumer, its probe by name
+        label = entry.name
+        mod, fn = entry.probe.split(":")
+        try:
+            # a cycle: these consumer probes import this module
+            probe = getattr(importlib.import_module(f".{mod}", __package__), fn)
+            if mod == "paddle":  # Paddle reads FLAGS_cudnn_dir from the start environment
+                probe = functools.partial(probe, environ=environ)
+        except (ImportError, AttributeError) as exc:
+            notes.append(f"{label}: probe {entry.probe} not found: {exc}")
+            continue
         try:
             facts.extend(probe(scan, paths, top, notes))
         except Exception as exc:  # noqa: BLE001 - a probe never raises into the cell

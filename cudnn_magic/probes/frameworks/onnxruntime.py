@@ -8,14 +8,12 @@ from typing import Any
 
 from ...model import FrameworkBuild
 from ...rules.cudnn_version import CudnnVersion, try_parse
+from ...rules.consumer_table import by_name
 from .common import (_cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _norm, _release,
                      _soname, module_constants)
 
 
-_ORT_DISTS = (
-    "onnxruntime-gpu", "ort-nightly-gpu", "onnxruntime-training", "onnxruntime", "ort-nightly",
-    "onnxruntime-directml", "onnxruntime-openvino", "onnxruntime-rocm", "onnxruntime-qnn",
-)
+_ORT_DISTS = by_name("ONNX Runtime").distributions  # type: ignore[union-attr]
 
 
 _ORT_TABLE = "ONNX Runtime CUDA EP requirements (onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html)"

@@ -12,15 +12,12 @@ from ...model import FrameworkBuild
 from ...rules.build_tables import tf_tested_build
 from ...rules.compat import checker_for_tensorflow
 from ...rules.cudnn_version import CudnnVersion, try_parse
+from ...rules.consumer_table import by_name
 from .common import (_cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _pin_name,
                      _pin_version, _soname, read_tf_build_info)
 
 
-_TF_DISTS = (
-    "tensorflow", "tensorflow-gpu", "tf-nightly", "tf-nightly-gpu", "tensorflow-cpu", "tf-nightly-cpu",
-    "tensorflow-intel", "intel-tensorflow", "tensorflow-cpu-aws", "tensorflow-aarch64", "tensorflow-rocm",
-    "tensorflow-macos",
-)
+_TF_DISTS = by_name("TensorFlow").distributions  # type: ignore[union-attr]
 
 
 # Which TF library calls dlopen("libcudnn.so.N"): tsl's dso_loader (tsl/platform/default/
