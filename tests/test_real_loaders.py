@@ -431,3 +431,47 @@ def test_byte_copies_of_a_wheels_files_are_owned_by_one_rule(torch_py, tmp_path)
     assert owners == {"pip: nvidia-cudnn-cu13 9.24.0.43"}, rows
     assert all("a copy of that wheel's file" in c["owner_evidence"] for c in rows.values())
     assert {c["version"] for c in rows.values()} == {"9.24.0"}
+
+
+# ----------------------------------------------------------------------------- CTranslate2 beside PyTorch
+
+CT2_TRUTH = r"""
+import ctypes, glob, json, os, sys
+vend = glob.glob(os.path.join(sys.argv[1], 'ctranslate2.libs', 'libcudnn-*.so.*'))[0]
+out = {'vendored': vend}
+if sys.argv[2] == 'torch-first':
+    import torch
+    out['torch'] = torch.backends.cudnn.version()
+    out['graph_before'] = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn_graph' in l})
+    lib = ctypes.CDLL(vend); lib.cudnnGetVersion.restype = ctypes.c_size_t
+    out['ct2_runs'] = lib.cudnnGetVersion()
+    out['graph_after'] = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn_graph' in l})
+    import cudnn_magic
+    r = cudnn_magic.check()
+    c = next(c for c in r.consumers if c.framework == 'CTranslate2')
+    out['subs'] = {s.soname: s.path for s in c.sublibraries}
+    print(json.dumps(out))
+else:
+    print(json.dumps(out), flush=True)
+    lib = ctypes.CDLL(vend); lib.cudnnGetVersion.restype = ctypes.c_size_t
+    lib.cudnnGetVersion()  # aborts the process: no graph library for its shim
+"""
+
+
+def test_ctranslate2_4_6_beside_pytorch_runs_on_torchs_graph_only_when_torch_comes_first(torch_py):
+    ct2 = target("ctranslate2", "4.6.0")
+    env = {"PYTHONPATH": str(ct2)}
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    alone = subprocess.run([str(torch_py), "-c", CT2_TRUTH, str(ct2), "alone"], env={**base, **env},
+                           capture_output=True, text=True, timeout=120)
+    assert alone.returncode != 0 and "Unable to load any of {libcudnn_graph.so.9.1.0" in alone.stderr, alone.stderr[-800:]
+    first = run_py(torch_py, CT2_TRUTH.replace("sys.argv[1]", repr(str(ct2))).replace("sys.argv[2]", "'torch-first'"), env)
+    assert first["ct2_runs"] == first["torch"] == 92400 and first["graph_after"] == first["graph_before"]
+    rep = predict(torch_py, env)
+    sub = finding(rep, "cudnn-sublibrary-load-failed", "CTranslate2 4.6.0")
+    assert sub is not None and "libcudnn_graph.so.9" in sub["title"]  # alone it aborts: said before it happens
+    order = finding(rep, "cudnn-import-order")
+    assert order is not None and "PyTorch" in order["title"] and "CTranslate2" in order["title"]
+    assert [x["id"] for x in order["fixes"]][0] == "import-order"
+    # in the process where torch came first, its graph library serves CTranslate2's shim
+    assert first["subs"]["libcudnn_graph.so.9"] == first["graph_before"][0]
