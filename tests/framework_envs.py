@@ -32,7 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 ENVS = REPO / ".cache" / "envs"
 TORCH_VERSION = "2.14.1"
 
-__all__ = ["torch_env", "target", "target_with_deps", "run_py", "merged_site", "ENVS", "CACHE", "TORCH_VERSION"]
+__all__ = ["torch_env", "target", "target_with_deps", "tf_site", "run_py", "merged_site", "ENVS", "CACHE",
+           "TORCH_VERSION", "TF_VERSION"]
+TF_VERSION = "2.21.0"
 
 
 def _pip(py: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
@@ -137,3 +139,47 @@ def merged_site(dest: Path, *folders: Path) -> Path:
                 except OSError:
                     shutil.copy2(Path(dirpath) / n, d)
     return dest
+
+
+#: The files of the TensorFlow wheel its cuDNN story needs: the metadata (its [and-cuda] pins),
+#: build_info.py (its CUDA build), the package marker and libtensorflow_framework.so.2, whose
+#: tsl::internal::CachedDsoLoader::GetCudnnDsoHandle() is TensorFlow's own cuDNN loader.
+TF_MEMBERS = ("tensorflow/__init__.py", "tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2")
+
+
+def tf_site() -> Path:
+    """A site folder with the real TensorFlow 2.21.0 wheel's files of :data:`TF_MEMBERS` (and its
+    ``.dist-info``) and, as ``[and-cuda]`` installs it, the real ``nvidia-cudnn-cu12`` 9.28.0.42
+    beside it (hard links of its ``--target`` folder), so the library's RUNPATH
+    ``$ORIGIN/../nvidia/cudnn/lib`` finds it. ``.cache/envs/tf-2.21.0-site``."""
+    import zipfile
+
+    root = ENVS / f"tf-{TF_VERSION}-site"
+    marker = root / ".complete"
+    if marker.exists():
+        return root
+    ENVS.mkdir(parents=True, exist_ok=True)
+    cudnn = target("nvidia-cudnn-cu12", "9.28.0.42")
+    with open(ENVS / f".tf-{TF_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return root
+        dl = REPO / ".cache" / "downloads"
+        dl.mkdir(parents=True, exist_ok=True)
+        whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
+        if not whl:
+            proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
+                                   "-d", str(dl), f"tensorflow=={TF_VERSION}"], capture_output=True, text=True, timeout=1800)
+            whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
+            if proc.returncode != 0 or not whl:
+                if not _pypi_reachable():
+                    pytest.skip(f"tensorflow=={TF_VERSION} cannot be downloaded here (no index reachable)")
+                pytest.fail(f"pip could not download tensorflow=={TF_VERSION}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        shutil.rmtree(root, ignore_errors=True)
+        with zipfile.ZipFile(whl[-1]) as z:
+            for n in z.namelist():
+                if n in TF_MEMBERS or (".dist-info/" in n and n.split("/")[-1] in ("METADATA", "RECORD", "WHEEL")):
+                    z.extract(n, root)
+        merged_site(root, cudnn)
+        marker.write_text(TF_VERSION + "\n")
+    return root

@@ -475,3 +475,82 @@ def test_ctranslate2_4_6_beside_pytorch_runs_on_torchs_graph_only_when_torch_com
     assert [x["id"] for x in order["fixes"]][0] == "import-order"
     # in the process where torch came first, its graph library serves CTranslate2's shim
     assert first["subs"]["libcudnn_graph.so.9"] == first["graph_before"][0]
+
+
+# ----------------------------------------------------------------------------- TensorFlow's own loader
+
+TF_TRUTH = r"""
+import ctypes, json, sys
+fw = ctypes.CDLL(sys.argv[1])
+get = getattr(fw, "_ZN3tsl8internal15CachedDsoLoader17GetCudnnDsoHandleEv")  # absl::StatusOr<void*>, returned by pointer
+get.restype, get.argtypes = None, [ctypes.c_void_p]
+buf = ctypes.create_string_buffer(64)
+get(buf)
+out = {"handle": int.from_bytes(buf.raw[8:16], "little") != 0,
+       "maps": sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l and l.split()[-1].startswith('/')})}
+shim = next((p for p in out["maps"] if p.split('/')[-1].startswith('libcudnn.so.9')), None)
+if shim:
+    lib = ctypes.CDLL(shim); lib.cudnnGetVersion.restype = ctypes.c_size_t
+    out["version"] = lib.cudnnGetVersion()
+    out["maps"] = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l and l.split()[-1].startswith('/')})
+import cudnn_magic
+r = cudnn_magic.check()
+out["findings"] = [[f.id, f.title] for f in r.findings]
+print(json.dumps(out))
+"""
+
+JIT_OLD = ("nvidia-cudnn-jit-cu12", "9.12.0.46")
+
+
+def _tf_truth(site: Path, env: dict[str, str]) -> dict:
+    import sys as _sys
+
+    return run_py(Path(_sys.executable), TF_TRUTH.replace("sys.argv[1]", repr(str(site / "tensorflow" / "libtensorflow_framework.so.2"))),
+                  env)
+
+
+@pytest.mark.parametrize("case", ["its-own-wheel", "ld-library-path", "soname-link-folder"])
+def test_tensorflows_own_loader_against_the_report(tmp_path, case):
+    """TensorFlow's own cuDNN loader (tsl's CachedDsoLoader::GetCudnnDsoHandle() in the real
+    libtensorflow_framework.so.2, called through ctypes: it dlopens libcudnn.so.9 from inside the
+    library, so its RUNPATH applies) against what cudnn-magic predicted for TensorFlow."""
+    import sys as _sys
+
+    from framework_envs import tf_site
+
+    site = tf_site()
+    wheel_lib = site / "nvidia" / "cudnn" / "lib"
+    env = {"PYTHONPATH": str(site)}
+    if case == "ld-library-path":
+        env["LD_LIBRARY_PATH"] = str(target(*JIT_OLD) / "nvidia" / "cudnn_jit" / "lib")
+    elif case == "soname-link-folder":
+        # a system-style folder on LD_LIBRARY_PATH: a 9.12 shim under its full name, the rest links to 9.28's files
+        links = tmp_path / "cudnn-links"
+        links.mkdir()
+        os.link(target(*JIT_OLD) / "nvidia" / "cudnn_jit" / "lib" / "libcudnn.so.9", links / "libcudnn.so.9.12.0")
+        (links / "libcudnn.so.9").symlink_to("libcudnn.so.9.12.0")
+        for f in wheel_lib.iterdir():
+            if f.name != "libcudnn.so.9":
+                (links / f.name).symlink_to(f)
+        env["LD_LIBRARY_PATH"] = str(links)
+    truth = _tf_truth(site, env)
+    assert truth["handle"], truth
+    shim = next(p for p in truth["maps"] if os.path.basename(p).startswith("libcudnn.so.9"))
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    p = subprocess.run([_sys.executable, "-m", "cudnn_magic", "check", "--json"], env={**base, **env},
+                       capture_output=True, text=True, timeout=600, cwd="/")
+    rep = json.loads(p.stdout)
+    row = next(f for f in rep["frameworks"] if f["name"] == "TensorFlow")
+    assert row["cudnn_used_path"] == shim, (row, truth)
+    v = truth["version"]
+    assert row["cudnn_used"] == f"{v // 10000}.{v // 100 % 100}.{v % 100}", (row, truth)
+    if case == "its-own-wheel":
+        assert shim.startswith(str(wheel_lib)) and row["verdict"] == "ok"
+    elif case == "ld-library-path":
+        assert finding(rep, "cudnn-shadowed") is not None and v == 91200
+    else:  # the graph library answers: 9.28, though the shim is 9.12's; the folder mixes releases
+        assert v == 92800 and row["verdict"] == "ok"
+        mixed = finding(rep, "cudnn-sublibrary-load-failed", f"Mixed cuDNN versions in {tmp_path / 'cudnn-links'}")
+        assert mixed is not None and "libcudnn.so.9.12.0 9.12.0" in mixed["detail"], rep["findings"]
+        assert len({os.path.dirname(m) for m in truth["maps"]}) == 2  # shim and graph from two real folders
+        assert any(i == "cudnn-multiple-copies-loaded" for i, _ in truth["findings"]), truth["findings"]

@@ -134,6 +134,12 @@ def folder_release(folder: str, major: int | None, copies: list[LibraryCopy],
                          missing, owner)
 
 
+def _own(c: LibraryCopy) -> bool:
+    """``c.version`` is the file's own (its name, or a constant it carries), not its folder's answer."""
+    src = c.version_source or ""
+    return src == "file name" or src.endswith("constant in the file")
+
+
 def _name_major(name: str) -> int | None:
     tail = name.rsplit(".so.", 1)
     return int(tail[1].split(".")[0]) if len(tail) == 2 and tail[1].split(".")[0].isdigit() else None
@@ -161,7 +167,8 @@ def folder_findings(copies: Iterable[LibraryCopy], *, listed: Mapping[str, tuple
                         + (f" ({fr.owner})" if fr.owner else ""), True)
         if fr.mixed:
             parts = [f"{c.name} {v} ({c.version_source or 'source unknown'})" for c, v in fr.stray]
-            parts += [f"{c.name}: {c.owner_evidence}" for c in fr.replaced]
+            parts += [f"{c.name}{(' ' + c.version) if c.version and _own(c) else ''}: {c.owner_evidence}"
+                      for c in fr.replaced]
             head = (f"The folder answers with cuDNN {fr.release} (its {fr.answering}); " if fr.release and fr.answering
                     else "")
             out.append(Finding(
