@@ -206,6 +206,100 @@ def test_a_sub_library_replaced_by_another_releases_file_is_named(torch_py, tmp_
     f = finding(rep, "cudnn-sublibrary-load-failed", f"Mixed cuDNN versions in {lib}")
     assert f is not None and "libcudnn_cnn.so.9" in f["detail"] and "replaced after install" in f["detail"], rep["findings"]
     assert "answers with cuDNN 9.24.0" in f["detail"]
+    # what cuDNN itself does with that folder, on the CPU: the legacy convolution API needs libcudnn_cnn
+    intact = run_py(torch_py, LEGACY % str(site_of(torch_py) / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"))
+    broken = run_py(torch_py, LEGACY % str(lib / "libcudnn.so.9"))
+    assert intact["cnn"] == [0, "CUDNN_STATUS_SUCCESS"]
+    assert broken["cnn"][0] != 0 and "SUBLIBRARY" in broken["cnn"][1], broken  # the release check refuses the file
+
+
+LEGACY = r"""
+import ctypes, json
+lib = ctypes.CDLL(%r)
+lib.cudnnGetErrorString.restype = ctypes.c_char_p
+out = {}
+for api, fn in (("ops", "cudnnCreateTensorDescriptor"), ("cnn", "cudnnCreateConvolutionDescriptor")):
+    d = ctypes.c_void_p()
+    r = getattr(lib, fn)(ctypes.byref(d))
+    out[api] = [r, lib.cudnnGetErrorString(r).decode()]
+out["maps"] = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l and l.split()[-1].startswith('/')})
+print(json.dumps(out))
+"""
+
+
+MIX = r"""
+import ctypes, json
+lib = ctypes.CDLL(%r)
+lib.cudnnGetErrorString.restype = ctypes.c_char_p
+print(json.dumps({"ready": True}), flush=True)
+out = []
+for fn in ("cudnnCreateTensorDescriptor", "cudnnCreateConvolutionDescriptor", "cudnnCreateRNNDescriptor"):
+    d = ctypes.c_void_p()
+    out.append(getattr(lib, fn)(ctypes.byref(d)))
+print(json.dumps({"status": out}))
+"""
+
+
+@pytest.mark.parametrize("base,other,files", [
+    ("new", "old", ["libcudnn_ops.so.9"]), ("old", "new", ["libcudnn_ops.so.9"]), ("new", "old", ["libcudnn_adv.so.9"]),
+    ("new", "old", ["libcudnn_cnn.so.9"]), ("old", "new", ["libcudnn_cnn.so.9"]),
+    ("new", "old", ["libcudnn.so.9"]), ("old", "new", ["libcudnn.so.9"])])
+def test_what_mixing_releases_does_is_what_the_finding_says(torch_py, tmp_path, base, other, files):
+    """The facts behind the mixed-folder finding's words and severity, on the CPU: a sub-library of
+    another release makes a call that needs it fail or the process abort (error); another release's
+    shim alone runs the folder's calls (warning)."""
+    dirs = {"new": site_of(torch_py) / "nvidia" / "cudnn" / "lib", "old": target(*CU13_OLD) / "nvidia" / "cudnn" / "lib"}
+    d = tmp_path / "mix"
+    d.mkdir()
+    for f in dirs[base].iterdir():
+        os.link(dirs[other] / f.name if f.name in files else f, d / f.name)
+    base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    p = subprocess.run([str(torch_py), "-c", MIX % str(d / "libcudnn.so.9")], env=base_env, capture_output=True, text=True,
+                       timeout=120)
+    lines = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    ok = p.returncode == 0 and bool(lines) and lines[-1].get("status") == [0, 0, 0]
+    # the report, with the folder on LD_LIBRARY_PATH and both wheels' RECORDs on sys.path (to know each file)
+    rep = predict(torch_py, {"LD_LIBRARY_PATH": str(d), "PYTHONPATH": str(target(*CU13_OLD))})
+    fs = [x for x in rep["findings"] if x["title"].startswith(f"Mixed cuDNN versions in {d}")]
+    if files == ["libcudnn.so.9"]:
+        assert ok, p.stdout + p.stderr[-500:]
+        assert [x["severity"] for x in fs] == ["warning"], fs  # another release's shim: calls still run
+    else:
+        assert not ok, p.stdout
+        assert [x["severity"] for x in fs] == ["error"], fs
+
+
+def test_a_sub_library_the_shims_folder_lacks_comes_from_the_loaders_search(torch_py, tmp_path):
+    """torch preloads a 9.12 folder (on PYTHONPATH) that has no libcudnn_cnn.so.9, with 9.24's folder
+    on LD_LIBRARY_PATH. The 9.12 shim carries RUNPATH $ORIGIN (9.24's carries RPATH $ORIGIN), so
+    LD_LIBRARY_PATH comes first for every sub-library it opens by soname. cuDNN's legacy API (which
+    loads libcudnn_ops and libcudnn_cnn, no GPU needed) shows the files glibc really took: each is the
+    report's prediction."""
+    old = target(*CU13_OLD) / "nvidia" / "cudnn" / "lib"
+    d = tmp_path / "partial"
+    lib = d / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    for f in old.iterdir():
+        if f.name != "libcudnn_cnn.so.9":
+            os.link(f, lib / f.name)
+    venv_lib = site_of(torch_py) / "nvidia" / "cudnn" / "lib"
+    for case, ldp in (("ld-library-path", str(venv_lib)), ("none", "")):
+        env = {"PYTHONPATH": str(d), **({"LD_LIBRARY_PATH": ldp} if ldp else {})}
+        code = LEGACY.replace("lib = ctypes.CDLL(%r)", "import torch\nlib = ctypes.CDLL(%r)") % str(lib / "libcudnn.so.9")
+        rep = predict(torch_py, env)
+        if case == "none":  # nothing provides libcudnn_cnn.so.9: the convolution API aborts the process
+            base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+            p = subprocess.run([str(torch_py), "-c", code], env={**base, **env}, capture_output=True, text=True, timeout=120)
+            assert p.returncode == -6 and "Unable to load any of {libcudnn_cnn.so.9.12.0" in p.stderr, p.stderr[-600:]
+            subs = {s["soname"]: s for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+            assert subs["libcudnn_cnn.so.9"]["path"] is None
+            continue
+        truth = run_py(torch_py, code, env)
+        subs = {s["soname"]: s for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+        for name in ("libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"):
+            mapped = [p for p in truth["maps"] if os.path.basename(p) == name]
+            assert mapped == ([subs[name]["path"]] if subs[name]["path"] else []), (case, name, truth, subs[name])
+        assert subs["libcudnn_cnn.so.9"]["path"] == str(venv_lib / "libcudnn_cnn.so.9") and truth["cnn"][0] == 0
 
 
 def test_files_a_newer_release_left_beside_an_older_one_are_named(torch_py, tmp_path):

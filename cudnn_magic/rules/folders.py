@@ -33,6 +33,18 @@ from ..model import Finding, Fix, LibraryCopy
 
 __all__ = ["FolderRelease", "folder_findings", "group_folders", "folder_release"]
 
+#: What mixing releases does, measured on the real nvidia-cudnn-cu13 9.12.0.46 and 9.24.0.43 wheels
+#: with no GPU (cudnnCreateTensorDescriptor / ConvolutionDescriptor / RNNDescriptor load libcudnn_ops,
+#: _cnn and _adv; ``tests/test_real_loaders.py``).
+SUBLIBRARY_WORDS = ("cuDNN checks its sub-libraries' releases against each other when it loads them: with one "
+                    "release's graph library and another's libcudnn_ops or libcudnn_adv the calls that need them return "
+                    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, and another release's libcudnn_cnn gives "
+                    "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE or aborts the process (measured with 9.12 and "
+                    "9.24, either way round); the first operation that needs such a file fails.")
+SHIM_WORDS = ("Only the libcudnn.so.9 shim is of another release: it forwards every call to the graph library it opens "
+              "(measured: a 9.12 shim in a 9.24 folder, and the reverse, run the folder's calls), so calls run the "
+              "folder's release; still, it is not the set one release ships.")
+
 #: The sub-library whose version a folder answers with, per major (module docstring).
 ANSWERING = {9: "libcudnn_graph.so.9", 8: "libcudnn_ops_infer.so.8"}
 
@@ -171,11 +183,11 @@ def folder_findings(copies: Iterable[LibraryCopy], *, listed: Mapping[str, tuple
                       for c in fr.replaced]
             head = (f"The folder answers with cuDNN {fr.release} (its {fr.answering}); " if fr.release and fr.answering
                     else "")
+            only_shim = all(c.is_main for c in [c for c, _ in fr.stray] + list(fr.replaced)) and major == 9
+            why = (SHIM_WORDS if only_shim else SUBLIBRARY_WORDS)
             out.append(Finding(
-                "cudnn-sublibrary-load-failed", "error", f"Mixed cuDNN versions in {folder}{tag}",
-                f"{head}{'; '.join(parts)}. cuDNN refuses sub-libraries of another release "
-                "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) or fails to find symbols; the first operation that "
-                "needs such a file fails.", (reinstall,)))
+                "cudnn-sublibrary-load-failed", "warning" if only_shim else "error", f"Mixed cuDNN versions in {folder}{tag}",
+                f"{head}{'; '.join(parts)}. {why}", (reinstall,)))
         if fr.missing:
             out.append(Finding(
                 "cudnn-sublibrary-load-failed", "error",
