@@ -257,10 +257,11 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
         findings.append(Finding("cudnn-sublibrary-load-failed", _sev(gpus),
                                 f"{label}: its cuDNN sub-libraries would come from different releases",
                                 f"{listing}. cuDNN's sub-libraries check each other's release (cudnn*VersionCheck: "
-                                "CUDNN_STATUS_VERSION_MISMATCH / SUBLIBRARY_VERSION_MISMATCH; measured with the real 9.12 "
-                                "and 9.24 wheels: SUBLIBRARY_VERSION_MISMATCH for libcudnn_ops/_adv, "
-                                "NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE or an abort for libcudnn_cnn, depending on which "
-                                "is older, and some pairs load: no mix is supported).",
+                                "CUDNN_STATUS_VERSION_MISMATCH / SUBLIBRARY_VERSION_MISMATCH"
+                                + ("; measured with the real 9.12 and 9.24 wheels: SUBLIBRARY_VERSION_MISMATCH for "
+                                   "libcudnn_ops/_adv, NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE or an abort for libcudnn_cnn, "
+                                   "depending on which is older, and some pairs load: no mix is supported"
+                                   if any(n.endswith(".so.9") for n, _ in problems.mixed) else "") + ").",
                                 (Fix("reinstall-cudnn", "Use one cuDNN release for all sub-libraries",
                                      "remove the stray directory from LD_LIBRARY_PATH or reinstall the cuDNN whose files are "
                                      "mixed", True),)))
