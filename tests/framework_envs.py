@@ -42,32 +42,44 @@ def _pip(py: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedPro
                            "--no-compile", *args], capture_output=True, text=True, timeout=timeout)
 
 
+def _built_once(folder: Path, what: str, build) -> Path:  # type: ignore[no-untyped-def]
+    """``folder``, built by ``build()`` once: complete when its ``.complete`` marker is there (written
+    last); an ``fcntl`` lock beside it keeps parallel test processes from building it twice; a
+    failed build is removed, and skips the test (pip's last line) only when no index can be reached."""
+    marker = folder / ".complete"
+    if marker.exists():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        proc = build()
+        if proc is not None and proc.returncode != 0:
+            out = (proc.stdout + proc.stderr)[-3000:]
+            shutil.rmtree(folder, ignore_errors=True)
+            if not _pypi_reachable():
+                pytest.skip(f"{what} cannot be installed here (no index reachable): "
+                            f"{out.strip().splitlines()[-1] if out.strip() else 'pip said nothing'}")
+            pytest.fail(f"pip could not install {what}:\n{out}")
+        marker.write_text(what + "\n")
+    return folder
+
+
 def torch_env() -> Path:
     """The python of the shared torch 2.14.1 venv (module docstring)."""
     root = ENVS / f"torch-{TORCH_VERSION}"
     py = root / "bin" / "python"
-    marker = root / ".complete"
-    if marker.exists():
-        return py
-    ENVS.mkdir(parents=True, exist_ok=True)
-    with open(ENVS / f".torch-{TORCH_VERSION}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists():
-            return py
-        shutil.rmtree(root, ignore_errors=True)
+
+    def build():  # type: ignore[no-untyped-def]
         subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, capture_output=True, timeout=300)
         proc = _pip(py, f"torch=={TORCH_VERSION}", "packaging", "nvidia-ml-py")
-        if proc.returncode != 0:
-            out = (proc.stdout + proc.stderr)[-3000:]
-            shutil.rmtree(root, ignore_errors=True)
-            if not _pypi_reachable():
-                pytest.skip(f"torch {TORCH_VERSION} cannot be installed here (no index reachable): "
-                            f"{out.strip().splitlines()[-1] if out.strip() else 'pip said nothing'}")
-            pytest.fail(f"pip could not build the torch {TORCH_VERSION} venv:\n{out}")
-        site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        Path(site, "cudnn_magic_checkout.pth").write_text(str(REPO) + "\n")
-        marker.write_text(TORCH_VERSION + "\n")
+        if proc.returncode == 0:
+            Path(site_of(py), "cudnn_magic_checkout.pth").write_text(str(REPO) + "\n")
+        return proc
+
+    _built_once(root, f"torch=={TORCH_VERSION}", build)
     return py
 
 
@@ -75,24 +87,8 @@ def target_with_deps(dist: str, version: str) -> Path:
     """A ``pip install --target`` folder of ``dist==version`` WITH its dependencies (ONNX Runtime
     needs numpy, protobuf, flatbuffers, packaging to import), ``.cache/wheels/<dist>-<version>-with-deps``."""
     folder = CACHE / f"{dist}-{version}-with-deps"
-    marker = folder / ".complete"
-    if marker.exists():
-        return folder
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / f".{dist}-{version}-with-deps.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists():
-            return folder
-        shutil.rmtree(folder, ignore_errors=True)
-        proc = _pip(Path(sys.executable), "--target", str(folder), f"{dist}=={version}")
-        if proc.returncode != 0:
-            out = (proc.stdout + proc.stderr)[-3000:]
-            shutil.rmtree(folder, ignore_errors=True)
-            if not _pypi_reachable():
-                pytest.skip(f"{dist}=={version} cannot be installed here (no index reachable)")
-            pytest.fail(f"pip could not install {dist}=={version}:\n{out}")
-        marker.write_text(version + "\n")
-    return folder
+    return _built_once(folder, f"{dist}=={version}",
+                       lambda: _pip(Path(sys.executable), "--target", str(folder), f"{dist}=={version}"))
 
 
 def site_of(py: Path) -> Path:
@@ -155,9 +151,26 @@ def tf_site() -> Path:
     import zipfile
 
     root = ENVS / f"tf-{TF_VERSION}-site"
-    marker = root / ".complete"
-    if marker.exists():
-        return root
+    cudnn = target("nvidia-cudnn-cu12", "9.28.0.42")
+    dl = REPO / ".cache" / "downloads"
+
+    def build():  # type: ignore[no-untyped-def]
+        dl.mkdir(parents=True, exist_ok=True)
+        whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
+        if not whl:
+            proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
+                                   "-d", str(dl), f"tensorflow=={TF_VERSION}"], capture_output=True, text=True, timeout=1800)
+            whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
+            if proc.returncode != 0 or not whl:
+                return proc if proc.returncode != 0 else subprocess.CompletedProcess([], 1, "", "no wheel downloaded")
+        with zipfile.ZipFile(whl[-1]) as z:
+            for n in z.namelist():
+                if n in TF_MEMBERS or (".dist-info/" in n and n.split("/")[-1] in ("METADATA", "RECORD", "WHEEL")):
+                    z.extract(n, root)
+        merged_site(root, cudnn)
+        return None
+
+    return _built_once(root, f"tensorflow=={TF_VERSION}", build)
     ENVS.mkdir(parents=True, exist_ok=True)
     cudnn = target("nvidia-cudnn-cu12", "9.28.0.42")
     with open(ENVS / f".tf-{TF_VERSION}.lock", "w") as lock:
