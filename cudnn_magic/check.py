@@ -243,7 +243,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
     ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
                in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}),
-               answering=answering_version)
+               answering=answering_version, mapped=tuple(c.path for c in loaded))
     resolutions: list[Resolution] = []
     judged: list[FrameworkBuild] = []
     for fw in frameworks:
@@ -252,10 +252,10 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         if res is not None:
             resolutions.append(res)
         findings += list(fw.problems) + fnds
-    findings = served_by_another(judged, findings)
+    judged, findings = served_by_another(judged, findings)
 
     findings += _multiple_copies_findings(loaded, in_use)
-    findings += _sublibrary_findings(loaded, installed, folders, listed)
+    findings += _sublibrary_findings(loaded, installed, folders, listed, environ, ldcache)
     findings += overwrite_findings(overwrites, judged, ctx.own_dirs)
     for c in installed:
         if c.error:
@@ -303,6 +303,7 @@ class _Ctx:
     own_dirs: dict[str, str] = dataclasses.field(default_factory=dict)  # framework name -> its own copy's folder
     bindings: dict[str, dict[str, tuple[str, ...]]] = dataclasses.field(default_factory=dict)
     answering: Any = None  # probes.sublibraries.answering_version: the release a picked main library runs
+    mapped: tuple[str, ...] = ()  # the cuDNN files mapped in this process (a mapped graph library serves a new shim)
 
 
 def _first_loaded_in_use(loaded: Iterable[LibraryCopy], ld_library_path: str) -> tuple[CudnnInUse, ...]:
@@ -411,7 +412,8 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         ans_v, ans_path = (None, None)
         if res.picked and ctx.answering is not None:
             chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
-            ans_v, ans_path = ctx.answering(res.picked, chain, consumer=fw.name, environ=ctx.environ, ldcache=ctx.ldcache)
+            ans_v, ans_path = ctx.answering(res.opened or res.picked, chain, consumer=fw.name, environ=ctx.environ,
+                                            ldcache=ctx.ldcache, mapped=ctx.mapped)
         runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
         how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
         if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
@@ -620,7 +622,9 @@ def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[Cudnn
 
 def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[LibraryCopy],
                          folders: dict[str, tuple[tuple[str, str], ...]] | None = None,
-                         listed: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> list[Finding]:
+                         listed: dict[str, tuple[str, tuple[str, ...]]] | None = None,
+                         environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None
+                         ) -> list[Finding]:
     """Completeness and mixed releases of each folder, per cuDNN major, judged from its own files
     on disk (:func:`cudnn_magic.rules.folders.folder_findings`; the inventory lists the folder of
     every mapped copy too): each file's own version, never the version an in-process call
@@ -639,7 +643,19 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
             except OSError:
                 names = []
             present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
-    return folder_findings(copies, listed=listed, present=present)
+    # a shim with no graph library beside it: where the loader model says it finds one instead
+    from .probes.loader import resolve_in_chain  # start-up cost: only a check with copies needs it
+    from .probes.sublibraries import file_version
+
+    elsewhere: dict[str, tuple[str, str, str | None]] = {}
+    for c in copies:
+        d = c.found_in or c.directory
+        if c.is_main and c.soname == "libcudnn.so.9" and not any(n.startswith("libcudnn_graph.so.9") for n, _ in present.get(d, ())):
+            shim = os.path.join(d, c.name) if c.found_in else c.path
+            r = resolve_in_chain("libcudnn_graph.so.9", "", shim, [], environ=environ, ldcache=ldcache)
+            if r.picked:
+                elsewhere[c.path] = (r.picked, r.reason, file_version(r.picked))
+    return folder_findings(copies, listed=listed, present=present, graph_elsewhere=elsewhere)
 
 
 # --------------------------------------------------------------------------- cached report

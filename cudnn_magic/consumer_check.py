@@ -165,10 +165,15 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         if res.picked:
             version = _version_of(res.picked, {**{c.path: c for c in rep.copies}, **loaded_by_real}, rep.owners)
             if libnames.is_main(os.path.basename(res.picked)):
-                sub_chain = ([req.requester] if req.requester else []) + list(req.chain)
-                subs = predict_sublibraries(res.picked, sub_chain, consumer=label, environ=env, ldcache=ldcache, mapped=m,
+                # a preloaded main library was loaded by the consumer's Python code (ctypes), not by the library
+                # that NEEDs it: its sub-libraries' RPATH chain is the interpreter's
+                sub_chain = (list(top) if res.reason.startswith("preloaded") else
+                             ([req.requester] if req.requester else []) + list(req.chain))
+                subs = predict_sublibraries(res.opened or res.picked, sub_chain, consumer=label, environ=env, ldcache=ldcache,
+                                            mapped=m,
                                             legacy_api=legacy, major=main_major(res.picked) or _major(req.soname))
-                sub_searched = tuple(f"{s.directory} ({s.why})" for s in search_steps(res.picked, sub_chain, environ=env))
+                sub_searched = tuple(f"{s.directory} ({s.why})"
+                                     for s in search_steps(res.opened or res.picked, sub_chain, environ=env))
                 major = main_major(res.picked) or _major(req.soname)
                 ans = next((s for s in subs if major == 9 and s.soname == ANSWERING[9] and s.path and s.version), None)
                 if ans is not None:  # cuDNN 9's shim runs the release of the graph library it opens

@@ -7,6 +7,7 @@ probing, no IPython.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable
 
 from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
@@ -55,15 +56,17 @@ def own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, environ: dict[str,
     return Judgement(j.ok, rule, j.detail)
 
 
-def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> list[Finding]:
+def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]
+                      ) -> tuple[list[FrameworkBuild], list[Finding]]:
     """A framework whose own search finds no cuDNN (``cudnn-library-not-found``) while another
     installed framework loads a copy with that soname that satisfies its rule: in one process the
     loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
     imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
-    import order as its fix."""
+    import order as its fix, and the row's detail says the same. Returns (rows, findings)."""
     from .rules.compat import judge  # start-up cost: only a check with frameworks needs it
 
     out: list[Finding] = []
+    rows = list(judged)
     for f in findings:
         fw = next((x for x in judged if f.id == "cudnn-library-not-found"
                    and f.title == f"{x.name} will find no {x.cudnn_soname}"), None)
@@ -77,10 +80,11 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> 
         entry = by_name(giver.name)
         imp = f"import {entry.import_name if entry is not None and entry.import_name else giver.distribution}"
         how = f" How it loads cuDNN: {fw.loading}." if fw.loading else ""
+        title = (f"{fw.name} finds no {fw.cudnn_soname} by its own search; {giver.name}'s {giver.cudnn_used} serves it "
+                 f"when {giver.name} is imported first")
+        rows = [dataclasses.replace(r, detail=title + ".") if r is fw else r for r in rows]
         out.append(Finding(
-            "cudnn-library-not-found", "warning",
-            f"{fw.name} finds no {fw.cudnn_soname} by its own search; {giver.name}'s {giver.cudnn_used} serves it when "
-            f"{giver.name} is imported first",
+            "cudnn-library-not-found", "warning", title,
             f"{fw.name} {fw.version}'s own search (LD_LIBRARY_PATH, the ld.so cache, the default directories"
             f"{', its RUNPATH' if fw.consumer_library else ''}) finds no {fw.cudnn_soname}. {giver.name} {giver.version} "
             f"loads {giver.cudnn_used_path} (cuDNN {giver.cudnn_used}), and once it is mapped the loader hands that copy "
@@ -90,7 +94,7 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]) -> 
                  f"{imp} at the top of the notebook, before the first {fw.name} GPU session or call, so its "
                  f"{fw.cudnn_soname} ({giver.cudnn_used_path}) is mapped for {fw.name} too", False, False,
                  "a change to your code"),)))
-    return out
+    return rows, out
 
 
 def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ...]) -> list[Finding]:

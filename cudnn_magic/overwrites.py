@@ -66,6 +66,26 @@ def _cuda_major(fw: FrameworkBuild) -> int | None:
     return None
 
 
+def _python_of(site_dir: str) -> str | None:
+    """The interpreter whose ``pip install`` writes into ``site_dir``: this one for its own
+    site-packages, a venv's own ``bin/python`` for a venv's (``pyvenv.cfg`` at its root), None for a
+    ``pip install --target`` folder (no interpreter installs there)."""
+    import site  # start-up cost: only an overwritten-wheels finding needs it
+    import sysconfig
+
+    real = os.path.realpath(site_dir)
+    own = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")} | set(site.getsitepackages())
+    if site.ENABLE_USER_SITE and site.getusersitepackages():
+        own.add(site.getusersitepackages())
+    if any(p and os.path.realpath(p) == real for p in own):
+        return sys.executable
+    root = os.path.dirname(os.path.dirname(os.path.dirname(real)))  # ROOT/lib/pythonX.Y/site-packages
+    if os.path.basename(real) in ("site-packages", "dist-packages") and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+        py = os.path.join(root, "bin", "python")
+        return py if os.path.exists(py) else None
+    return None
+
+
 def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterable[FrameworkBuild],
                        own_dirs: dict[str, str]) -> list[Finding]:
     """``cudnn-wheel-overwritten``: both distributions, the folder, whose files are there now
@@ -134,9 +154,15 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
                 canonical_name(ow.present[0]) in pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
             loser = (" and ".join(want_present) if want_present else
                      (f"{present}'s users" if present else "the other distribution's users"))
+            py = _python_of(ow.site) if ow.site else sys.executable
+            how = (f"{sys.executable} -m pip install --no-deps --upgrade --target {ow.site} {n}=={v}   # {ow.site} is a "
+                   f"pip --target folder, not an environment's site-packages (a plain install would change nothing "
+                   f"there: pip says \"Not uninstalling ... outside environment\"); --target --upgrade replaces each "
+                   f"top-level folder it writes as a whole (the other wheel's files under it go too)"
+                   if py is None else f"{py} -m pip install --force-reinstall --no-deps {n}=={v}")
             fixes.append(Fix(
                 "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
-                f"{sys.executable} -m pip install --force-reinstall --no-deps {n}=={v}   # cost: downloads the wheel again "
+                how + f"   # cost: downloads the wheel again "
                 f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
                 f"{'gets' if len(want_present) == 1 else 'get'} "
                 f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))

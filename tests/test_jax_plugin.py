@@ -117,13 +117,16 @@ def test_the_preload_is_the_folder_pythons_import_system_gives(tmp_path):
     """``nvidia.cudnn.__path__[0]`` as the real import system resolves it (a namespace package over
     several ``sys.path`` entries), against :func:`jax_preload`."""
     trees = {"none": [], "other_nvidia": ["nvidia/cublas/lib/libcublas.so.12"], "empty_cudnn": ["nvidia/cudnn/include/x.h"],
-             "cudnn": ["nvidia/cudnn/lib/libcudnn.so.9"], "cudnn2": ["nvidia/cudnn/lib/libcudnn.so.9"]}
+             "cudnn": ["nvidia/cudnn/lib/libcudnn.so.9"], "cudnn2": ["nvidia/cudnn/lib/libcudnn.so.9"],
+             # nvidia-cudnn-cu12 8.9.7 ships nvidia/__init__.py: a regular package that takes nvidia.cudnn over
+             "regular8": ["nvidia/__init__.py", "nvidia/cudnn/__init__.py", "nvidia/cudnn/lib/libcudnn.so.8"]}
     for name, files in trees.items():
         (tmp_path / name).mkdir()
         for rel in files:
             (tmp_path / name / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / name / rel).write_bytes(b"")
-    for order in (["none", "cudnn", "cudnn2"], ["other_nvidia", "cudnn2", "cudnn"], ["empty_cudnn", "cudnn"], ["none"]):
+    for order in (["none", "cudnn", "cudnn2"], ["other_nvidia", "cudnn2", "cudnn"], ["empty_cudnn", "cudnn"], ["none"],
+                  ["cudnn", "regular8"], ["regular8", "cudnn"]):
         entries = [str(tmp_path / n) for n in order]
         code = ("import importlib, json\ntry:\n    m = importlib.import_module('nvidia.cudnn'); print(json.dumps(list(m.__path__)[0]))\n"
                 "except ImportError:\n    print(json.dumps(None))")

@@ -648,3 +648,144 @@ def test_tensorflows_own_loader_against_the_report(tmp_path, case):
         assert mixed is not None and "libcudnn.so.9.12.0 9.12.0" in mixed["detail"], rep["findings"]
         assert len({os.path.dirname(m) for m in truth["maps"]}) == 2  # shim and graph from two real folders
         assert any(i == "cudnn-multiple-copies-loaded" for i, _ in truth["findings"]), truth["findings"]
+
+
+# ----------------------------------------------------------------------------- attacks that broke it once
+
+def _preload_case(tmp_path: Path, case: str) -> tuple[dict[str, str], str]:
+    """(environment, what torch really runs: "new" its own 9.24, "old" 9.12) for each way torch's
+    preload can be cancelled or changed."""
+    old = target(*CU13_OLD)
+    d = tmp_path / case
+    if case == "broken-cublas-link":  # an earlier table row that cannot load ends torch's whole preload
+        (d / "nvidia" / "cublas" / "lib").mkdir(parents=True)
+        (d / "nvidia" / "cublas" / "lib" / "libcublasLt.so.13").symlink_to("/nonexistent/libcublasLt.so.13")
+        return {"PYTHONPATH": f"{d}:{old}"}, "new"
+    if case == "lfs-pointer-cudnn":  # the cuDNN file itself cannot load: nothing is preloaded
+        (d / "nvidia" / "cudnn" / "lib").mkdir(parents=True)
+        (d / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9").write_text(
+            "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 125136\n")
+        return {"PYTHONPATH": str(d)}, "new"
+    if case == "torch-use-rtld-global":
+        return {"PYTHONPATH": str(old), "TORCH_USE_RTLD_GLOBAL": "1"}, "new"
+    if case == "graph-preloaded":  # a 9.12 graph library already mapped: torch's own shim reuses it
+        return {"LD_PRELOAD": str(old / "nvidia" / "cudnn" / "lib" / "libcudnn_graph.so.9")}, "old"
+    if case == "linked-shim-beside-old-graph":  # $ORIGIN is the link's folder, not its target's
+        lib = d / "nvidia" / "cudnn" / "lib"
+        lib.mkdir(parents=True)
+        for f in (site_of(torch_env()) / "nvidia" / "cudnn" / "lib").iterdir():
+            if f.name == "libcudnn_graph.so.9":
+                os.link(old / "nvidia" / "cudnn" / "lib" / f.name, lib / f.name)
+            else:
+                (lib / f.name).symlink_to(f)
+        return {"PYTHONPATH": str(d)}, "old"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["broken-cublas-link", "lfs-pointer-cudnn", "torch-use-rtld-global", "graph-preloaded",
+                                  "linked-shim-beside-old-graph"])
+def test_what_torch_really_runs_when_its_preload_is_cancelled_or_served(torch_py, tmp_path, case):
+    env, want = _preload_case(tmp_path, case)
+    truth = run_py(torch_py, TRUTH, env)
+    expect = {"new": "9.24.0", "old": "9.12.0"}[want]
+    if want == "new":
+        assert truth["version"] == 92400, truth
+    else:
+        assert "(9, 12, 0)" in truth.get("version_error", ""), truth
+    row = torch_row(predict(torch_py, env))
+    assert row["cudnn_used"] == expect, (row, truth)
+    assert row["verdict"] == ("ok" if want == "new" else "mismatch")
+
+
+def test_a_lone_linked_shim_is_the_abort_it_is_and_the_check_never_aborts(torch_py, tmp_path):
+    """A folder holding only a link to the wheel's shim: the shim looks for its graph library in
+    the link's folder (none): torch aborts on its first cuDNN call; the report says so; and
+    cudnn_magic.check() in that process, after import torch, does not make the call itself."""
+    d = tmp_path / "lone" / "nvidia" / "cudnn" / "lib"
+    d.mkdir(parents=True)
+    (d / "libcudnn.so.9").symlink_to(site_of(torch_py) / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
+    env = {"PYTHONPATH": str(tmp_path / "lone")}
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    p = subprocess.run([str(torch_py), "-c", "import torch; torch.backends.cudnn.version()"], env={**base, **env},
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == -6 and "Cannot load symbol cudnnGetVersion" in p.stderr  # the real thing: an abort
+    rep = predict(torch_py, env)
+    subs = {s["soname"]: s for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+    assert subs["libcudnn_graph.so.9"]["path"] is None, subs["libcudnn_graph.so.9"]
+    q = subprocess.run([str(torch_py), "-c", "import torch, cudnn_magic; r = cudnn_magic.check(); print('returned')"],
+                       env={**base, **env}, capture_output=True, text=True, timeout=300)
+    assert q.returncode == 0 and "returned" in q.stdout, q.stderr[-800:]
+
+
+@pytest.mark.parametrize("case", ["trailing-colon", "semicolon", "hwcaps-subdir", "dollar-lib"])
+def test_ld_library_path_as_glibc_reads_it(tmp_path, case):
+    """TensorFlow's own loader with LD_LIBRARY_PATH forms glibc understands: an empty entry (the
+    working directory), ';', the glibc-hwcaps subdirectories, $LIB: where the 9.12 copy sits."""
+    import sys as _sys
+
+    from framework_envs import tf_site
+    from cudnn_magic.probes.loader import rtld_facts
+
+    site = tf_site()
+    jit = target(*JIT_OLD) / "nvidia" / "cudnn_jit" / "lib"
+    cwd = tmp_path
+    if case == "trailing-colon":
+        d, value = tmp_path, "/opt/nothing:"
+    elif case == "semicolon":
+        d = tmp_path / "semi"
+        value = f"/opt/nothing;{d}"
+    elif case == "hwcaps-subdir":
+        hw = next((s for s in rtld_facts().subdirs if s.startswith("glibc-hwcaps/")), None)
+        if hw is None:
+            pytest.skip("this glibc searches no glibc-hwcaps subdirectories")
+        d = tmp_path / "hw" / hw
+        value = str(tmp_path / "hw")
+    else:
+        d = tmp_path / "L" / rtld_facts().dst_lib
+        value = str(tmp_path / "L") + "/$LIB"
+    d.mkdir(parents=True, exist_ok=True)
+    for f in jit.iterdir():
+        os.link(f, d / f.name)
+    env = {"PYTHONPATH": str(site), "LD_LIBRARY_PATH": value}
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    code = TF_TRUTH.replace("sys.argv[1]", repr(str(site / "tensorflow" / "libtensorflow_framework.so.2")))
+    t = subprocess.run([_sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True, timeout=300,
+                       cwd=str(cwd))
+    truth = json.loads(t.stdout.strip().splitlines()[-1])
+    assert truth["version"] == 91200, truth  # the loader took the 9.12 copy
+    p = subprocess.run([_sys.executable, "-m", "cudnn_magic", "check", "--json"], env={**base, **env},
+                       capture_output=True, text=True, timeout=600, cwd=str(cwd))
+    row = next(f for f in json.loads(p.stdout)["frameworks"] if f["name"] == "TensorFlow")
+    shim = next(m for m in truth["maps"] if os.path.basename(m).startswith("libcudnn.so.9"))
+    assert (row["cudnn_used"], row["cudnn_used_path"]) == ("9.12.0", shim), row
+
+
+def test_the_console_script_sees_the_working_directory_as_python_does(torch_py, tmp_path):
+    """``cudnn-magic`` (a console script: its sys.path[0] is its bin/ folder) run in a project folder
+    holding ./nvidia/cudnn/lib: python run there preloads that copy, so the report says so too."""
+    proj = merged_site(tmp_path / "proj", target(*CU13_OLD))
+    script = tmp_path / "bin" / "cudnn-magic"
+    script.parent.mkdir()
+    script.write_text(f"#!{torch_py}\nimport sys\nfrom cudnn_magic.cli.main import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+    t = subprocess.run([str(torch_py), "-c", "import torch\ntry:\n    torch.backends.cudnn.version()\nexcept Exception as e:\n"
+                        "    print(e)"], env=base, capture_output=True, text=True, timeout=300, cwd=str(proj))
+    assert "(9, 12, 0)" in t.stdout, t.stdout + t.stderr[-500:]
+    p = subprocess.run([str(script), "check", "--json"], env=base, capture_output=True, text=True, timeout=600, cwd=str(proj))
+    assert torch_row(json.loads(p.stdout))["cudnn_used"] == "9.12.0"
+
+
+def test_a_graph_library_named_for_another_release_is_judged_by_its_content(torch_py, tmp_path):
+    """9.12 files under the names of 9.24 (libcudnn_graph.so.9.24.0 and its soname link): the
+    version constant in the file wins over the name."""
+    old = target(*CU13_OLD) / "nvidia" / "cudnn" / "lib"
+    lib = tmp_path / "named" / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    for f in old.iterdir():
+        os.link(f, lib / (f.name + ".24.0"))
+        (lib / f.name).symlink_to(f.name + ".24.0")
+    env = {"PYTHONPATH": str(tmp_path / "named")}
+    truth = run_py(torch_py, TRUTH, env)
+    assert "(9, 12, 0)" in truth["version_error"], truth
+    assert torch_row(predict(torch_py, env))["cudnn_used"] == "9.12.0"

@@ -6,7 +6,9 @@ The files are the real ``torch/__init__.py`` of 12 CUDA wheels, 2.1.2 to 2.14.1
 torch's own ``_load_global_deps`` and the preload functions it calls, taken out of each file with
 :mod:`ast` and run against folder trees made here: ``ctypes`` is replaced by a recorder at that one
 boundary (nothing can be loaded on a machine with no CUDA libraries; the files in the trees are
-empty), ``/proc/self/maps`` answers as a CUDA build's would, and ``sys.path`` is the tree's. So what
+copies of a small real shared library, ``libdl.so.2``, and the recorder refuses what ``dlopen``
+would refuse: a missing file, a broken link, a file that is not ELF), ``/proc/self/maps`` answers as
+a CUDA build's would, and ``sys.path`` is the tree's. So what
 torch would ``ctypes.CDLL`` first for cuDNN, or that ``import torch`` would fail, comes from torch's
 code, never from ours. The real-wheel lane (``tests/test_real_loaders.py``) checks the same with the
 real torch 2.14.1 and real cuDNN wheels.
@@ -101,6 +103,12 @@ class _Recorder:
             if self.fails and not any("libcudart" in p for p in self.loaded):
                 raise OSError("libcudart.so.12: cannot open shared object file: No such file or directory")
             return None
+        try:  # what dlopen refuses at once
+            with open(path, "rb") as fh:
+                if fh.read(4) != b"\x7fELF":
+                    raise OSError(f"{path}: invalid ELF header")
+        except FileNotFoundError as exc:
+            raise OSError(f"{path}: cannot open shared object file: No such file or directory") from exc
         self.loaded.append(path)
         return None
 
@@ -154,26 +162,42 @@ TREES = {
     "cu12": ["nvidia/cu12/lib/libcudnn.so.9"],
     "cu13": ["nvidia/cu13/lib/libcudnn.so.9"],
     "two_majors": ["nvidia/cudnn/lib/libcudnn.so.8", "nvidia/cudnn/lib/libcudnn.so.9"],
+    "broken_cublas": ["nvidia/cublas/lib/libcublasLt.so.12@", "nvidia/cublas/lib/libcublas.so.12@"],  # broken links
+    "lfs_cudnn": ["nvidia/cudnn/lib/libcudnn.so.9#"],  # a Git LFS pointer named like the library
 }
 SCENARIOS = [  # (sys.path as tree names, libtorch_global_deps.so fails to load)
     (["only_cudnn", "full"], False), (["only_cudnn", "full"], True), (["only_cudnn"], False), (["only_cudnn"], True),
     (["plain_cudnn_dir", "full"], False), (["plain_cudnn_dir", "full"], True), (["plain_with_nvidia", "full"], True),
     (["cu12", "cu13", "full"], False), (["cu12", "cu13", "full"], True), (["full"], False), (["two_majors", "full"], False),
-    ([], False),
+    ([], False), (["broken_cublas", "only_cudnn", "full"], False), (["lfs_cudnn", "full"], False),
+    (["lfs_cudnn", "full"], True),
 ]
+
+
+def _elf_bytes() -> bytes:
+    """A small real shared library's bytes (libdl.so.2), for files that must read as one."""
+    return next(Path(d) / "libdl.so.2" for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                                                  "/usr/lib64", "/lib", "/usr/lib") if (Path(d) / "libdl.so.2").exists()
+                ).read_bytes()
 
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
     root = tmp_path_factory.mktemp("trees")
+    elf = _elf_bytes()
     for name, files in TREES.items():
         for rel in files:
-            p = root / name / rel
+            p = root / name / rel.rstrip("@#")
             p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(b"")
+            if rel.endswith("@"):
+                p.symlink_to(p.parent / "gone" / p.name)
+            elif rel.endswith("#"):
+                p.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 129240\n")
+            else:
+                p.write_bytes(elf)
     pkg = root / "torchpkg"
     (pkg / "lib").mkdir(parents=True)
-    (pkg / "lib" / "libtorch_global_deps.so").write_bytes(b"")
+    (pkg / "lib" / "libtorch_global_deps.so").write_bytes(elf)
     return root, pkg
 
 
@@ -192,11 +216,29 @@ def test_the_prediction_is_what_torch_own_code_does(release, names, fails, trees
     assert rule is not None and rule.source.startswith("torch/__init__.py of the installed torch")
     if err is not None:
         assert pre is None and "import torch fails" in note, (err, note)
-        assert "not found in the system path" in err
+        assert "not found in the system path" in err or "cannot open shared object" in err or "invalid ELF" in err
         return
     assert (pre.path if pre else None) == (os.path.abspath(real) if real else None), (real, pre, note)
     if pre is not None:
         assert pre.sys_path_entry in sys_path and pre.path.startswith(pre.sys_path_entry + os.sep)
+
+
+@pytest.mark.parametrize("value,preloads", [("1", False), ("", True)])
+def test_torch_use_rtld_global_means_no_preload(tmp_path, value, preloads):
+    """``if (USE_RTLD_GLOBAL_WITH_LIBTORCH or os.getenv("TORCH_USE_RTLD_GLOBAL"))`` in every release:
+    set, torch never calls _load_global_deps."""
+    tpkg = tmp_path / "torch"
+    tpkg.mkdir()
+    (tpkg / "__init__.py").write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
+    lib = tmp_path / "d" / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcudnn.so.9").write_bytes(_elf_bytes())
+    pre, rule, note = torch_preload(str(tpkg), "2.14.1", "13.0", [str(tmp_path / "d")],
+                                    environ={"TORCH_USE_RTLD_GLOBAL": value})
+    assert rule.rtld_global_env == "TORCH_USE_RTLD_GLOBAL"
+    assert (pre is not None) == preloads, note
+    if not preloads:
+        assert "TORCH_USE_RTLD_GLOBAL is set" in note
 
 
 def test_a_cpu_build_preloads_nothing(tmp_path):
@@ -204,14 +246,14 @@ def test_a_cpu_build_preloads_nothing(tmp_path):
     tpkg.mkdir()
     (tpkg / "__init__.py").write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
     (tmp_path / "d" / "nvidia" / "cudnn" / "lib").mkdir(parents=True)
-    (tmp_path / "d" / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9").write_bytes(b"")
+    (tmp_path / "d" / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9").write_bytes(_elf_bytes())
     pre, rule, note = torch_preload(str(tpkg), "2.14.1+cpu", None, [str(tmp_path / "d")])
     assert pre is None and rule is not None and "CPU build" in note
 
 
 def test_an_unreadable_file_falls_back_to_the_known_behaviour(tmp_path):
     (tmp_path / "d" / "nvidia" / "cudnn" / "lib").mkdir(parents=True)
-    (tmp_path / "d" / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9").write_bytes(b"")
+    (tmp_path / "d" / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9").write_bytes(_elf_bytes())
     pre, rule, note = torch_preload(str(tmp_path / "no-torch-here"), "2.14.1", "13.0", [str(tmp_path / "d")])
     assert rule is rule_for_version("2.14.1") and "using the known behaviour of torch 2.14.1" in note
     assert pre is not None and pre.path.endswith("d/nvidia/cudnn/lib/libcudnn.so.9")

@@ -120,6 +120,18 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _as_python_would() -> None:
+    """Make ``sys.path`` the one the user's own ``python`` (a script run from here, ``python -c``, a
+    Jupyter kernel) starts with: the ``cudnn-magic`` console script's first entry is its own
+    ``bin/`` folder, where every program the report speaks of has the working directory (PyTorch
+    preloads a ``./nvidia/cudnn/lib`` from it). ``python -m cudnn_magic`` already has it."""
+    if sys.argv and sys.path:
+        script_dir = os.path.dirname(os.path.realpath(sys.argv[0]))
+        first = sys.path[0]
+        if first and os.path.realpath(first) == script_dir and os.path.basename(sys.argv[0]).startswith("cudnn-magic"):
+            sys.path[0] = os.getcwd()
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (see module docstring)."""
     out = out or sys.stdout
@@ -132,6 +144,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.command is None:
         parser.print_help(out)
         return 2
+    _as_python_would()
     try:
         if args.command == "check":
             from .check import cli_check  # start-up cost (as above)

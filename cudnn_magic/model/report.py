@@ -140,6 +140,8 @@ class WheelOverwrite:
         mixed: True when some files match one distribution and others another.
         sizes: bytes each distribution's ``RECORD`` lists in ``directory`` (what a
             ``--force-reinstall`` of it rewrites), aligned with ``distributions``.
+        site: the folder the distributions are installed in (holding their ``.dist-info``): a
+            site-packages, or a ``pip install --target`` folder.
     """
 
     directory: str
@@ -149,6 +151,7 @@ class WheelOverwrite:
     evidence: tuple[str, ...] = ()
     mixed: bool = False
     sizes: tuple[int, ...] = ()
+    site: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,8 @@ class Resolution:
             "RUNPATH $ORIGIN/../nvidia/cudnn/lib of libtorch_cuda.so", "ld.so cache",
             "already mapped in this process").
         shadowed: paths of other candidates this pick hides, in search order.
+        opened: the path the loader opens it by, when that is not ``picked`` (a symbolic link):
+            glibc sets the object's ``$ORIGIN`` from it, so its sub-libraries are looked for there.
     """
 
     consumer: str
@@ -172,6 +177,7 @@ class Resolution:
     picked: str | None
     reason: str
     shadowed: tuple[str, ...] = ()
+    opened: str | None = None
 
 
 @dataclass(frozen=True)

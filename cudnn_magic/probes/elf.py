@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from ..files import open_regular
 
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
 PT_LOAD, PT_DYNAMIC = 1, 2
@@ -50,7 +51,7 @@ def read_dynamic(path: str) -> ElfDynamic:
             named ``libcudnn.so.9``).
         OSError: the file cannot be opened (permissions, broken symlink).
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         ident = fh.read(16)
         if len(ident) < 16 or ident[:4] != b"\x7fELF":
             raise NotElf("not an ELF file")
@@ -160,7 +161,7 @@ def read_symbol_bytes(path: str, name: str, size: int = 4) -> bytes | None:
         OSError: the file cannot be opened.
     """
     want = name.encode()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         ident = fh.read(16)
         if len(ident) < 16 or ident[:4] != b"\x7fELF":
             raise NotElf("not an ELF file")
@@ -233,7 +234,7 @@ def symbol_slots(path: str, prefix: str) -> tuple[list[tuple[str, int]], list[tu
         OSError: the file cannot be opened.
     """
     want = prefix.encode()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         ident = fh.read(16)
         if len(ident) < 16 or ident[:4] != b"\x7fELF":
             raise NotElf("not an ELF file")

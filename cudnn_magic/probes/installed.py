@@ -128,8 +128,9 @@ def _site_dirs() -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     names = {d for d, _ in seen}
     for p in sys.path:
-        if not isinstance(p, str):
+        if not isinstance(p, (str, os.PathLike)):
             continue
+        p = os.fspath(p)
         d = os.path.abspath(p or os.curdir)
         if d in names or not os.path.isdir(d):
             continue
@@ -279,9 +280,9 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
     """(version, where it came from) of the file ``real`` itself, without calling it, so that
     no other copy can answer for it. In order:
 
-    1. the real file name (``libcudnn.so.8.9.7``);
-    2. for a sub-library, the version constant it carries (``cudnn_graph_version``,
-       :func:`~cudnn_magic.probes.libnames.embedded_version`);
+    1. for a sub-library, the version constant it carries (``cudnn_graph_version``,
+       :func:`~cudnn_magic.probes.libnames.embedded_version`): the content wins over a name;
+    2. the real file name (``libcudnn.so.8.9.7``);
     3. the owning cuDNN wheel's version when the file's sha256 (or, for large files, size)
        matches that wheel's ``RECORD`` (``ownership.confirmed``);
     4. for a main library, the constant of the ``libcudnn_graph`` beside it on disk (cuDNN 9's
@@ -294,14 +295,14 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
     folder alone can tell)."""
     name = os.path.basename(real)
     parsed = libnames.parse_name(name)
-    if parsed and parsed[2]:
-        return parsed[2], "file name"
     major = parsed[1] if parsed else None
     is_main = bool(parsed and parsed[0] == "cudnn")
-    if not is_main:
+    if not is_main:  # what the file carries wins over what its name says (a renamed file)
         ev = libnames.embedded_version(real)
         if ev:
             return ev, f"{parsed[0]}_version constant in the file" if parsed else "constant in the file"
+    if parsed and parsed[2]:
+        return parsed[2], "file name"
     pv = pip_version_of(owner)
     wheel = libnames.pip_dist_version_to_cudnn(pv) if pv and "cudnn" in owner else None
     if wheel and ownership is not None and ownership.confirmed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from ..files import open_regular
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -91,7 +92,7 @@ def header_version(lib_dir: str) -> tuple[str, str] | None:
         for hname in ("cudnn_version.h", "cudnn_version_v9.h", "cudnn_version_v8.h", "cudnn.h"):
             path = os.path.normpath(os.path.join(inc, hname))
             try:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     text = fh.read(200_000)
             except OSError:
                 continue
@@ -138,7 +139,7 @@ def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
         raw = read_symbol_bytes(path, f"{parsed[0]}_version", 4)
         if raw is None:
             return None
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             little = fh.read(6)[5:6] != b"\x02"
     except (OSError, NotElf, ValueError):
         return None

@@ -176,6 +176,26 @@ def _answering_sublib(major: int | None, mapped_names: set[str]) -> bool:
     return True  # cuDNN 7 and older: one monolithic library
 
 
+def safe_to_call_mapped_cudnn(maps_path: str = "/proc/self/maps") -> tuple[bool, str]:
+    """(True, "") when every cuDNN main library mapped here already has the sub-library that
+    answers its calls mapped too, so a version call through a framework (``torch.backends.cudnn
+    .version()``) cannot make the shim open one: a shim whose graph library is missing ABORTS the
+    process on its first call ("Invalid handle. Cannot load symbol cudnnGetVersion"). Else (False,
+    why). Right after ``import torch`` only the shim is mapped, so this says False until the first
+    cuDNN call of the user's own code. Never raises."""
+    try:
+        paths, _ = mapped_cudnn_paths(maps_path)
+    except Exception as exc:  # noqa: BLE001
+        return False, f"the mapped libraries could not be read ({exc})"
+    names = {os.path.basename(p) for p in paths}
+    for p in paths:
+        parsed = libnames.parse_name(os.path.basename(p))
+        if parsed and parsed[0] == "cudnn" and not _answering_sublib(parsed[1], names):
+            return False, (f"{p} is mapped without the sub-library that answers its calls; asking it would make it "
+                           "open one here (a shim whose libcudnn_graph is missing aborts the process)")
+    return True, ""
+
+
 def _answering_sublib_beside(path: str) -> bool:
     """Is the sub-library that answers this main library's version calls in its folder on disk
     (``libcudnn_graph.so.9`` for 9.x, ``libcudnn_ops_infer.so.8``/``libcudnn_ops.so.8`` for 8.x)?"""

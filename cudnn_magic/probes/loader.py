@@ -36,6 +36,7 @@ is the one asked for is reused, as step 1 says), and the default directories are
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -53,7 +54,32 @@ __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_cha
 #: ``system_dirs``, built from ``slibdir`` and ``libdir``).
 DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 _RTLD = ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2")
-_default_dirs: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RtldFacts:
+    """What the running glibc loader says of itself (read once per process; the defaults are
+    glibc's for x86-64 when it cannot be asked).
+
+    Attributes:
+        system_dirs: the default directories, in order (``--list-diagnostics``
+            ``path.system_dirs``).
+        dst_lib: what ``$LIB`` expands to (``dl_dst_lib``: ``lib/x86_64-linux-gnu`` on Debian).
+        platform: what ``$PLATFORM`` expands to (``dl_platform``: ``haswell``, ``x86_64``...).
+        subdirs: the subdirectories glibc tries in every search directory before the directory
+            itself, in order, ending with ``""`` (the directory): ``glibc-hwcaps/x86-64-v3``, the
+            legacy ``tls/haswell/x86_64``... Read from the loader's own ``LD_DEBUG=libs`` search
+            path for a probe directory, so it is this glibc's expansion.
+    """
+
+    system_dirs: tuple[str, ...] = DEFAULT_DIRS
+    dst_lib: str = "lib64"
+    platform: str = "x86_64"
+    subdirs: tuple[str, ...] = ("glibc-hwcaps/x86-64-v4", "glibc-hwcaps/x86-64-v3", "glibc-hwcaps/x86-64-v2", "")
+
+
+_rtld_facts: RtldFacts | None = None
+_PROBE_DIR = "/__cudnn_magic_probe__"
 
 
 def _parse_system_dirs(text: str) -> tuple[str, ...]:
@@ -73,29 +99,120 @@ def _parse_system_dirs(text: str) -> tuple[str, ...]:
     return tuple(d for _, d in sorted(out))
 
 
-def default_dirs() -> tuple[str, ...]:
-    """The directories glibc searches last, in its order: read once per process from the
-    running loader (``ld.so --list-diagnostics``, glibc 2.33 and later: ``path.system_dirs``;
-    on Debian 12 ``/lib/x86_64-linux-gnu``, ``/usr/lib/x86_64-linux-gnu``, ``/lib``, ``/usr/lib``),
-    else :data:`DEFAULT_DIRS`. Never raises."""
-    global _default_dirs
-    if _default_dirs is not None:
-        return _default_dirs
-    found: tuple[str, ...] = ()
-    for rtld in _RTLD:
-        if not os.path.exists(rtld):
-            continue
+def _diag_value(text: str, key: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith(key + "="):
+            return line.split("=", 1)[1].strip().strip('"')
+    return None
+
+
+def _parse_subdirs(debug: str) -> tuple[str, ...]:
+    """The subdirectories of ``_PROBE_DIR`` in the first ``search path=`` line of ``LD_DEBUG=libs``
+    output, in order, the directory itself as ``""``."""
+    for line in debug.splitlines():
+        if "search path=" in line and _PROBE_DIR in line:
+            path = line.split("search path=", 1)[1].split("\t")[0].split("(")[0].strip()
+            out = []
+            for d in path.split(":"):
+                d = d.strip()
+                if d == _PROBE_DIR:
+                    out.append("")
+                elif d.startswith(_PROBE_DIR + "/"):
+                    out.append(d[len(_PROBE_DIR) + 1:])
+            if out and out[-1] == "":
+                return tuple(out)
+    return ()
+
+
+def rtld_facts() -> RtldFacts:
+    """The running loader's own facts (:class:`RtldFacts`), read once per process from
+    ``ld.so --list-diagnostics`` (glibc 2.33 and later) and from its ``LD_DEBUG=libs`` search path
+    for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. Never raises."""
+    global _rtld_facts
+    if _rtld_facts is not None:
+        return _rtld_facts
+    facts = RtldFacts()
+    rtld = next((r for r in _RTLD if os.path.exists(r)), None)
+    if rtld is not None:
         try:
             import subprocess  # start-up cost: only the loader model needs it, once per process
 
-            proc = subprocess.run([rtld, "--list-diagnostics"], capture_output=True, text=True, timeout=5,
-                                  env={"LC_ALL": "C"})
-            found = _parse_system_dirs(proc.stdout) if proc.returncode == 0 else ()
-        except (OSError, subprocess.SubprocessError, ValueError):
-            found = ()
-        break
-    _default_dirs = found or DEFAULT_DIRS
-    return _default_dirs
+            env = {"LC_ALL": "C"}
+            diag = subprocess.run([rtld, "--list-diagnostics"], capture_output=True, text=True, timeout=5, env=env)
+            dirs = _parse_system_dirs(diag.stdout) if diag.returncode == 0 else ()
+            lib = _diag_value(diag.stdout, "dl_dst_lib") if diag.returncode == 0 else None
+            plat = _diag_value(diag.stdout, "dl_platform") if diag.returncode == 0 else None
+            true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
+            sub: tuple[str, ...] = ()
+            if true:
+                dbg = subprocess.run([rtld, true], capture_output=True, text=True, timeout=5,
+                                     env={**env, "LD_DEBUG": "libs", "LD_LIBRARY_PATH": _PROBE_DIR})
+                sub = _parse_subdirs(dbg.stderr)
+            facts = RtldFacts(dirs or facts.system_dirs, lib or facts.dst_lib, plat or facts.platform,
+                              sub or facts.subdirs)
+        except Exception:  # noqa: BLE001 - OSError, SubprocessError, a timeout: glibc's defaults stand
+            facts = RtldFacts()
+    _rtld_facts = facts
+    return facts
+
+
+def default_dirs() -> tuple[str, ...]:
+    """The directories glibc searches last, in its order (:func:`rtld_facts`; on Debian 12
+    ``/lib/x86_64-linux-gnu``, ``/usr/lib/x86_64-linux-gnu``, ``/lib``, ``/usr/lib``). Never raises."""
+    return rtld_facts().system_dirs
+
+
+_listing_cache: dict[str, tuple[int, frozenset[str]]] = {}
+
+
+def candidates_in(directory: str, soname: str) -> list[str]:
+    """The paths glibc tries for ``soname`` in one search directory, in its order: each
+    hardware-capability subdirectory (:attr:`RtldFacts.subdirs`: ``glibc-hwcaps/x86-64-v3``, the
+    legacy ``tls``, ``haswell``...) that exists, then the directory itself."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return []
+    hit = _listing_cache.get(directory)
+    if hit is None or hit[0] != st.st_mtime_ns:
+        try:
+            names = frozenset(os.listdir(directory))
+        except OSError:
+            names = frozenset()
+        hit = (st.st_mtime_ns, names)
+        with _lock:
+            _listing_cache[directory] = hit
+    names = hit[1]
+    out = []
+    for sub in rtld_facts().subdirs:
+        if sub == "":
+            if soname in names:
+                out.append(os.path.join(directory, soname))
+        elif sub.split("/", 1)[0] in names:
+            out.append(os.path.join(directory, sub, soname))
+    return out
+
+
+def ld_library_path_entries(value: str, executable: str | None = None, cwd: str | None = None) -> list[tuple[str, str]]:
+    """``LD_LIBRARY_PATH`` as glibc reads it (``ld.so(8)``): entries separated by ``:`` or ``;``,
+    an empty entry meaning the working directory (a trailing ``:`` puts it on the path),
+    ``$ORIGIN`` (the executable's directory), ``$LIB`` and ``$PLATFORM`` expanded. Returns
+    (directory, entry as written)."""
+    facts = rtld_facts()
+    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    base = cwd if cwd is not None else os.getcwd()
+    out = []
+    parts = re.split(r"[:;]", value) if value else []
+    for e in parts:
+        d = e
+        for tok in ("${ORIGIN}", "$ORIGIN"):
+            d = d.replace(tok, os.path.dirname(exe))
+        d = d.replace("${LIB}", facts.dst_lib).replace("$LIB", facts.dst_lib)
+        d = d.replace("${PLATFORM}", facts.platform).replace("$PLATFORM", facts.platform)
+        d = os.path.normpath(os.path.join(base, d)) if d else base
+        out.append((d, e if e else "(empty: the working directory)"))
+    return out
+
 
 _lock = threading.Lock()
 _elf_cache: dict[str, tuple[tuple[int, int, int], ElfDynamic | str]] = {}
@@ -138,14 +255,16 @@ def cache_stats() -> dict[str, int]:
 
 def expand_entry(entry: str, origin: str, cwd: str | None = None) -> tuple[str, str]:
     """Expand one RPATH/RUNPATH entry as ``ld.so(8)`` does: ``$ORIGIN``/``${ORIGIN}`` is the
-    directory of the object that carries it, ``$LIB`` is ``lib64`` on 64-bit x86, ``$PLATFORM``
-    ``x86_64``. Returns (directory, note); the note says when the entry is relative to the
-    working directory (glibc opens it from there)."""
+    directory of the object that carries it (the folder of the path it was opened by, symbolic
+    links not resolved), ``$LIB`` and ``$PLATFORM`` what this glibc says (:func:`rtld_facts`).
+    Returns (directory, note); the note says when the entry is relative to the working directory
+    (glibc opens it from there)."""
+    facts = rtld_facts()
     out = entry
-    for tok in ("$ORIGIN", "${ORIGIN}"):
+    for tok in ("${ORIGIN}", "$ORIGIN"):
         out = out.replace(tok, origin)
-    out = out.replace("${LIB}", "lib64").replace("$LIB", "lib64")
-    out = out.replace("${PLATFORM}", "x86_64").replace("$PLATFORM", "x86_64")
+    out = out.replace("${LIB}", facts.dst_lib).replace("$LIB", facts.dst_lib)
+    out = out.replace("${PLATFORM}", facts.platform).replace("$PLATFORM", facts.platform)
     note = ""
     if not os.path.isabs(out):
         base = cwd if cwd is not None else os.getcwd()
@@ -223,9 +342,8 @@ def search_steps(requester: str | None, chain: list[str], *, environ: dict[str, 
             for e in _rpath(elf_facts(exe)):
                 d, note = expand_entry(e, os.path.dirname(exe), cwd)
                 steps.append(LoaderStep(d, f"RPATH {e} of the executable {os.path.basename(exe)}{note}"))
-    for e in env.get("LD_LIBRARY_PATH", "").split(":"):
-        if e:
-            steps.append(LoaderStep(os.path.normpath(e), f"LD_LIBRARY_PATH entry {e}"))
+    for d, e in ld_library_path_entries(env.get("LD_LIBRARY_PATH", ""), exe, cwd):
+        steps.append(LoaderStep(d, f"LD_LIBRARY_PATH entry {e}"))
     if has_runpath and requester:
         for e in req_facts.runpath:  # type: ignore[union-attr]
             d, note = expand_entry(e, os.path.dirname(requester), cwd)
@@ -247,8 +365,9 @@ def loaded_sonames(mapped: list[str] | tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tuple[str, str] | None:
-    """(real path, why) of the first preload whose SONAME (or file name) is ``soname``."""
+def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tuple[str, str, str] | None:
+    """(real path, why, the path as loaded) of the first preload whose SONAME (or file name) is
+    ``soname``."""
     for p in preloads:
         if not os.path.exists(p.path):
             continue
@@ -258,7 +377,7 @@ def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tu
         if isinstance(facts, ElfDynamic) and facts.soname:
             names = {facts.soname}  # glibc matches a loaded object by its SONAME once it has one
         if soname in names:
-            return real, p.why
+            return real, p.why, p.path
     return None
 
 
@@ -283,31 +402,34 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
         if hit:
             return Resolution(consumer, requester, soname, hit, "already mapped in this process (the loader reuses it)")
         pre = _preloaded(soname, preloads)
-        hits: list[tuple[str, str]] = []
+        hits: list[tuple[str, str, str]] = []  # (real path, why, the path as opened: its folder is $ORIGIN)
         if pre is not None:
-            hits.append((pre[0], f"preloaded: {pre[1]}"))
+            hits.append((pre[0], f"preloaded: {pre[1]}", pre[2]))
         seen_dirs: set[str] = set()
         for step in search_steps(requester, chain, environ=environ, executable=executable, cwd=cwd):
             if step.directory in seen_dirs:
                 continue
             seen_dirs.add(step.directory)
-            cand = os.path.join(step.directory, soname)
-            if os.path.exists(cand):
-                hits.append((os.path.realpath(cand), step.why))
+            for cand in candidates_in(step.directory, soname):
+                if os.path.exists(cand):
+                    sub = os.path.relpath(os.path.dirname(cand), step.directory)
+                    hits.append((os.path.realpath(cand), step.why + (f" (its {sub}/ subdirectory)" if sub != "." else ""),
+                                 cand))
         for p in (ldcache or {}).get(soname, []):
             if os.path.exists(p):
-                hits.append((os.path.realpath(p), "ld.so cache"))
+                hits.append((os.path.realpath(p), "ld.so cache", p))
         for d in default_dirs():
-            cand = os.path.join(d, soname)
-            if os.path.exists(cand):
-                hits.append((os.path.realpath(cand), f"default dir {d}"))
-        uniq: list[tuple[str, str]] = []
+            for cand in candidates_in(d, soname):
+                if os.path.exists(cand):
+                    hits.append((os.path.realpath(cand), f"default dir {d}", cand))
+        uniq: list[tuple[str, str, str]] = []
         for h in hits:
             if all(h[0] != u[0] for u in uniq):
                 uniq.append(h)
         if not uniq:
             return Resolution(consumer, requester, soname, None, "not found by the loader's search")
-        return Resolution(consumer, requester, soname, uniq[0][0], uniq[0][1], tuple(u[0] for u in uniq[1:]))
+        return Resolution(consumer, requester, soname, uniq[0][0], uniq[0][1], tuple(u[0] for u in uniq[1:]),
+                          uniq[0][2] if uniq[0][2] != uniq[0][0] else None)
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return Resolution(consumer, requester, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")
 

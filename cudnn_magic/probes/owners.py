@@ -34,12 +34,15 @@ import sys
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
+from ..files import open_regular
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
 _RELEVANT = tuple(sorted({"cudnn", "tf_nightly"} | {c.import_name for c in CONSUMERS if c.import_name}))
 #: Files up to this size are hashed (sha256) to decide ownership; larger ones by size only.
 HASH_LIMIT_BYTES = 4 << 20
+#: A RECORD larger than this is not read (TensorFlow 2.21's, 22,000 rows, is 2.5 MB).
+MAX_RECORD_BYTES = 32 << 20
 _MAX_LEVELS = 8  # folders walked up from a file looking for a .dist-info
 
 
@@ -82,7 +85,7 @@ def file_digest(path: str) -> str:
         OSError: the file cannot be read.
     """
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")
@@ -108,7 +111,9 @@ def find_overwritten_wheels(distributions: Iterable[DistRecord], observed: Mappi
     """
     claims: dict[str, dict[tuple[str, str], RecordEntry]] = {}
     sizes_of: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (name, version) -> [(abspath, bytes)]
+    roots: dict[tuple[str, str], str] = {}
     for d in distributions:
+        roots.setdefault((d.name, d.version), d.root)
         for e in d.entries:
             if ".dist-info/" in e.path.replace(os.sep, "/"):
                 continue
@@ -147,7 +152,7 @@ def find_overwritten_wheels(distributions: Iterable[DistRecord], observed: Mappi
         out.append(WheelOverwrite(directory=directory, distributions=dists, present=present, files=tuple(paths),
                                   evidence=tuple(evidence) if decided else (), mixed=mixed,
                                   sizes=tuple(sum(b for p, b in sizes_of.get(d, ()) if p.startswith(directory + os.sep))
-                                              for d in dists)))
+                                              for d in dists), site=roots.get(dists[0], "")))
     return tuple(out)
 
 
@@ -174,11 +179,14 @@ def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord |
     name, _, version = base.partition("-")
     entries: list[RecordEntry] = []
     try:
-        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                e = _parse_record_line(line)
-                if e is not None:
-                    entries.append(e)
+        with open_regular(os.path.join(dist_info, "RECORD")) as fh:
+            data = fh.read(MAX_RECORD_BYTES + 1)
+        if len(data) > MAX_RECORD_BYTES:
+            return None  # no wheel's RECORD is near this (TensorFlow's: 2.5 MB); not one to read
+        for line in data.decode("utf-8", "replace").splitlines():
+            e = _parse_record_line(line)
+            if e is not None:
+                entries.append(e)
     except OSError:
         return None
     return DistRecord(name.replace("_", "-").lower(), version, os.path.dirname(dist_info), tuple(entries), dist_info)
@@ -357,8 +365,9 @@ def _site_dirs() -> tuple[str, ...]:
     ``PYTHONPATH``, a folder a ``.pth`` file adds), in order, once each."""
     out: dict[str, None] = {}
     for p in sys.path:
-        if isinstance(p, str) and p and os.path.isdir(p):
-            out.setdefault(os.path.abspath(p), None)
+        p = os.fspath(p) if isinstance(p, os.PathLike) else p
+        if isinstance(p, str) and os.path.isdir(p or os.curdir):
+            out.setdefault(os.path.abspath(p or os.curdir), None)
     return tuple(out)
 
 

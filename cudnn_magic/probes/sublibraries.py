@@ -64,6 +64,12 @@ def main_major(path: str) -> int | None:
     return p[1] if p and p[0] == "cudnn" else None
 
 
+def file_version(path: str) -> str | None:
+    """The cuDNN version of the file ``path`` itself (name, constant, wheel, header: :func:`~cudnn_magic
+    .probes.installed.static_version`), or None. Never raises."""
+    return _version(path)
+
+
 def _version(path: str) -> str | None:
     from .installed import static_version  # start-up cost: only this probe path needs it
     from .owners import owner_of

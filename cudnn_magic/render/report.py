@@ -137,7 +137,10 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def summary_line(report: Report) -> str:
     """One line: the mapped cuDNN and the worst verdict."""
     mains = [c for c in report.cudnn_loaded if c.is_main]
-    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or "none mapped yet"
+    subs = [c for c in report.cudnn_loaded if not c.is_main]
+    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or (
+        "no main library, but " + ", ".join(f"{c.name} {_ver(c.version)} ({c.path})" for c in subs[:2])
+        + (" and more" if len(subs) > 2 else "") + " mapped (a later libcudnn.so reuses them)" if subs else "none mapped yet")
     errors = sum(1 for f in report.findings if f.severity == "error")
     warns = sum(1 for f in report.findings if f.severity == "warning")
     state = "OK" if not errors and not warns else f"{errors} error(s), {warns} warning(s)"

@@ -158,12 +158,15 @@ def _name_major(name: str) -> int | None:
 
 
 def folder_findings(copies: Iterable[LibraryCopy], *, listed: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
-                    present: Mapping[str, Iterable[tuple[str, str]]] | None = None) -> list[Finding]:
+                    present: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+                    graph_elsewhere: Mapping[str, tuple[str, str, str | None]] | None = None) -> list[Finding]:
     """``cudnn-sublibrary-load-failed`` findings for every folder that is not one whole release of
     a major (module docstring): stray files of another release, files replaced after install,
     files the wheel's ``RECORD`` lists that are gone, and a cuDNN 9 shim with no graph library
     beside it. ``present``: ``{folder: (name, real path) of each cuDNN file on disk}``
-    (:attr:`cudnn_magic.probes.installed.Inventory.present`)."""
+    (:attr:`cudnn_magic.probes.installed.Inventory.present`). ``graph_elsewhere``: for a shim with no
+    graph library beside it, the one the loader finds next for it (path, why, version), from the
+    loader model: then its calls run that one, and the finding says so instead of an abort."""
     out: list[Finding] = []
     present = {k: tuple(v) for k, v in (present or {}).items()}
     groups = group_folders(present, copies)
@@ -202,12 +205,23 @@ def folder_findings(copies: Iterable[LibraryCopy], *, listed: Mapping[str, tuple
         has_graph = any(c.name.startswith("libcudnn_graph.so.9") for c in group) or any(
             n.startswith("libcudnn_graph.so.9") for n in names)
         if mains and not has_graph:
-            out.append(Finding(
-                "cudnn-sublibrary-load-failed", "error", f"{mains[0].path} has no libcudnn_graph.so.9 beside it",
-                "The first cuDNN call through this copy aborts the process (\"Invalid handle. Cannot load symbol "
-                "cudnnGetVersion\") unless another libcudnn_graph.so.9 is already loaded.",
-                (Fix("reinstall-cudnn", "Reinstall this cuDNN completely",
-                     f"reinstall the package that owns {folder} ({mains[0].owner})" if mains[0].owner != "system"
-                     else f"{folder} belongs to no package: remove {mains[0].path} or install a complete cuDNN there",
-                     True),)))
+            shim = mains[0]
+            copy = "a copy of" in (shim.owner_evidence or "") or shim.owner == "system"
+            fix = Fix("reinstall-cudnn", "Reinstall this cuDNN completely",
+                      f"{folder} holds only a copy of the shim: remove {shim.path}, or copy the whole set of one release "
+                      "there" if copy else f"reinstall the package that owns {folder} ({shim.owner})", True)
+            other = (graph_elsewhere or {}).get(shim.path)
+            if other is not None:
+                gpath, why, gver = other
+                out.append(Finding(
+                    "cudnn-sublibrary-load-failed", "warning",
+                    f"{shim.path} has no libcudnn_graph.so.9 beside it; its calls go to {gpath}",
+                    f"The shim opens libcudnn_graph.so.9 by soname, and the loader finds none beside it, then {gpath} "
+                    f"({why}{f', cuDNN {gver}' if gver else ''}): what runs is that release, not one shipped with this "
+                    "shim.", (fix,)))
+            else:
+                out.append(Finding(
+                    "cudnn-sublibrary-load-failed", "error", f"{shim.path} has no libcudnn_graph.so.9 beside it",
+                    "The first cuDNN call through this copy aborts the process (\"Invalid handle. Cannot load symbol "
+                    "cudnnGetVersion\") unless another libcudnn_graph.so.9 is already loaded.", (fix,)))
     return out

@@ -278,7 +278,7 @@ class _Finder:
 
     def search_dirs(self) -> list[str]:
         entries = self.paths if self.paths is not None else sys.path
-        return [os.path.abspath(p or os.curdir) for p in entries if isinstance(p, str)]
+        return [os.path.abspath(os.fspath(p) or os.curdir) for p in entries if isinstance(p, (str, os.PathLike))]
 
     def package_dirs(self, name: str) -> list[str]:
         """Directories of top-level package ``name`` (several for a namespace package), in the

@@ -104,7 +104,12 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
             compiled, source = v, f"cupy_backends.cuda.libs.cudnn.get_build_version() = {bv}"
         elif err:
             notes.append(f"CuPy: get_build_version() failed: {err}")
-        rv, err = _call(cudnn_mod.getVersion) if hasattr(cudnn_mod, "getVersion") else (None, None)
+        from ..loaded import safe_to_call_mapped_cudnn  # start-up cost: only an imported CuPy needs it
+
+        safe, why = safe_to_call_mapped_cudnn()
+        rv, err = (_call(cudnn_mod.getVersion) if hasattr(cudnn_mod, "getVersion") else (None, None)) if safe else (None, None)
+        if not safe:
+            notes.append(f"CuPy: cudnn.getVersion() not asked: {why}")
         v = _decode_int_cudnn(rv) if rv is not None else None
         if v is not None:
             kw["cudnn_runtime"] = str(v)

@@ -106,20 +106,45 @@ def read_plugin(init_path: str) -> PluginFacts | str:
     return PluginFacts(init_path, preload, refuses, multi, rule)
 
 
+def _package_dir(entries: list[str], name: str) -> str | None:
+    """``pkg.__path__[0]`` for a top-level ``name`` the way Python's path finder resolves it:
+    a regular package (``name/__init__.py``) in any entry wins, wherever it stands; else a
+    namespace package over every entry's ``name/`` folder, the first in order."""
+    regular = next((os.path.join(e, name) for e in entries if os.path.isfile(os.path.join(e, name, "__init__.py"))), None)
+    if regular is not None:
+        return regular
+    return next((os.path.join(e, name) for e in entries if os.path.isdir(os.path.join(e, name))), None)
+
+
+def nvidia_module_dir(module: str, sys_path: Iterable[str]) -> str | None:
+    """``nvidia.<module>.__path__[0]`` as ``importlib.import_module`` would find it (None when the
+    import would fail): ``nvidia`` is a namespace package over the NVIDIA wheels, unless one of them
+    ships ``nvidia/__init__.py`` (``nvidia-cudnn-cu12`` 8.9.7 does), which makes it a regular package
+    of that one folder."""
+    entries = [os.path.abspath(os.fspath(e) or os.curdir) for e in sys_path if isinstance(e, (str, os.PathLike))]
+    nv = _package_dir(entries, "nvidia")
+    if nv is None:
+        return None
+    if os.path.isfile(os.path.join(nv, "__init__.py")):
+        parents = [nv]
+    else:
+        parents = [os.path.join(e, "nvidia") for e in entries if os.path.isdir(os.path.join(e, "nvidia"))]
+    return _package_dir(parents, module)
+
+
 def jax_preload(soname: str, sys_path: Iterable[str]) -> Preload | None:
-    """The file ``_load("cudnn", [soname])`` would load: ``nvidia.cudnn.__path__[0]/lib/<soname>``,
-    the ``nvidia/cudnn`` folder of the first ``sys.path`` entry that has one (a namespace package's
-    first portion); None when that folder has no such file (the load then fails silently and the
-    plugin's own lookup decides)."""
-    for entry in sys_path:
-        if not isinstance(entry, str):
-            continue
-        folder = os.path.join(entry or os.curdir, "nvidia", "cudnn")
-        if os.path.isdir(folder):
-            path = os.path.join(folder, "lib", soname)
-            if os.path.exists(path):
-                return Preload(os.path.abspath(path), f"JAX's CUDA plugin loads nvidia.cudnn.__path__[0]/lib/{soname} by "
-                               f"path when it initializes (jax_plugins _load_nvidia_libraries), from sys.path entry "
-                               f"{entry or '(working directory)'}", entry)
-            return None
-    return None
+    """The file ``_load("cudnn", [soname])`` would load: ``nvidia.cudnn.__path__[0]/lib/<soname>``
+    (:func:`nvidia_module_dir`); None when that folder has no such file (the load then fails
+    silently and the plugin's own lookup decides) or ``nvidia.cudnn`` does not import."""
+    sys_path = list(sys_path)
+    folder = nvidia_module_dir("cudnn", sys_path)
+    if folder is None:
+        return None
+    path = os.path.join(folder, "lib", soname)
+    if not os.path.exists(path):
+        return None
+    entry = next((os.fspath(e) for e in sys_path if isinstance(e, (str, os.PathLike))
+                  and folder.startswith(os.path.abspath(os.fspath(e) or os.curdir) + os.sep)), "")
+    return Preload(os.path.abspath(path), f"JAX's CUDA plugin loads nvidia.cudnn.__path__[0]/lib/{soname} by path when it "
+                   f"initializes (jax_plugins _load_nvidia_libraries), from sys.path entry {entry or '(working directory)'}",
+                   entry)

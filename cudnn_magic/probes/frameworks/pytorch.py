@@ -78,12 +78,18 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
     elif bundled is not None:
         compiled, source = bundled[0], f"cuDNN bundled in torch/lib ({bundled[1]})"
     if mod is not None:
-        rt, err = _call(lambda: importlib.import_module("torch.backends.cudnn").version())
-        if err:
-            notes.append(f"PyTorch: torch.backends.cudnn.version() failed: {err}")
-        elif rt is not None:
-            v = try_parse(rt)
-            kw["cudnn_runtime"] = str(v) if v else str(rt)
+        from ..loaded import safe_to_call_mapped_cudnn  # start-up cost: only an imported torch needs it
+
+        safe, why = safe_to_call_mapped_cudnn()
+        if not safe:  # never make the kernel's cuDNN open a sub-library: a missing one aborts the process
+            notes.append(f"PyTorch: torch.backends.cudnn.version() not asked: {why}")
+        else:
+            rt, err = _call(lambda: importlib.import_module("torch.backends.cudnn").version())
+            if err:
+                notes.append(f"PyTorch: torch.backends.cudnn.version() failed: {err}")
+            elif rt is not None:
+                v = try_parse(rt)
+                kw["cudnn_runtime"] = str(v) if v else str(rt)
         cc = getattr(getattr(mod, "_C", None), "_cudnn", None)
         if cc is not None and hasattr(cc, "getCompileVersion"):
             got, err = _call(cc.getCompileVersion)
@@ -137,11 +143,15 @@ def _global_deps_load(pkg: str) -> bool:
 def _preload(pkg: str, version: str, cuda: str | None, f: _Finder, notes: list[str]) -> tuple[tuple[Preload, ...], str]:
     """(the files ``import torch`` preloads of cuDNN, how torch loads cuDNN in words), read from
     the installed ``torch/__init__.py`` (:mod:`.torch_preload`) against this ``sys.path``."""
-    from .torch_preload import read_preload_rule, torch_preload  # start-up cost: only this probe path needs it
+    # start-up cost: only this probe path needs them
+    from ..installed import environ_at_start
+    from .torch_preload import read_preload_rule, torch_preload
 
     rule = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
     deps_load = True if isinstance(rule, str) or rule.when != "on-error" else _global_deps_load(pkg)
-    pre, used, note = torch_preload(pkg, version, cuda, f.search_dirs(), global_deps_loads=deps_load)
+
+    pre, used, note = torch_preload(pkg, version, cuda, f.search_dirs(), global_deps_loads=deps_load,
+                                    environ=environ_at_start() or dict(os.environ))
     if note and not note.startswith("a CPU build"):
         notes.append(f"PyTorch: {note}")
     if used is None:

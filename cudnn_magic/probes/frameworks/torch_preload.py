@@ -66,6 +66,9 @@ class TorchPreloadRule:
             ``except Exception: pass``); False when it goes on past it (2.14: ``required=False``).
         nvidia_gate: only ``sys.path`` entries that hold an ``nvidia/`` folder are searched
             (torch 2.1-2.6: ``if not os.path.exists(nvidia_path): continue``).
+        rtld_global_env: the variable that, when set, makes ``import torch`` load its libraries with
+            ``RTLD_GLOBAL`` instead of calling ``_load_global_deps`` (no preload at all), or "" when the
+            file has none (``os.getenv("TORCH_USE_RTLD_GLOBAL")`` in every release read).
     """
 
     when: str
@@ -74,6 +77,7 @@ class TorchPreloadRule:
     before: tuple[tuple[str, str], ...] = ()
     success_stops: bool = False
     nvidia_gate: bool = False
+    rtld_global_env: str = "TORCH_USE_RTLD_GLOBAL"
 
     def candidates(self, sys_path: Iterable[str], cuda_major: str | None, folder: str = "cudnn",
                    lib_name: str = CUDNN_PATTERN) -> list[tuple[str, str]]:
@@ -82,6 +86,8 @@ class TorchPreloadRule:
         takes them); the first one wins."""
         out: list[tuple[str, str]] = []
         for entry in sys_path:
+            if isinstance(entry, os.PathLike):
+                entry = os.fspath(entry)
             if not isinstance(entry, str):
                 continue
             if self.nvidia_gate and not os.path.exists(os.path.join(entry, "nvidia")):
@@ -353,13 +359,36 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
     if stops and before:
         how += (f"; it stops at the first library it cannot find, and {len(before)} come before cuDNN ("
                 + ", ".join(b for _, b in before) + ")")
-    rule = TorchPreloadRule(when, tuple(patterns), "", before, stops, gate)
+    env_var = "TORCH_USE_RTLD_GLOBAL" if any(
+        isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "getenv" and n.args and _str(n.args[0]) == "TORCH_USE_RTLD_GLOBAL"
+        for n in ast.walk(tree)) else ""
+    rule = TorchPreloadRule(when, tuple(patterns), "", before, stops, gate, env_var)
     return dataclasses.replace(rule, source=f"{label}: {how}; the first of {rule.shown()} in each sys.path entry"
                                + (" that has an nvidia/ folder" if gate else ""))
 
 
+def _loadable(path: str) -> bool:
+    """``ctypes.CDLL(path)`` would not raise at once: the file exists (a link that resolves) and is
+    a shared library (a Git LFS pointer or a truncated file named like one is not)."""
+    # start-up cost: only this probe path needs them
+    from ..elf import ElfDynamic
+    from ..loader import elf_facts
+
+    return os.path.exists(path) and isinstance(elf_facts(os.path.realpath(path)), ElfDynamic)
+
+
+def _why_not(path: str) -> str:
+    from ..loader import elf_facts  # start-up cost: only this probe path needs it
+
+    if not os.path.exists(path):
+        return "a broken symbolic link" if os.path.islink(path) else "missing"
+    facts = elf_facts(os.path.realpath(path))
+    return facts if isinstance(facts, str) else "not loadable"
+
+
 def torch_preload(pkg: str, version: str, cuda: str | None, sys_path: Iterable[str], *,
-                  global_deps_loads: bool = True) -> tuple[Preload | None, TorchPreloadRule | None, str]:
+                  global_deps_loads: bool = True, environ: dict[str, str] | None = None
+                  ) -> tuple[Preload | None, TorchPreloadRule | None, str]:
     """What ``import torch`` (the torch package in folder ``pkg``) would preload of cuDNN.
 
     Args:
@@ -370,43 +399,67 @@ def torch_preload(pkg: str, version: str, cuda: str | None, sys_path: Iterable[s
         sys_path: the ``sys.path`` the import would see, in order.
         global_deps_loads: ``libtorch_global_deps.so`` loads (its cudart is found); an
             ``"on-error"`` release preloads only when it does not.
+        environ: the environment ``import torch`` would see (``TORCH_USE_RTLD_GLOBAL``).
 
     Returns:
         (preload or None, the rule used or None, a note: why nothing is preloaded, or "").
         Never raises.
     """
     try:
-        rule_or_why = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
-        note = ""
-        if isinstance(rule_or_why, str):
-            rule = rule_for_version(version)
-            note = rule_or_why + (f"; using the known behaviour of torch {version}" if rule else "")
-        else:
-            rule = rule_or_why
-        if rule is None:
-            return None, None, note
-        if not cuda:
-            return None, rule, "a CPU build: libtorch_global_deps.so maps no libcudart.so, so nothing is preloaded"
-        if rule.when == "never" or (rule.when == "on-error" and global_deps_loads):
-            return None, rule, note
-        cuda_major = cuda.split(".")[0]
-        sys_path = list(sys_path)
-        if not global_deps_loads or rule.success_stops:
-            for folder, name in rule.before:
-                if not rule.candidates(sys_path, cuda_major, folder, name):
-                    if not global_deps_loads:
-                        return None, rule, (f"libtorch_global_deps.so cannot load, and torch's preload finds no {name} "
-                                            "on sys.path: import torch fails (ValueError: ... not found in the system "
-                                            "path) before it reaches cuDNN")
-                    return None, rule, (f"torch stops preloading at {name}, which no sys.path entry holds, so it "
-                                        "preloads no cuDNN")
-        cands = rule.candidates(sys_path, cuda_major)
-        if not cands:
-            return None, rule, note
-        path, entry = cands[0]
-        rel = os.path.relpath(path, entry) if entry else path
-        why = (f"import torch loads the first {rel} it finds on sys.path by path (torch/__init__.py "
-               f"_preload_cuda_deps), from sys.path entry {entry or '(working directory)'}")
-        return Preload(os.path.abspath(path), why, entry), rule, note
+        pre, rule, why = _torch_preload(pkg, version, cuda, sys_path, global_deps_loads, environ)
+        first = _first_note(pkg, version)
+        return pre, rule, "; ".join(n for n in dict.fromkeys((first, why)) if n)
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return None, None, f"torch preload could not be read: {type(exc).__name__}: {exc}"
+
+
+def _first_note(pkg: str, version: str) -> str:
+    """Why the installed file could not be read (and the known behaviour is used), or ""."""
+    r = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
+    if isinstance(r, str):
+        return r + (f"; using the known behaviour of torch {version}" if rule_for_version(version) else "")
+    return ""
+
+
+def _torch_preload(pkg: str, version: str, cuda: str | None, sys_path: Iterable[str], global_deps_loads: bool,
+                   environ: dict[str, str] | None) -> tuple[Preload | None, TorchPreloadRule | None, str]:
+    """:func:`torch_preload`'s work; the note says why nothing is preloaded ("" when something is,
+    or when the release simply does not preload here)."""
+    rule_or_why = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
+    rule = rule_for_version(version) if isinstance(rule_or_why, str) else rule_or_why
+    if rule is None:
+        return None, None, ""
+    if not cuda:
+        return None, rule, "a CPU build: libtorch_global_deps.so maps no libcudart.so, so nothing is preloaded"
+    env = os.environ if environ is None else environ
+    if rule.rtld_global_env and env.get(rule.rtld_global_env):
+        return None, rule, (f"{rule.rtld_global_env} is set: torch loads its libraries with RTLD_GLOBAL instead and "
+                            "preloads nothing (torch/__init__.py)")
+    if rule.when == "never" or (rule.when == "on-error" and global_deps_loads):
+        return None, rule, ""
+    cuda_major = cuda.split(".")[0]
+    sys_path = [os.fspath(p) for p in sys_path if isinstance(p, (str, os.PathLike))]
+    for folder, name in rule.before:  # torch ctypes.CDLLs each earlier row first
+        found = rule.candidates(sys_path, cuda_major, folder, name)
+        if found and not _loadable(found[0][0]):
+            return None, rule, (f"torch's preload of {found[0][0]} fails ({_why_not(found[0][0])}), which ends its "
+                                "preload before cuDNN: " + ("import torch fails" if not global_deps_loads else
+                                                            "nothing more is preloaded (the error is swallowed)"))
+        if not found and (not global_deps_loads or rule.success_stops):
+            if not global_deps_loads:
+                return None, rule, (f"libtorch_global_deps.so cannot load, and torch's preload finds no {name} "
+                                    "on sys.path: import torch fails (ValueError: ... not found in the system "
+                                    "path) before it reaches cuDNN")
+            return None, rule, (f"torch stops preloading at {name}, which no sys.path entry holds, so it "
+                                "preloads no cuDNN")
+    cands = rule.candidates(sys_path, cuda_major)
+    if not cands:
+        return None, rule, ""
+    path, entry = cands[0]
+    if not _loadable(path):  # (the note of an unreadable file, if any, comes first)
+        return None, rule, (f"torch's preload of {path} fails ({_why_not(path)}), so no cuDNN is preloaded"
+                            + ("" if global_deps_loads else " and import torch fails"))
+    rel = os.path.relpath(path, entry) if entry else path
+    why = (f"import torch loads the first {rel} it finds on sys.path by path (torch/__init__.py "
+           f"_preload_cuda_deps), from sys.path entry {entry or '(working directory)'}")
+    return Preload(os.path.abspath(path), why, entry), rule, ""
