@@ -789,3 +789,21 @@ def test_a_graph_library_named_for_another_release_is_judged_by_its_content(torc
     truth = run_py(torch_py, TRUTH, env)
     assert "(9, 12, 0)" in truth["version_error"], truth
     assert torch_row(predict(torch_py, env))["cudnn_used"] == "9.12.0"
+
+
+def test_the_shim_asks_for_its_own_full_version_name_first(torch_py, tmp_path):
+    """The 9.12 shim dlopens libcudnn_graph.so.9.12.0, then .9.12, then the soname: a file by that
+    longer name on LD_LIBRARY_PATH (here 9.24's graph library renamed) wins over the soname file in
+    the shim's own folder, and it is what torch runs."""
+    old = target(*CU13_OLD)
+    d = tmp_path / "longer"
+    d.mkdir()
+    os.link(site_of(torch_py) / "nvidia" / "cudnn" / "lib" / "libcudnn_graph.so.9", d / "libcudnn_graph.so.9.12.0")
+    env = {"PYTHONPATH": str(old), "LD_LIBRARY_PATH": str(d)}
+    truth = run_py(torch_py, TRUTH, env)
+    assert truth["version"] == 92400 and str(d / "libcudnn_graph.so.9.12.0") in truth["after_version"], truth
+    rep = predict(torch_py, env)
+    assert torch_row(rep)["cudnn_used"] == "9.24.0"
+    subs = {s["soname"]: s for c in rep["consumers"] if c["framework"] == "PyTorch" for s in c["sublibraries"]}
+    assert subs["libcudnn_graph.so.9"]["path"] == str(d / "libcudnn_graph.so.9.12.0")
+    assert "as libcudnn_graph.so.9.12.0" in subs["libcudnn_graph.so.9"]["why"]

@@ -14,9 +14,10 @@ wheel or header.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
-from ..model import SublibraryPick
+from ..model import Resolution, SublibraryPick
 from . import libnames
 from .loader import resolve_in_chain
 
@@ -106,6 +107,7 @@ def predict_sublibraries(main: str, chain: list[str], *, consumer: str, environ:
     if not table:
         return ()
     release = release_names(main)
+    own = _version(main) if major == 9 else None
     known = {t[0] for t in table}
     rows = list(table)
     if release is not None:  # what this release ships, by its wheel's RECORD (newer releases may add files)
@@ -116,7 +118,8 @@ def predict_sublibraries(main: str, chain: list[str], *, consumer: str, environ:
     for soname, purpose, required in rows:
         if major == 9 and legacy_api and soname in _LEGACY_9:
             required = True
-        res = resolve_in_chain(soname, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
+        res = _resolve_sub(soname, main, chain, major, own, consumer=consumer, environ=environ, ldcache=ldcache,
+                           mapped=mapped)
         if not required and not res.picked and (soname not in release if release is not None else soname in _SINCE_9_23):
             continue  # an optional file this release does not ship (or, unknown release, one only new ones ship)
         version = _version(res.picked) if res.picked else None
@@ -125,6 +128,38 @@ def predict_sublibraries(main: str, chain: list[str], *, consumer: str, environ:
         picks = [SublibraryPick(p.soname, p.path, p.version, p.why, True, p.purpose + "; one engine library is needed")
                  if p.soname in _ENGINES_9 else p for p in picks]
     return tuple(picks)
+
+
+def sub_names(soname: str, major: int | None, main_version: str | None) -> list[str]:
+    """The names a cuDNN 9 main library ``dlopen``s for one sub-library, in its order: its own full
+    version, its major.minor, the soname, the bare ``.so`` (the shim's own message:
+    ``Unable to load any of {libcudnn_graph.so.9.1.0, libcudnn_graph.so.9.1, libcudnn_graph.so.9,
+    libcudnn_graph.so}``, seen with the 9.1.0 and 9.12.0 shims). cuDNN 8 asks for the soname only
+    (``Could not load library libcudnn_ops_infer.so.8``)."""
+    if major != 9 or not soname.endswith(".so.9"):
+        return [soname]
+    stem = soname[: -len(".9")]
+    v = main_version.split(".") if main_version else []
+    names = [f"{stem}.{'.'.join(v[:3])}", f"{stem}.{'.'.join(v[:2])}"] if len(v) >= 3 and v[0] == "9" else []
+    return names + [soname, stem]
+
+
+def _resolve_sub(soname: str, main: str, chain: list[str], major: int | None, main_version: str | None, *,
+                 consumer: str = "", environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
+                 mapped: list[str] | tuple[str, ...] = ()) -> Resolution:
+    """The first of :func:`sub_names` the loader finds (each name's whole search before the next),
+    reported under ``soname``; the soname's own miss when none is found."""
+    miss = None
+    for name in sub_names(soname, major, main_version):
+        res = resolve_in_chain(name, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
+        if res.picked:
+            if name != soname:
+                res = dataclasses.replace(res, soname=soname, reason=f"{res.reason} (as {name}, which the shim asks for "
+                                                                      "before the soname)")
+            return res
+        if name == soname:
+            miss = res
+    return miss or resolve_in_chain(soname, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
 
 
 def release_names(main: str) -> frozenset[str] | None:
@@ -163,7 +198,8 @@ def answering_version(main: str, chain: list[str], *, consumer: str = "", enviro
         soname = ANSWERING.get(major or 0) if major == 9 else None
         if soname is None:
             return None, None
-        res = resolve_in_chain(soname, consumer, main, chain, environ=environ, ldcache=ldcache, mapped=mapped)
+        res = _resolve_sub(soname, main, chain, major, _version(main), consumer=consumer, environ=environ, ldcache=ldcache,
+                           mapped=mapped)
         if not res.picked:
             return None, None
         return _version(res.picked), res.picked
