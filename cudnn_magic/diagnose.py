@@ -626,6 +626,12 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                     a.fact_fixes.append(x)
             if other_won and f.id in ("cudnn-version-mismatch", "cudnn-shadowed"):
                 a.suppressed.add("install-matching-cudnn")
+            if any(x.id == "remove-sys-path-dir" for x in f.fixes):
+                # the cause is a folder on sys.path that the framework's own code preloads: a restart does the same
+                # again, it is imported first already, and its own cuDNN is installed; only that folder matters
+                a.suppressed.update(("install-matching-cudnn", "restart-kernel", "import-order"))
+                if not any(c.source == "LD_LIBRARY_PATH" for c in report.cudnn_installed):
+                    a.suppressed.add("remove-shadowing-dir")  # no cuDNN on LD_LIBRARY_PATH: taking one off changes nothing
     if not any(f.id in causal for f in report.findings):
         for res in report.resolutions:  # a report without the check's findings (built by hand)
             if res.picked and res.shadowed:

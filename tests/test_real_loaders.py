@@ -51,6 +51,9 @@ r = cudnn_magic.check()
 out['in_use'] = r.cudnn_in_use.path if r.cudnn_in_use else None
 out['in_use_version'] = r.cudnn_in_use.version if r.cudnn_in_use else None
 out['findings'] = [[f.id, f.title] for f in r.findings]
+if out.get('version_error'):  # the failing cell's annotation: torch's own message with this kernel's facts
+    d = cudnn_magic.explain(out['version_error'], report=r)
+    out['diagnosis'] = [d[0].id, [f.id for f in d[0].fixes]] if d else None
 print(json.dumps(out))
 """
 
@@ -130,6 +133,9 @@ def test_an_older_cudnn_first_on_pythonpath_is_what_torch_preloads(torch_py, tmp
     assert [p for p in truth["after_version"] if p.endswith("/libcudnn_graph.so.9")] == [subs["libcudnn_graph.so.9"]]
     # after the import, in the framework's own process, the copy in use is the one it mapped
     assert truth["in_use"] == mapped[0] and truth["in_use_version"] == "9.12.0"
+    # and the annotation of torch's own error offers only the fix that changes it: no restart (it would preload the
+    # same), no import order (torch came first), no pip install (its own 9.24 is installed), no LD_LIBRARY_PATH change
+    assert truth["diagnosis"] == ["cudnn-version-mismatch", ["remove-sys-path-dir"]], truth["diagnosis"]
 
 
 def test_two_cudnn_majors_in_one_folder_are_judged_apart(torch_py, tmp_path):
