@@ -163,7 +163,7 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
             fixes.append(Fix(
                 "reinstall-cudnn", f"Restore {n} {v}'s files" + (f" (for {', '.join(for_fw)})" if for_fw else ""),
                 how + f"   # cost: downloads the wheel again "
-                f"and rewrites {(f'{mb:.0f} MB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
+                f"and rewrites {(f'{mb:.0f} MiB') if mb else 'its files'} in {ow.directory}; afterwards {loser} "
                 f"{'gets' if len(want_present) == 1 else 'get'} "
                 f"{n}'s files (a CUDA {_family(n) or '?'} build) instead", True, False, "advice only: review, then run it"))
         out.append(Finding("cudnn-wheel-overwritten", "error" if wrong else "warning",

@@ -535,7 +535,8 @@ def test_point6_cu13_then_cu12_jit_wheels_overwrite_and_the_hash_says_whose_file
     fixes = {x["id"]: x for x in f["fixes"]}
     assert "one-venv-per-cuda" in fixes
     assert "--force-reinstall --no-deps nvidia-cudnn-jit-cu13==9.24.0.43" in fixes["reinstall-cudnn"]["action"]
-    assert " MB in " in fixes["reinstall-cudnn"]["action"]  # its cost
+    size = ow["bytes"][[(d["name"], d["version"]) for d in ow["distributions"]].index(("nvidia-cudnn-jit-cu13", "9.24.0.43"))]
+    assert f" {size / 2**20:.0f} MiB in " in fixes["reinstall-cudnn"]["action"]  # its cost, in MiB (2**20 bytes)
     # Owners follow the hash: every file there now is the cu12 wheel's.
     shim = next(c for c in rep["cudnn_installed"] if c["path"] == str(lib / "libcudnn.so.9"))
     assert shim["owner"] == "pip: nvidia-cudnn-jit-cu12 9.27.0.42" and shim["version"] == "9.27.0"
@@ -577,7 +578,7 @@ def test_point6_pytorch_cuda13_and_tensorflow_and_cuda_in_one_venv():
     fixes = [x for x in f.fixes if x.id == "reinstall-cudnn"]
     assert len(fixes) == 1 and "(for PyTorch)" in fixes[0].title
     assert "--force-reinstall --no-deps nvidia-cudnn-cu13==9.24.0.43" in fixes[0].action
-    assert "1068 MB" in fixes[0].action and "a CUDA 13 build" in fixes[0].action
+    assert "1068 MiB" in fixes[0].action and "a CUDA 13 build" in fixes[0].action  # 1,120,000,000 bytes = 1068 MiB
 
 
 def _record_of(wheel: tuple[str, str], root: str):
