@@ -11,7 +11,9 @@ sorted, lists sorted, no timestamp, so one stack always writes the same bytes)::
     {"schema", "schema_version", "created_by",
      "driver": {"version", "cuda_driver_version"} | null,
      "gpus": [{"index", "name", "uuid", "compute_capability"}],
-     "cudnn": [{"path", "version", "owner", "soname", "sha256", "loaded"}],   # main libraries
+     "cudnn": [{"path", "version", "owner", "soname", "sha256", "size", "main", "loaded"}],
+                                       # every cuDNN library file, sub-libraries included (schema 2;
+                                       # schema 1 held the main libraries only, and is compared so)
      "frameworks": [{"name", "distribution", "version", "cudnn_compiled", "cuda_compiled", "verdict"}],
      "distributions": {"name": "version"},                                   # nvidia-* and frameworks
      "findings": [{"id", "severity", "title"}]}
@@ -32,7 +34,7 @@ from .model import Driver, Report
 from .model.prevention import Drift
 
 SCHEMA = "cudnn-magic-manifest"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Distributions a manifest pins besides every ``nvidia-*`` one: the frameworks and cuDNN
 #: consumers the check knows (the modules of probes/frameworks/).
@@ -50,22 +52,24 @@ def _tracked(name: str) -> bool:
 
 
 def build_manifest(report: Report, distributions: Mapping[str, str], sha256: Mapping[str, str | None],
-                   created_by: str = "") -> dict[str, Any]:
+                   created_by: str = "", sizes: Mapping[str, int | None] | None = None) -> dict[str, Any]:
     """The manifest of a judged stack. Pure.
 
     Args:
         report: the check's report (``check.run_check``).
         distributions: ``{canonical name: version}`` of the installed distributions; only
             ``nvidia-*`` and framework ones are kept.
-        sha256: hex SHA-256 of each main library file, by path (None: unreadable).
+        sha256: hex SHA-256 of each cuDNN library file, by path (None: unreadable).
+        sizes: bytes of each file, by path.
     """
     drv = report.driver if isinstance(report.driver, Driver) else None
     copies: dict[str, dict[str, Any]] = {}
     for c in list(report.cudnn_loaded) + list(report.cudnn_installed):
-        if not c.is_main or c.path in copies:
+        if c.path in copies:
             continue
         copies[c.path] = {"path": c.path, "version": c.version, "owner": c.owner, "soname": c.soname,
-                          "sha256": sha256.get(c.path), "loaded": c.loaded}
+                          "sha256": sha256.get(c.path), "size": (sizes or {}).get(c.path), "main": c.is_main,
+                          "loaded": c.loaded}
     return {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -123,8 +127,9 @@ def _rules_now(live: Mapping[str, Any], *keys: str) -> str:
 
 def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
     """The drift from ``saved`` to ``live`` (both manifests). Pure. Compared: driver version and
-    CUDA driver version, GPUs (name, compute capability), each cuDNN main library (version,
-    owner, sha256; appeared or gone), each framework (version, compiled-against, verdict), each
+    CUDA driver version, GPUs (name, compute capability), each cuDNN library file, sub-libraries
+    included (version, owner, sha256, size; appeared or gone; against a schema 1 manifest, the main
+    libraries only), each framework (version, compiled-against, verdict), each
     tracked distribution's version. Findings are not compared themselves: each drift says what
     the rules say now."""
     out: list[Drift] = []
@@ -141,13 +146,17 @@ def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
                 out.append(Drift(f"GPU {i}", k, a, b, _rules_now(live, f"GPU {i}")))
     c0 = {c["path"]: c for c in saved.get("cudnn", ()) if isinstance(c, dict) and "path" in c}
     c1 = {c["path"]: c for c in live.get("cudnn", ()) if isinstance(c, dict) and "path" in c}
+    if saved.get("schema_version") == 1:  # it recorded the main libraries only: compare those
+        c1 = {p: c for p, c in c1.items() if c.get("main", True)}
     for p in sorted(set(c0) | set(c1)):
         a, b = c0.get(p), c1.get(p)
         if a is None or b is None:
             out.append(Drift(f"cuDNN copy {p}", "present", a and a.get("version"), b and b.get("version"),
                              _rules_now(live, p)))
             continue
-        for k in ("version", "owner", "sha256"):
+        for k in ("version", "owner", "sha256", "size"):
+            if k == "size" and (a.get(k) is None or b.get(k) is None):
+                continue  # schema 1 recorded no sizes
             if a.get(k) != b.get(k):
                 out.append(Drift(f"cuDNN copy {p}", k, a.get(k), b.get(k), _rules_now(live, p, str(b.get("owner", "")))))
     f0 = {(f["name"], f["distribution"]): f for f in saved.get("frameworks", ())}
@@ -214,6 +223,15 @@ def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]
     from .check import run_check  # start-up cost: compare() and loads() need no probes
 
     report = report or run_check()
-    mains = {c.path for c in list(report.cudnn_loaded) + list(report.cudnn_installed) if c.is_main}
-    return build_manifest(report, installed_distributions(), {p: _sha256(p) for p in mains},
-                          created_by=f"cudnn-magic {__version__}"), report
+    files = {c.path for c in list(report.cudnn_loaded) + list(report.cudnn_installed)}
+    return build_manifest(report, installed_distributions(), {p: _sha256(p) for p in files},
+                          created_by=f"cudnn-magic {__version__}", sizes={p: _size(p) for p in files}), report
+
+
+def _size(path: str) -> int | None:
+    import os  # start-up cost: only the live manifest needs it
+
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None

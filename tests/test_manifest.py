@@ -4,6 +4,8 @@ the real ``nvidia-cudnn-jit-cu13`` wheel, upgraded by real pip between the two."
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
@@ -63,6 +65,46 @@ def test_round_trip_then_drift_after_a_real_upgrade(venv, tmp_path):
     assert back.returncode == 0, back.stderr
     assert [i["metadata"]["version"] for i in json.loads(back.stdout)["install"]] == ["9.24.0.43"]
     assert freeze(venv) == before
+
+
+def test_a_sub_library_replaced_by_hand_is_drift(venv, tmp_path):
+    """Every cuDNN library file is recorded, not only libcudnn.so.9: a sub-library replaced by another
+    release's file (the engines library of the real 9.24 or 9.25 wheel, whichever is not there) is drift
+    naming that file."""
+    out = tmp_path / "stack.json"
+    assert run_cli(venv, "manifest", "-o", str(out)).returncode == 0
+    data = loads(out.read_text())
+    assert data["schema_version"] == 2
+    eng = next(c for c in data["cudnn"] if c["path"].endswith("libcudnn_engines_runtime_compiled.so.9"))
+    assert eng["main"] is False and len(eng["sha256"]) == 64 and eng["size"] == os.path.getsize(eng["path"])
+    from real_wheels import install_wheel
+
+    name = "libcudnn_engines_runtime_compiled.so.9"
+    here = open(eng["path"], "rb").read()
+    other = next(d for d in (install_wheel("nvidia-cudnn-jit-cu13", v) / "nvidia" / "cudnn_jit" / "lib"
+                             for v in ("9.25.0.15", "9.24.0.43")) if (d / name).read_bytes() != here)
+    backup = tmp_path / "engines.bak"
+    shutil.copy2(eng["path"], backup)
+    try:
+        shutil.copyfile(other / name, eng["path"])
+        drift = run_cli(venv, "check", "--against", str(out), "--json")
+        assert drift.returncode == 1, drift.stdout + drift.stderr
+        rows = [r for r in json.loads(drift.stdout)["drift"] if r["what"] == f"cuDNN copy {eng['path']}"]
+        assert {r["field"] for r in rows} >= {"sha256", "size"}
+    finally:
+        shutil.copyfile(backup, eng["path"])
+    assert run_cli(venv, "check", "--against", str(out)).returncode == 0
+
+
+def test_a_schema_1_manifest_is_compared_on_its_main_libraries(venv, tmp_path):
+    out = tmp_path / "stack.json"
+    assert run_cli(venv, "manifest", "-o", str(out)).returncode == 0
+    data = json.loads(out.read_text())
+    data["schema_version"] = 1
+    data["cudnn"] = [{k: v for k, v in c.items() if k not in ("size", "main")} for c in data["cudnn"] if c["main"]]
+    out.write_text(json.dumps(data))
+    same = run_cli(venv, "check", "--against", str(out))
+    assert same.returncode == 0 and same.stdout.startswith("No drift"), same.stdout + same.stderr
 
 
 @pytest.mark.parametrize("content,words", [
