@@ -19,7 +19,8 @@ import os.path
 
 
 from .fixes.advice import offer
-from .fixes.catalogue import RUNNABLE
+from .fixes.catalogue import RUNNABLE, SPECS
+from .fixes.frameworks import fits, in_play, raising_framework
 from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from .knowledge.matcher import FIX_IDS, scan
 from .knowledge.signature import Hit
@@ -208,17 +209,8 @@ class _Context:
 
     @classmethod
     def build(cls, exc: str, log_text: str, tb: str) -> "_Context":
-        # the exception and traceback first, then the two ends of the log (bounded work)
-        small = (exc[:100_000] + "\n" + tb[-100_000:]).lower()
-        ends = (log_text[:65_536] + "\n" + log_text[-65_536:]).lower()
-        for text in (small, ends):
-            if "xlaruntimeerror" in text or "jaxlib" in text or "jax." in text or "jax_" in text or "/jax/" in text:
-                return cls("JAX")
-            if "tensorflow" in text or "keras" in text:
-                return cls("TensorFlow")
-            if "torch" in text:
-                return cls("PyTorch")
-        return cls("")
+        # the exception's type, the innermost framework frame, then the words (bounded work)
+        return cls(raising_framework(exc, tb, log_text))
 
 
 @dataclass
@@ -745,8 +737,9 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     evidence.extend(a.facts[:6])
     fixes: list[Fix] = [f for f in a.fact_fixes if f.id not in a.suppressed]
     seen = {f.id for f in fixes} | a.suppressed
+    play = in_play(a.framework, report)
     for fid in fix_ids:
-        if fid in seen or fid not in FIX_IDS:
+        if fid in seen or fid not in FIX_IDS or not fits(SPECS[fid].frameworks, play):
             continue
         f = offer(fid, a, report)
         if f is not None:

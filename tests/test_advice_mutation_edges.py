@@ -327,9 +327,10 @@ TF_RNN = ("Keras RNNs take the cuDNN kernel only with the default options: a non
      "non-contiguous input.", "Use the generic (non-cuDNN) kernel (slower)", TF_RNN, False, "a change to your code"),
     ("PyTorch", "", "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False", True, ""),
     ("", "", "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False", True, ""),
-    ("JAX", "", "Run without cuDNN (slower)", "torch.backends.cudnn.enabled = False", True, ""),
 ])
 def test_cudnn_fallback_per_framework_and_api(framework, text, title, action, applicable, reason):
+    # JAX gets none (issue 27, item 5: it got PyTorch's switch): XLA lowers GPU convolutions to cuDNN
+    assert offer("cudnn-fallback", Facts(framework="JAX"), None) is None
     f = offer("cudnn-fallback", Facts(framework=framework, hits=_hits(text) if text else []), None)
     assert f.id == "cudnn-fallback"
     assert (f.title, f.action) == (title, action)
@@ -393,12 +394,6 @@ STATIC = [
      "Remove directories holding another libcudnn* from LD_LIBRARY_PATH (PATH on Windows) before starting "
      "Jupyter/Python, e.g. `unset LD_LIBRARY_PATH` for a test, then restart the kernel. %cudnn_check shows which copy "
      "is mapped and which it shadows.", True, False, "the library path is read at process start"),
-    ("free-gpu-memory", "Free GPU memory",
-     "Stop other processes on the GPU (%gpu_memory shows them), drop large objects (del x; gc.collect(); "
-     "torch.cuda.empty_cache()), or lower the batch size.", False, False, "what to free is your choice"),
-    ("restart-kernel", "Restart the kernel",
-     "Restart the kernel (the CUDA context cannot recover); to find the first failing op, set CUDA_LAUNCH_BLOCKING=1 "
-     "before starting.", True, True, ""),
     ("import-order", "Import the framework whose cuDNN should win first",
      "The first libcudnn loaded serves the whole process: import the framework you need cuDNN for first (e.g. `import "
      "torch` before `import tensorflow`), in a fresh kernel.", True, False, "a change to your code"),
@@ -410,8 +405,6 @@ STATIC = [
     ("check-shapes", "Check the input shapes",
      "Make each input at least as large as the kernel (pad it), and check channel counts and layout.",
      False, False, "a change to your code"),
-    ("disable-cudnn-benchmark", "Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
-     False, True, ""),
 ]
 
 
@@ -420,6 +413,53 @@ def test_fixed_wordings(fid, title, action, restart, applicable, reason):
     for fw in ("", "PyTorch", "TensorFlow"):
         f = _offer(fid, {"compiled": "9.1"}, framework=fw)
         assert f == Fix(fid, title, action, restart_required=restart, applicable=applicable, reason=reason)
+
+
+RESERVED = ("TensorFlow and JAX keep the GPU memory they reserved until the process ends: memory they hold comes back "
+            "only with a restart of the kernel.")
+STICKY = ("Restart the kernel (the CUDA context cannot recover); to find the first failing op, set CUDA_LAUNCH_BLOCKING=1 "
+          "before starting.")
+TF_AUTOTUNE = 'import os; os.environ["TF_CUDNN_USE_AUTOTUNE"] = "0"   # before importing tensorflow'
+XLA_AUTOTUNE = ('import os; os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0"'
+                "   # before importing jax")
+
+
+@pytest.mark.parametrize("fid, framework, diagnosis, expected", [
+    # issue 27, item 5: the words follow the framework in play; a PyTorch OOM needs no restart
+    ("free-gpu-memory", "", "", ("Free GPU memory", "Stop other processes on the GPU (%gpu_memory shows them), drop "
+     "large objects (del x; gc.collect(); torch.cuda.empty_cache() in PyTorch), or lower the batch size. " + RESERVED,
+     False, False)),
+    ("free-gpu-memory", "PyTorch", "", ("Free GPU memory in this kernel", "PyTorch recovers from running out of memory: "
+     "del the tensors and models you no longer need (outputs and losses kept in lists too), then gc.collect(); "
+     "torch.cuda.empty_cache() (the caching allocator keeps freed blocks), or lower the batch size. "
+     "torch.cuda.memory_summary() shows what is held; %gpu_memory shows other processes.", False, False)),
+    ("free-gpu-memory", "TensorFlow", "", ("Free GPU memory", "Stop other processes on the GPU (%gpu_memory shows them) "
+     "or lower the batch size. " + RESERVED, False, False)),
+    ("free-gpu-memory", "JAX", "", ("Free GPU memory", "Stop other processes on the GPU (%gpu_memory shows them) "
+     "or lower the batch size. " + RESERVED, False, False)),
+    ("restart-kernel", "", "", ("Restart the kernel", STICKY, True, True)),
+    ("restart-kernel", "PyTorch", "cudnn-stream-set-failed", ("Restart the kernel", STICKY, True, True)),
+    ("restart-kernel", "TensorFlow", "cudnn-execution-failed", ("Restart the kernel", STICKY, True, True)),
+    ("restart-kernel", "PyTorch", "gpu-out-of-memory", None),
+    ("restart-kernel", "TensorFlow", "gpu-out-of-memory", ("Restart the kernel to release reserved GPU memory",
+                                                           RESERVED, True, True)),
+    ("restart-kernel", "", "gpu-out-of-memory", ("Restart the kernel to release reserved GPU memory", RESERVED, True, True)),
+    ("restart-kernel", "PyTorch", "cudnn-init-failed", ("Restart the kernel", "Restart the kernel once the cause is "
+     "fixed: a process keeps the cuDNN it loaded until it ends.", True, True)),
+    ("restart-kernel", "JAX", "cudnn-init-failed", ("Restart the kernel", "Restart the kernel once the cause is fixed: "
+     "a process keeps the cuDNN it loaded and the GPU memory TensorFlow/JAX reserved until it ends.", True, True)),
+    ("disable-cudnn-benchmark", "PyTorch", "", ("Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
+                                                False, True)),
+    ("disable-cudnn-benchmark", "TensorFlow", "", ("Turn off cuDNN autotuning", TF_AUTOTUNE, True, True)),
+    ("disable-cudnn-benchmark", "JAX", "", ("Turn off cuDNN autotuning", XLA_AUTOTUNE, True, True)),
+    ("disable-cudnn-benchmark", "", "", ("Turn off cuDNN autotuning", "PyTorch: torch.backends.cudnn.benchmark = False\n"
+     "TensorFlow: " + TF_AUTOTUNE + "\nJAX: " + XLA_AUTOTUNE, False, True)),
+])
+def test_wordings_per_framework(fid, framework, diagnosis, expected):
+    from cudnn_magic.diagnose import _Agg  # the diagnosis's own record of what it knows
+
+    f = offer(fid, _Agg(id=diagnosis, framework=framework), None)
+    assert (None if f is None else (f.title, f.action, f.restart_required, f.applicable)) == expected
 
 
 @pytest.mark.parametrize("fid", ["one-venv-per-cuda", "upgrade-consumer", "add-library-path", "separate-kernels",

@@ -169,6 +169,8 @@ def _check_cycles(seen: list[dict], *, source_snippet: str, must: list[str], dia
                 why.append(f"{m!r} missing")
         if diag_id is not None and diag_id not in rep:
             why.append(f"diagnosis {diag_id} missing")
+        if "restart-kernel" in rep:  # issue 27, item 6: this kernel is the restart
+            why.append("the notice offered restart-kernel")
         if diag_id is None and "No cuDNN-related cause found" not in rep:
             why.append("unexpected diagnosis")
         if s["reload"].strip():

@@ -94,6 +94,19 @@ def test_read_record_parses_cell_log_stack_and_diagnosis(tmp_path):
     assert "cudnn-stream-set-failed" in html and "model.fit(x)" in html
 
 
+def test_the_crash_notice_never_offers_the_restart_that_just_happened(tmp_path):
+    """Issue 27, item 6: the notice shown in the restarted kernel offered ``restart-kernel`` first
+    (the stream diagnosis's first fix); the kernel showing it is that restart."""
+    from cudnn_magic.diagnose import diagnose
+
+    log = TF_LINE.encode() + b"\n*** Check failure stack trace: ***\n"
+    assert [f.id for f in diagnose(log=log.decode())[0].fixes][0] == "restart-kernel"  # an error cell offers it
+    rec = crash.read_record(make_record(tmp_path, "kernel-abc", log=log, cell="model.fit(x)", cell_offset=0))
+    fixes = [f.id for d in rec.diagnose(with_facts=False) for f in d.fixes]
+    assert fixes and "restart-kernel" not in fixes, fixes
+    assert "restart-kernel" not in rec.text() and "restart-kernel" not in rec.html()
+
+
 def test_nothing_from_the_record_is_executed_and_html_is_escaped(tmp_path):
     marker = tmp_path / "pwned"
     src = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')  # <script>alert(1)</script>"

@@ -87,11 +87,18 @@ def test_remove_shadowing_dir_in_a_real_kernel(tmp_path, monkeypatch):
         out = _execute(kc, LOAD + "%cudnn_fix remove-shadowing-dir --yes")
         assert "done" in out and "--undo remove-shadowing-dir" in out, out
         assert json.loads(kjson.read_text())["env"]["LD_LIBRARY_PATH"] == str(real)
+        # issue 27, item 4: what applies it, exactly (a plain Restart does not)
+        assert "Shut this kernel down and start it again" in out and "a plain Restart reuses" in out, out
+        assert "Restart the kernel for it to take effect" not in out, out
 
         # Same manager, plain restart: jupyter_client reuses the spec it started with.
         km.restart_kernel(now=True)
         kc.wait_for_ready(timeout=60)
         assert _mapped(_execute(kc, MAPS)) == [str(standin_dir / "libcudnn.so.9")]
+        # ... and the same fix is not offered again: the spec is fixed, this kernel predates it
+        out = _execute(kc, LOAD + "%cudnn_fix remove-shadowing-dir")
+        assert "the kernelspec 'cudnntest' is fixed" in out and "shut it down and start it again" in out, out
+        assert "Set LD_LIBRARY_PATH in the env" not in out, out
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -49,6 +49,9 @@ def test_guard_stops_an_overwriting_install_and_force_goes_on(tmp_path):
     assert "cudnn_guard is on" in c[2]
     assert "cudnn_guard: stopped, nothing installed: this install would add 1 cuDNN error" in c[3], c[3]
     assert "Would install" not in c[3]  # pip itself never ran
+    # issue 27, item 7: "install nvidia-cudnn-jit-cu12>=9.27.0.42 instead" was offered, which pip resolves to nothing
+    assert " instead" not in c[3].split("(prediction below)")[1].split("\n")[0], c[3]
+    assert "or leave the environment as it is" in c[3] and "Safer requirement: none (nothing to install instead" in c[3], c[3]
     assert "[predicted error] cudnn-wheel-overwritten" in c[3] and "nvidia-cudnn-jit-cu13 9.24.0.43's files are there now" in c[3]
     assert "nvidia-cudnn-jit-cu13" not in c[4] and "nvidia-cudnn-jit-cu12==9.27.0.42" in c[4]
     assert "--force given" in c[5] and "Would install nvidia-cudnn-jit-cu13-9.24.0.43" in c[5], c[5]

@@ -47,8 +47,13 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _emit(out, res.text(), _result_dict(res), as_json)
         return 0 if res.ok else 1
     from ..check import run_check  # start-up cost: only the plan needs the report
+    from ..fixes.environment import kernel_context  # start-up cost: as above
 
-    p = fixes.plan(fix_id, run_check(), context=_context(args))
+    ctx = _context(args)
+    for_kernel = kernel_context(ctx)  # --kernel NAME from a shell: that kernel's start environment
+    if for_kernel is not None:
+        ctx = for_kernel
+    p = fixes.plan(fix_id, run_check(environ=ctx.get("environ")), context=ctx)
     if not getattr(args, "yes", False) or getattr(args, "dry_run", False):
         _emit(out, p.text() + ("\nRun with --yes to apply." if p.applicable else ""), p.to_dict(), as_json)
         return 0

@@ -20,6 +20,7 @@ from ..model.fixes import FixPlan, Step
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 from .catalogue import FIXES, SPECS
+from .frameworks import JAX, PYTORCH, TENSORFLOW, in_play
 
 
 @dataclass
@@ -234,11 +235,30 @@ def allow_memory_growth(fid: str, a: Any, report: Report | None) -> Fix | None:
                restart_required=True, applicable=True)
 
 
+#: what a process that preallocates keeps (TensorFlow's BFC allocator, XLA's client preallocation)
+_RESERVED = ("TensorFlow and JAX keep the GPU memory they reserved until the process ends: memory they hold "
+             "comes back only with a restart of the kernel.")
+
+
 def free_gpu_memory(fid: str, a: Any, report: Report | None) -> Fix | None:
-    """``free-gpu-memory``, worded for this diagnosis."""
+    """``free-gpu-memory``, worded for the frameworks in play (:func:`~.frameworks.in_play`): a
+    PyTorch out-of-memory error is recoverable in the same kernel (the caching allocator,
+    ``torch.cuda.empty_cache``); TensorFlow and JAX hold what they reserved until exit."""
+    play = in_play(a.framework, report)
+    if play == {PYTORCH}:
+        return Fix(fid, "Free GPU memory in this kernel",
+                   "PyTorch recovers from running out of memory: del the tensors and models you no longer "
+                   "need (outputs and losses kept in lists too), then gc.collect(); torch.cuda.empty_cache() "
+                   "(the caching allocator keeps freed blocks), or lower the batch size. "
+                   "torch.cuda.memory_summary() shows what is held; %gpu_memory shows other processes.",
+                   restart_required=False, applicable=False, reason="what to free is your choice")
+    if play and play <= {TENSORFLOW, JAX}:
+        return Fix(fid, "Free GPU memory",
+                   "Stop other processes on the GPU (%gpu_memory shows them) or lower the batch size. " + _RESERVED,
+                   restart_required=False, applicable=False, reason="what to free is your choice")
     return Fix(fid, "Free GPU memory",
                "Stop other processes on the GPU (%gpu_memory shows them), drop large objects (del x; "
-               "gc.collect(); torch.cuda.empty_cache()), or lower the batch size.",
+               "gc.collect(); torch.cuda.empty_cache() in PyTorch), or lower the batch size. " + _RESERVED,
                restart_required=False, applicable=False, reason="what to free is your choice")
 
 
@@ -253,11 +273,31 @@ def upgrade_driver(fid: str, a: Any, report: Report | None) -> Fix | None:
     return Fix(fid, title, action, restart_required=True, applicable=False, reason="needs administrator rights")
 
 
+#: diagnoses after which the process's CUDA context is broken for good (a sticky CUDA error)
+_STICKY = frozenset({"cudnn-stream-set-failed", "cudnn-execution-failed"})
+
+
 def restart_kernel(fid: str, a: Any, report: Report | None) -> Fix | None:
-    """``restart-kernel``, worded for this diagnosis."""
+    """``restart-kernel``, worded for this diagnosis: after a sticky CUDA error the context cannot
+    recover; out of memory, only memory TensorFlow/JAX reserved needs it (None when PyTorch alone
+    raised: its out-of-memory error is recoverable); otherwise the restart that makes a change take
+    effect (a process keeps the cuDNN it loaded)."""
+    diagnosis = getattr(a, "id", "")
+    play = in_play(a.framework, report)
+    if diagnosis == "gpu-out-of-memory":
+        if play == {PYTORCH}:
+            return None
+        return Fix(fid, "Restart the kernel to release reserved GPU memory", _RESERVED,
+                   restart_required=True, applicable=True)
+    if diagnosis in _STICKY or not diagnosis:
+        return Fix(fid, "Restart the kernel",
+                   "Restart the kernel (the CUDA context cannot recover); to find the first failing op, "
+                   "set CUDA_LAUNCH_BLOCKING=1 before starting.",
+                   restart_required=True, applicable=True)
     return Fix(fid, "Restart the kernel",
-               "Restart the kernel (the CUDA context cannot recover); to find the first failing op, "
-               "set CUDA_LAUNCH_BLOCKING=1 before starting.",
+               "Restart the kernel once the cause is fixed: a process keeps the cuDNN it loaded"
+               + (" and the GPU memory TensorFlow/JAX reserved" if play is None or play & {TENSORFLOW, JAX} else "")
+               + " until it ends.",
                restart_required=True, applicable=True)
 
 
@@ -290,9 +330,27 @@ def check_shapes(fid: str, a: Any, report: Report | None) -> Fix | None:
 
 
 def disable_cudnn_benchmark(fid: str, a: Any, report: Report | None) -> Fix | None:
-    """``disable-cudnn-benchmark``, worded for this diagnosis."""
-    return Fix(fid, "Turn off cuDNN autotuning", "torch.backends.cudnn.benchmark = False",
-               restart_required=False, applicable=True)
+    """``disable-cudnn-benchmark``, worded for the frameworks in play: PyTorch's
+    ``torch.backends.cudnn.benchmark``, TensorFlow's ``TF_CUDNN_USE_AUTOTUNE`` (read at import,
+    tensorflow/core/util/use_cudnn.cc), XLA's ``--xla_gpu_autotune_level`` (JAX; 0 turns it off,
+    xla/debug_options_flags.cc)."""
+    play = in_play(a.framework, report)
+    ways = []
+    if play is None or PYTORCH in play:
+        ways.append("torch.backends.cudnn.benchmark = False")
+    if play is None or TENSORFLOW in play:
+        ways.append('import os; os.environ["TF_CUDNN_USE_AUTOTUNE"] = "0"   # before importing tensorflow')
+    if play is None or JAX in play:
+        ways.append('import os; os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_gpu_autotune_level=0"'
+                    "   # before importing jax")
+    if not ways:
+        return None
+    if play is None or len(ways) > 1:
+        labels = [w for w, f in zip(("PyTorch: ", "TensorFlow: ", "JAX: "), (PYTORCH, TENSORFLOW, JAX))
+                  if play is None or f in play]
+        ways = [f"{label}{w}" for label, w in zip(labels, ways)]
+    return Fix(fid, "Turn off cuDNN autotuning", "\n".join(ways),
+               restart_required=PYTORCH not in (play or {PYTORCH}), applicable=True)
 
 
 def cudnn_fallback(fid: str, a: Any, report: Report | None) -> Fix | None:
@@ -301,6 +359,8 @@ def cudnn_fallback(fid: str, a: Any, report: Report | None) -> Fix | None:
     if "frontend" in " ".join(h.signature.name for _, h in a.hits):
         return Fix(fid, "Disable the cuDNN attention backend",
                    "torch.backends.cuda.enable_cudnn_sdp(False)", restart_required=False, applicable=True)
+    if fw == JAX:
+        return None  # XLA lowers GPU convolutions to cuDNN: JAX has no switch that runs them without it
     if fw == "TensorFlow":
         return Fix(fid, "Use the generic (non-cuDNN) kernel (slower)",
                    "Keras RNNs take the cuDNN kernel only with the default options: a non-default one "

@@ -32,7 +32,10 @@ from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _a
 # rest, each with a message that says why (issue 13):
 #
 # * kernelspec records: only the ``kernel.json`` of a kernelspec jupyter_client knows now
-#   (``KernelSpecManager().find_kernel_specs()``), only if the file is byte-for-byte what the
+#   (``KernelSpecManager().find_kernel_specs()``) or, for a shell whose JUPYTER_* variables differ
+#   from the server's, one that still lies, holding a kernelspec (a JSON object with an ``argv``
+#   list), in the kernels folder the record names (``kernel_dir``: where the fix wrote it), only
+#   if the file is byte-for-byte what the
 #   fix wrote, only from a backup named exactly ``kernel.json.cudnn-magic-backup-<stamp>`` in the
 #   same folder (opened with ``O_NOFOLLOW`` relative to that folder), and only when the backup
 #   differs from the file in nothing but the ``env`` variables that fix sets
@@ -122,7 +125,7 @@ def _apply_kernelspec(kp: dict[str, Any], created_dir: bool = False) -> dict[str
                         continue  # a logo is a bonus
         _atomic_write(path, kp["new"], 0o644)
         return {"kind": "kernelspec", "path": path, "backup": None, "created": [path, *copied],
-                "created_dir": d if created_dir else None, "after_sha256": after}
+                "created_dir": d if created_dir else None, "after_sha256": after, "kernel_dir": os.path.dirname(d)}
     current, mode = _read_regular(path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = path + BACKUP_TAG + stamp
@@ -135,7 +138,7 @@ def _apply_kernelspec(kp: dict[str, Any], created_dir: bool = False) -> dict[str
     else:
         raise RuntimeError(f"no free backup name beside {path}")
     _atomic_write(path, kp["new"], mode)
-    return {"kind": "kernelspec", "path": path, "backup": backup, "after_sha256": after}
+    return {"kind": "kernelspec", "path": path, "backup": backup, "after_sha256": after, "kernel_dir": os.path.dirname(d)}
 
 
 def _run(argv: tuple[str, ...], stream: Callable[[str], None] | None, output: list[str]) -> int:
@@ -234,7 +237,8 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
                          + (f". Also: {error}" if error else ""))
                 return FixResult(p.fix_id, False, tuple(done), tuple(output), error, "", p.restart_required)
     hint = f"%cudnn_fix --undo {p.fix_id}" if records else ""
-    return FixResult(p.fix_id, error is None, tuple(done), tuple(output), error, hint, p.restart_required)
+    return FixResult(p.fix_id, error is None, tuple(done), tuple(output), error, hint, p.restart_required,
+                     fresh_start=any(s.kind == "kernelspec" for s in p.steps))
 
 
 def _roll_back(fix_id: str, records: list[dict[str, Any]]) -> str:
@@ -335,7 +339,9 @@ def undo(fix_id: str) -> FixResult:
             msg = str(exc) if isinstance(exc, JournalRefused) else f"{type(exc).__name__}: {exc}"
             return FixResult(fix_id, False, tuple(done), tuple(output), msg)
         records.pop()
-    return FixResult(fix_id, True, tuple(done), tuple(output), restart_required=True)
+    return FixResult(fix_id, True, tuple(done), tuple(output), restart_required=True,
+                     fresh_start=any(isinstance(r, dict) and r.get("kind") == "kernelspec"
+                                     for r in (entry.get("records") or []) if isinstance(entry.get("records"), list)))
 
 
 def _refuse(why: str) -> JournalRefused:
@@ -367,6 +373,21 @@ def _known_kernel_jsons() -> dict[str, str]:
     return {os.path.normpath(os.path.abspath(os.path.join(d, "kernel.json"))): n for n, d in specs.items()}
 
 
+def _in_recorded_kernel_dir(norm: str, kernel_dir: Any) -> bool:
+    """``norm`` is ``<kernel_dir>/<name>/kernel.json`` and holds a kernelspec (a JSON object with
+    an ``argv`` list): a kernelspec the server's jupyter_client knew when the fix wrote it, which
+    this shell's does not list (other JUPYTER_PATH/JUPYTER_DATA_DIR)."""
+    if not isinstance(kernel_dir, str) or "\0" in kernel_dir or os.path.basename(norm) != "kernel.json":
+        return False
+    if os.path.normpath(os.path.abspath(kernel_dir)) != os.path.dirname(os.path.dirname(norm)):
+        return False
+    try:
+        spec = json.loads(_read_regular(norm)[0].decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(spec, dict) and isinstance(spec.get("argv"), list) and bool(spec["argv"])
+
+
 def _undo_kernelspec(fix_id: str, rec: dict[str, Any]) -> str:
     allowed = FIX_ENV_VARIABLES.get(fix_id)
     if not allowed:
@@ -376,7 +397,7 @@ def _undo_kernelspec(fix_id: str, rec: dict[str, Any]) -> str:
         raise _refuse("a kernelspec record without a path")
     norm = os.path.normpath(os.path.abspath(path))
     known = _known_kernel_jsons()
-    if norm not in known:
+    if norm not in known and not _in_recorded_kernel_dir(norm, rec.get("kernel_dir")):
         raise _refuse(f"{path!r} is not the kernel.json of a kernelspec jupyter_client knows "
                       f"({', '.join(sorted(set(known.values()))) or 'none'}; see `jupyter kernelspec list`)")
     kdir = os.path.dirname(norm)

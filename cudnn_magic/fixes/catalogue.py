@@ -43,6 +43,9 @@ class FixSpec:
             diagnosis offers (``(fid, agg, report) -> Fix | None``); empty when diagnoses
             only quote the fix of a finding.
         notes: extra lines an advice plan shows under the diagnosis's words.
+        frameworks: the frameworks whose users the fix is for ("TensorFlow", "PyTorch", "JAX");
+            empty: any. A diagnosis offers it only when one of them raised or, when none is
+            known, is installed (:mod:`cudnn_magic.fixes.frameworks`).
     """
 
     id: str
@@ -54,6 +57,7 @@ class FixSpec:
     planner: str = ""
     offer: str = ""
     notes: tuple[str, ...] = ()
+    frameworks: tuple[str, ...] = ()
 
 
 CATALOGUE: tuple[FixSpec, ...] = (
@@ -98,14 +102,13 @@ CATALOGUE: tuple[FixSpec, ...] = (
         advice=('stop TensorFlow/JAX from preallocating the GPU so cuDNN has room for its handle and '
                 'workspace'),
         runs=True, button='plan', words='planner', planner='memory_plan',
-        offer='allow_memory_growth'),
+        offer='allow_memory_growth', frameworks=('TensorFlow', 'JAX')),
     FixSpec(
         'free-gpu-memory',
         title=('advice: free GPU memory held by this kernel or another process'),
         advice=('free GPU memory: other processes, cached tensors, batch size'),
         runs=False, button='show', words='diagnosis',
-        offer='free_gpu_memory',
-        notes=('TensorFlow and JAX keep what they preallocated until the process ends: restart the kernel',)),
+        offer='free_gpu_memory'),
     FixSpec(
         'upgrade-driver',
         title=('advice: the minimum NVIDIA driver for the CUDA a framework was built with'),
@@ -136,7 +139,7 @@ CATALOGUE: tuple[FixSpec, ...] = (
         title=('advice: make a non-contiguous PyTorch tensor contiguous'),
         advice=('call .contiguous() on the input before the cuDNN op'),
         runs=False, button='show', words='diagnosis',
-        offer='make_contiguous',
+        offer='make_contiguous', frameworks=('PyTorch',),
         notes=('cuDNN kernels need dense memory; views made by .transpose(), .permute() or slicing are not'
                 ' dense until .contiguous() copies them',)),
     FixSpec(

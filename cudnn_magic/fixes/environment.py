@@ -91,6 +91,42 @@ def _environ(context: dict[str, Any]) -> dict[str, str]:
     return dict(env) if env is not None else dict(os.environ)
 
 
+def kernel_start_environ(spec: dict[str, Any], base: dict[str, str]) -> dict[str, str]:
+    """The environment a kernel started from ``spec`` gets: ``base`` (the server's environment)
+    updated with the spec's ``env``, each value's ``${VAR}`` filled from ``base`` with
+    ``string.Template.safe_substitute`` (jupyter_client's ``KernelProvisionerBase.pre_launch``,
+    ``__apply_env_substitutions``, since jupyter_client 7)."""
+    from string import Template  # start-up cost: only when a kernelspec's start is modelled
+
+    env = dict(base)
+    spec_env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
+    for k, v in spec_env.items():
+        if isinstance(k, str) and isinstance(v, str):
+            env[k] = Template(v).safe_substitute(base)
+    return env
+
+
+def kernel_context(context: dict[str, Any]) -> dict[str, Any] | None:
+    """For a shell that names a kernelspec (``cudnn-magic fix ... --kernel NAME``, no kernel
+    running here): the context that judges the kernel's start environment instead of the
+    shell's (issue 27, item 3: the shell's own LD_LIBRARY_PATH was judged), i.e. ``context``
+    plus ``environ`` (:func:`kernel_start_environ` of the spec over this shell's environment,
+    the best stand-in for the server's) and ``kernel_environ`` (those words). None when no
+    kernelspec is named, a kernel runs here (its own environment is the one), or the spec is
+    not found (the plan then says why)."""
+    if not context.get("kernel_name") or context.get("environ") is not None or _connection_file(context):
+        return None
+    target = find_running_kernelspec(context)
+    if isinstance(target, str):
+        return None
+    words = (f"in the environment kernelspec {target.name!r} starts with (this shell's environment with the "
+             "kernelspec's env applied, as jupyter_client applies it)")
+    argv = target.spec.get("argv")
+    if isinstance(argv, list) and argv and not _same_exe(str(argv[0]), _python(context), target.spec_dir):
+        words += f"; its argv[0] {argv[0]} is not {_python(context)}, whose packages were read"
+    return {**context, "environ": kernel_start_environ(target.spec, dict(os.environ)), "kernel_environ": words}
+
+
 @dataclass(frozen=True)
 class KernelSpecTarget:
     """The running kernel's kernelspec and where an edit will be written.

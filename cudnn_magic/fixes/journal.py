@@ -36,16 +36,30 @@ class JournalRefused(ValueError):
 
 
 def _state_dir() -> str:
+    """Where the undo journal lives: ``$CUDNN_MAGIC_STATE_DIR``, else ``$XDG_STATE_HOME/cudnn_magic``
+    (``~/.local/state/cudnn_magic``): the same for a kernel and for a shell whose JUPYTER_*
+    variables differ from the server's, so ``cudnn-magic fix --undo`` finds what a kernel wrote
+    (issue 27, item 3; it used to live in Jupyter's data dir, :func:`_legacy_journal_paths`)."""
     d = os.environ.get("CUDNN_MAGIC_STATE_DIR")
-    if not d:
-        try:
-            # start-up cost: Jupyter's path and kernelspec modules, only on this path
-            from jupyter_core.paths import jupyter_data_dir
+    if d:
+        return d
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "cudnn_magic")
 
-            d = os.path.join(jupyter_data_dir(), "cudnn_magic")
-        except Exception:  # noqa: BLE001
-            d = os.path.join(os.path.expanduser("~"), ".local", "share", "cudnn_magic")
-    return d
+
+def _legacy_journal_paths() -> list[str]:
+    """Journals of earlier releases (``<jupyter data dir>/cudnn_magic/undo.json``), read by undo
+    when the journal has nothing for a fix; none when ``CUDNN_MAGIC_STATE_DIR`` is set."""
+    if os.environ.get("CUDNN_MAGIC_STATE_DIR"):
+        return []
+    try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
+        from jupyter_core.paths import jupyter_data_dir
+
+        old = os.path.join(jupyter_data_dir(), "cudnn_magic", "undo.json")
+    except Exception:  # noqa: BLE001
+        return []
+    return [old] if os.path.normpath(old) != os.path.normpath(_journal_path()) else []
 
 
 def _journal_path() -> str:
@@ -97,10 +111,10 @@ def _sha(path: str) -> str | None:
     return hashlib.sha256(data).hexdigest() if data is not None else None
 
 
-def _journal_load() -> dict[str, list[dict[str, Any]]]:
+def _journal_load(path: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """The journal (``{}`` when there is none). Raises RuntimeError when it exists but is not a
     regular file or not a JSON object: it is then left alone, and so is every fix."""
-    path = _journal_path()
+    path = path or _journal_path()
     try:
         raw = _read_regular(path)[0]
     except FileNotFoundError:
@@ -116,14 +130,14 @@ def _journal_load() -> dict[str, list[dict[str, Any]]]:
     return data
 
 
-def _journal_save(data: dict[str, list[dict[str, Any]]]) -> None:
-    path = _journal_path()
+def _journal_save(data: dict[str, list[dict[str, Any]]], path: str | None = None) -> None:
+    path = path or _journal_path()
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     _atomic_write(path, (json.dumps(data, indent=1) + "\n").encode("utf-8"), 0o600)
 
 
-def _journal_locked() -> file_lock:
-    path = _journal_path()
+def _journal_locked(path: str | None = None) -> file_lock:
+    path = path or _journal_path()
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     return file_lock(_lock_path(path), f"the undo journal {path}")
 
@@ -140,14 +154,19 @@ def _journal_push(fix_id: str, records: list[dict[str, Any]]) -> None:
 
 
 def _journal_pop(fix_id: str) -> dict[str, Any] | None:
-    """Take the newest entry of ``fix_id`` out of the journal (so two undos never both run it)."""
-    with _journal_locked():
-        data = _journal_load()
-        stack = data.get(fix_id)
-        if not isinstance(stack, list) or not stack:
-            return None
-        entry = stack.pop()
-        if not stack:
-            del data[fix_id]
-        _journal_save(data)
-    return entry if isinstance(entry, dict) else {"records": [entry]}
+    """Take the newest entry of ``fix_id`` out of the journal (so two undos never both run it);
+    when it has none, out of an earlier release's journal (:func:`_legacy_journal_paths`)."""
+    for path in [_journal_path(), *_legacy_journal_paths()]:
+        if path != _journal_path() and not os.path.exists(path):
+            continue
+        with _journal_locked(path):
+            data = _journal_load(path)
+            stack = data.get(fix_id)
+            if not isinstance(stack, list) or not stack:
+                continue
+            entry = stack.pop()
+            if not stack:
+                del data[fix_id]
+            _journal_save(data, path)
+        return entry if isinstance(entry, dict) else {"records": [entry]}
+    return None

@@ -25,7 +25,7 @@ from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
 from .advice import _advice
 from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _pip_check,
-                          _pip_extra_args, _python, find_running_kernelspec)
+                          _pip_extra_args, _python, find_running_kernelspec, kernel_start_environ)
 from .journal import _journal_load
 from .solver import solve_cudnn
 
@@ -247,10 +247,15 @@ def _has_other_libs(d: str) -> bool:
 def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     fid = "remove-shadowing-dir"
     env = _environ(ctx)
+    # ``kernel_environ``: the kernelspec's start environment, modelled by the caller (``cudnn-magic fix
+    # --kernel NAME`` from a shell, :func:`kernel_context`); the report was built for it too
+    where = str(ctx.get("kernel_environ") or "here")
     hits, intended, notes = _shadowing(report, env, ctx)
+    if where != "here":
+        notes.insert(0, f"judged {where}")
     if not hits:
-        why = ("the named directory is not on LD_LIBRARY_PATH" if ctx.get("directory") else
-               "no directory on LD_LIBRARY_PATH shadows a different cuDNN here")
+        why = (f"the named directory is not on LD_LIBRARY_PATH {where}" if ctx.get("directory") else
+               f"no directory on LD_LIBRARY_PATH shadows a different cuDNN {where}")
         return FixPlan(fid, "Stop a directory from shadowing cuDNN", False, why, notes=tuple(notes))
     target = find_running_kernelspec(ctx)
     title = f"Take {', '.join(hits)} out of LD_LIBRARY_PATH"
@@ -259,6 +264,17 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     mode = str(ctx.get("mode") or ("prepend" if intended and any(_has_other_libs(h) for h in hits) else "remove"))
     spec_env = target.spec.get("env") if isinstance(target.spec.get("env"), dict) else {}
     hit_real = {os.path.realpath(h) for h in hits}
+    if where == "here":
+        # the restart loop (issue 27, item 4): the spec was fixed, but this kernel was restarted, not
+        # started fresh, so it still has the old environment; offering the same edit again changes nothing
+        fresh = kernel_start_environ(target.spec, env).get("LD_LIBRARY_PATH", "")
+        if not hit_real & {os.path.realpath(e) for e in fresh.split(":") if e}:
+            return FixPlan(fid, title, False,
+                           f"the kernelspec {target.name!r} is fixed (a fresh start no longer puts {', '.join(hits)} "
+                           "on LD_LIBRARY_PATH); this kernel started before the change: shut it down and start it "
+                           "again",
+                           (Step("restart", "Start the kernel fresh from its kernelspec", snippet=RESTART_NOTE),),
+                           True, tuple(notes))
     if "LD_LIBRARY_PATH" in spec_env and any(os.path.realpath(t) in hit_real for t in str(spec_env["LD_LIBRARY_PATH"]).split(":") if t):
         tokens = str(spec_env["LD_LIBRARY_PATH"]).split(":")
         notes.append("the kernelspec's own LD_LIBRARY_PATH lists the directory; only that entry changes")

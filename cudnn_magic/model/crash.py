@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 log = logging.getLogger("cudnn_magic")
@@ -80,7 +80,9 @@ class CrashRecord:
     def diagnose(self, with_facts: bool = True) -> list:
         """Diagnose the record's log (and its faulthandler stack) like an annotated error cell:
         ``diagnose(log=..., traceback=...)``; live facts of THIS process are consulted only when
-        something cuDNN-related was found (``with_facts``). Fills and returns :attr:`diagnoses`."""
+        something cuDNN-related was found (``with_facts``). ``restart-kernel`` is left out: the
+        kernel that shows the record is the restart (or the one that died is gone). Fills and
+        returns :attr:`diagnoses`."""
         from ..diagnose import diagnose  # start-up cost: the knowledge tables, only for a record to show
 
         kw = dict(exception="", log=self.log or self.log_tail, traceback=self.faulthandler)
@@ -92,7 +94,9 @@ class CrashRecord:
                 found = diagnose(report=cached_report(), **kw) or found
             except Exception:  # noqa: BLE001
                 log.debug("cudnn_magic: facts for the crash diagnosis failed", exc_info=True)
-        self.diagnoses = list(found)
+        # this kernel IS the restart: a notice that offers restart-kernel again offers what just happened
+        self.diagnoses = [replace(d, fixes=tuple(f for f in d.fixes if f.id != "restart-kernel"))
+                          if any(f.id == "restart-kernel" for f in d.fixes) else d for d in found]
         return self.diagnoses
 
     def to_json(self) -> dict:

@@ -133,6 +133,9 @@ class FixResult:
         error: what went wrong, or None.
         undo_hint: how to undo it ("%cudnn_fix --undo remove-shadowing-dir").
         restart_required: the kernel must restart (or start fresh) for it to take effect.
+        fresh_start: a kernelspec was edited: only a fresh start from the kernelspec applies it
+            (a plain Restart reuses the environment the server computed at the first start,
+            :data:`RESTART_NOTE`).
     """
 
     fix_id: str
@@ -142,6 +145,7 @@ class FixResult:
     error: str | None = None
     undo_hint: str = ""
     restart_required: bool = False
+    fresh_start: bool = False
 
     def text(self) -> str:
         """What was done, as plain text: :func:`cudnn_magic.render.fixes.result_text`."""

@@ -448,7 +448,9 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
     :func:`cudnn_magic.whatif.predict`. When the prediction has an error and ``safer`` is set,
     the candidates of :func:`cudnn_magic.whatif.safer_candidates` are tried with pip's dry run in
     turn, and the first one predicted error-free that moves no cuDNN wheel below its installed
-    version (:func:`cudnn_magic.whatif.downgrades`) is reported.
+    version (:func:`cudnn_magic.whatif.downgrades`) and changes something is reported; one that
+    pip would install nothing for is no advice ("install X instead" where X is there): then
+    ``safer`` stays None and ``safer_why`` says to leave the environment as it is.
 
     Returns:
         :class:`cudnn_magic.model.WhatIf`, or :class:`PipError` (one clear line). Nothing is
@@ -488,12 +490,22 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
         result = dataclasses.replace(result, pip_s=pip_s)
         if safer and result.introduces_error:
             opts = split[1] if not isinstance(split, PipError) else []
+            unchanged = ""  # an error-free candidate pip would install nothing for: no advice to install it
             for cand, why in safer_candidates(result):
                 alt = what_if([cand, *opts], python, safer=False, driver=driver, gpus=gpus)
-                if not isinstance(alt, PipError) and not alt.error and not downgrades(alt.changes):
-                    changes = "; ".join(str(c) for c in alt.changes) or "pip would change nothing"
-                    return dataclasses.replace(result, safer=cand, safer_why=f"{why}; pip resolves it ({changes}) "
-                                                                             "and the same rules predict no error")
+                if isinstance(alt, PipError) or alt.error or downgrades(alt.changes):
+                    continue
+                if not alt.changes:
+                    unchanged = unchanged or cand
+                    continue
+                changes = "; ".join(str(c) for c in alt.changes)
+                return dataclasses.replace(result, safer=cand, safer_why=f"{why}; pip resolves it ({changes}) "
+                                                                         "and the same rules predict no error")
+            if unchanged:
+                return dataclasses.replace(result, safer_why=(
+                    f"nothing to install instead: the only error-free requirement found, {unchanged}, is "
+                    "what is installed (pip would change nothing); leave the environment as it is, or give "
+                    "the other cuDNN an environment of its own"))
         return result
     except Exception as exc:  # noqa: BLE001 - never raise into the cell
         return PipError("pip-failed", f"the what-if failed: {type(exc).__name__}: {exc}")

@@ -37,7 +37,7 @@ def plan_text(x: FixPlan) -> str:
         if s.snippet and s.kind in ("call", "advice", "restart") and not s.argv:
             lines += ["       " + ln for ln in s.snippet.splitlines()]
     if x.restart_required:
-        lines.append("  Needs a kernel restart to take effect.")
+        lines.append(f"  {_needs(x)}")
     for label, _ in x.choices:
         lines.append(f"  Choice: {label}")
     for n in x.notes:
@@ -69,13 +69,29 @@ def plan_html(x: FixPlan) -> str:
         out.append("</li>")
     out.append("</ol>")
     if x.restart_required:
-        out.append("<div><b>Needs a kernel restart to take effect.</b></div>")
+        out.append(f"<div><b>{h.escape(_needs(x))}</b></div>")
     for n in x.notes:
         out.append(f"<div><small>{h.escape(n)}</small></div>")
     if x.undo_hint:
         out.append(f"<div>Undo: {h.escape(x.undo_hint)}</div>")
     out.append("</div>")
     return "".join(out)
+
+
+#: what applies a kernelspec edit (issue 27, item 4: "Restart the kernel" sent users into a loop)
+FRESH_START = ("Shut this kernel down and start it again (JupyterLab: Kernel > Shut Down Kernel, then select the "
+               "kernel; Notebook: File > Close and Shut Down Notebook, then open it): a plain Restart reuses the "
+               "environment the Jupyter server computed when this kernel first started.")
+
+
+def _needs(x: FixPlan) -> str:
+    if any(s.kind == "kernelspec" for s in x.steps):
+        return "Takes effect when the kernel is started fresh from its kernelspec, not on a plain Restart."
+    return "Needs a kernel restart to take effect."
+
+
+def _then(x: FixResult) -> str:
+    return FRESH_START if x.fresh_start else "Restart the kernel for it to take effect."
 
 
 def result_text(x: FixResult) -> str:
@@ -85,7 +101,7 @@ def result_text(x: FixResult) -> str:
     if x.error:
         lines.append(f"  Error: {x.error}")
     if x.restart_required and x.ok:
-        lines.append("  Restart the kernel for it to take effect.")
+        lines.append(f"  {_then(x)}")
     if x.undo_hint:
         lines.append(f"  Undo: {x.undo_hint}")
     return "\n".join(lines)
@@ -99,7 +115,7 @@ def result_html(x: FixResult) -> str:
     if x.error:
         out.append(f"<div>Error: {h.escape(x.error)}</div>")
     if x.ok and x.restart_required:
-        out.append("<div>Restart the kernel for it to take effect.</div>")
+        out.append(f"<div><b>{h.escape(_then(x))}</b></div>")
     if x.undo_hint:
         out.append(f"<div>Undo: <code>{h.escape(x.undo_hint)}</code></div>")
     out.append("</div>")

@@ -66,7 +66,8 @@ def whatif_text(result: WhatIf, fixes: bool = True) -> str:
         lines.append(f"  ({result.safer_why})")
     elif result.introduces_error:
         lines.append("")
-        lines.append("Safer requirement: none found that pip resolves and the rules accept.")
+        lines.append(f"Safer requirement: none ({result.safer_why})." if result.safer_why else
+                     "Safer requirement: none found that pip resolves and the rules accept.")
     for n in result.notes:
         lines.append(f"Note: {n}")
     lines.append(f"pip took {result.pip_s:.2f} s, the rules {result.rules_s * 1000:.0f} ms.")
@@ -94,6 +95,8 @@ def whatif_html(result: WhatIf) -> str:
         parts.append("<b>Present findings:</b><ul>" + "".join(row(f, f.severity) for f in result.present.findings) + "</ul>")
     if result.safer:
         parts.append(f"<b>Safer requirement:</b> <code>{_e(result.safer)}</code> <small>({_e(result.safer_why)})</small><br>")
+    elif result.introduces_error and result.safer_why:
+        parts.append(f"<b>Safer requirement:</b> none <small>({_e(result.safer_why)})</small><br>")
     parts.append("".join(f"<small>Note: {_e(n)}</small><br>" for n in result.notes))
     parts.append("</div>")
     return "".join(parts)

@@ -82,7 +82,9 @@ def guarded_pip(original: Callable[[str], Any]) -> Callable[..., Any]:
             n = sum(1 for f in result.introduced if f.severity == "error")
             print(f"cudnn_guard: stopped, nothing installed: this install would add {n} cuDNN error"
                   f"{'s' if n != 1 else ''} (prediction below). Run %pip install --force ... to install anyway"
-                  + (f", or install {result.safer} instead" if result.safer else "") + ".")
+                  + (f", or install {result.safer} instead" if result.safer else
+                     ", or leave the environment as it is (nothing else was predicted error-free)"
+                     if result.safer_why else "") + ".")
             return WhatIfView(result)
         return original(line, *args, **kwargs)
 
