@@ -8,6 +8,7 @@ annotation: it re-probes only when the set of mapped ``libcudnn*`` files changed
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 import sys
@@ -429,8 +430,14 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
         fix = _install_fix(fw, ctx)
         detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
                   f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
-        findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail,
-                                (fix,) if fix and fix.applicable else ()))
+        fixes = [fix] if fix and fix.applicable else []
+        if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
+            # the pip fix alone would not help (issue 27, item 2): say why, and what does
+            detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
+            adv = _found_by_name(fw, fix)
+            if adv:
+                fixes.append(Fix("add-library-path", adv[0], adv[1], True, False, "advice: a change to the environment"))
+        findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail, tuple(fixes)))
         return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
                                    detail=detail), res, findings
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
@@ -568,7 +575,39 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
             return dataclasses.replace(fix, applicable=False, reason=(
                 f"{d[0]} {d[1]} is installed (its files are in {c.directory}) and satisfies {req}: pip would change "
                 "nothing"))
+    blocker = _pip_blocker(fw, req, ctx)
+    if blocker:
+        return dataclasses.replace(fix, applicable=False, reason=blocker)
     return fix
+
+
+def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
+    import sysconfig  # start-up cost: only for a blocked pip fix
+
+    from .fixes.pip_replay import found_by_name_advice  # start-up cost: as above
+
+    req = fix.title[len("Install "):] if fix.title.startswith("Install ") else ""
+    return found_by_name_advice(fw, req, sysconfig.get_paths()["purelib"]) if req else None
+
+
+def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None:
+    """Why installing ``req`` would not change ``fw``'s finding (:mod:`cudnn_magic.fixes.pip_replay`:
+    it overwrites another family's files, or lands where ``fw``'s loader never looks)."""
+    import sysconfig  # start-up cost: only when a framework needs a pip fix
+
+    from .fixes.pip_replay import pip_fix_blocker  # start-up cost: as above
+    from .probes.loader import default_dirs, search_steps  # start-up cost: as above
+
+    try:
+        soname = fw.cudnn_soname or ""
+        dirs = [st.directory for st in search_steps(fw.consumer_library, [], environ=ctx.environ if ctx else None)] \
+            if fw.consumer_library else []
+        dirs += [os.path.dirname(p) for p in (ctx.ldcache.get(soname, []) if ctx else [])] + list(default_dirs())
+        return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=sysconfig.get_paths()["purelib"],
+                               search_dirs=dirs if fw.consumer_library else None)
+    except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the fix as it was
+        logging.getLogger("cudnn_magic").debug("the pip fix replay failed", exc_info=True)
+        return None
 
 
 def _multiple_copies_findings(loaded: Iterable[LibraryCopy], in_use: tuple[CudnnInUse, ...]) -> list[Finding]:

@@ -35,7 +35,6 @@ from typing import Iterable, Mapping, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
-from packaging.utils import canonicalize_name
 
 from .check import judge_report
 from .fixes.solver import solve_cudnn
@@ -47,35 +46,12 @@ from .rules.build_tables import tf_tested_build
 from .rules.consumer_table import CONSUMERS
 from .rules.compat import checker_for_tensorflow, judge
 from .rules.cudnn_version import try_parse
-
-#: cuDNN wheel family (canonical name pattern) -> the folder it writes under site-packages.
-#: Sources: the wheels' RECORD (nvidia-cudnn-jit-cu12 9.27.0.42, -cu13 9.24.0.43: nvidia/cudnn_jit;
-#: nvidia-cudnn-cu12 9.x and -cu13: nvidia/cudnn, FACTS.md "Two cuDNNs at once"; nvidia-cudnn-cu11:
-#: nvidia/cudnn).
-CUDNN_FOLDERS: tuple[tuple[str, str], ...] = (
-    (r"^nvidia-cudnn-jit-cu\d+$", "nvidia/cudnn_jit"),
-    (r"^nvidia-cudnn-cu\d+$", "nvidia/cudnn"),
-)
+from .rules.wheel_folders import CUDNN_FOLDERS, canonical, cudnn_folder
 
 # Distribution name -> (framework name, checker key of rules.compat.RULES), from the consumer table's
 # wheel_distributions; TensorFlow's checker depends on its version (rules.compat.checker_for_tensorflow).
 _FRAMEWORK_DISTS: dict[str, tuple[str, str]] = {d: (c.name, c.checker) for c in CONSUMERS for d in c.wheel_distributions}
 _CUDNN_PIN = re.compile(r"^\s*(nvidia-cudnn(?:-jit)?-cu(\d+))\b", re.I)
-
-
-def canonical(name: str) -> str:
-    """PEP 503 name (``packaging.utils.canonicalize_name``)."""
-    return str(canonicalize_name(name))
-
-
-def cudnn_folder(dist_name: str) -> str | None:
-    """The folder (relative to site-packages) a cuDNN wheel family writes, or None when
-    ``dist_name`` is not a cuDNN wheel of a known family (:data:`CUDNN_FOLDERS`)."""
-    n = canonical(dist_name)
-    for pattern, folder in CUDNN_FOLDERS:
-        if re.match(pattern, n):
-            return folder
-    return None
 
 
 @dataclass(frozen=True)
@@ -253,6 +229,9 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
     after = Environment({**versions, **{c.name: c.new for c in changes}}, tuple(records), observed, tuple(fws.values()))
     present = judge_environment(now, driver=driver, gpus=gpus, environ=environ)
     predicted = judge_environment(after, driver=driver, gpus=gpus, environ=environ, new_frameworks=new_fw_dists)
+    ort = onnxruntime_over_gpu(changes, after.versions)
+    if ort is not None:
+        predicted = dataclasses.replace(predicted, findings=predicted.findings + (ort,))
     key = lambda f: (f.id, f.title)  # noqa: E731
     before = {key(f) for f in present.findings}
     later = {key(f) for f in predicted.findings}
@@ -260,6 +239,33 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
                   tuple(f for f in predicted.findings if key(f) not in before),
                   tuple(f for f in present.findings if key(f) not in later),
                   notes=tuple(notes), rules_s=time.perf_counter() - t0)
+
+
+_ORT_GPU = ("onnxruntime-gpu", "ort-nightly-gpu")
+_ORT_CPU = ("onnxruntime", "ort-nightly")
+
+
+def onnxruntime_over_gpu(changes: Sequence[Change], versions: Mapping[str, str]) -> Finding | None:
+    """``onnxruntime-cpu-over-gpu``, predicted: the install adds or moves the CPU ``onnxruntime``
+    while ``onnxruntime-gpu`` stays (faster-whisper, rembg and others depend on ``onnxruntime``).
+    Both wheels write ``onnxruntime/`` and pip removes neither (their names differ), so the wheel
+    written last is the one ``import onnxruntime`` loads (the check decides it afterwards from the
+    pybind module's ``RECORD`` hash, :mod:`cudnn_magic.probes.frameworks.onnxruntime`)."""
+    names = {canonical(k): v for k, v in versions.items()}
+    moved = {c.name for c in changes}
+    gpu = next((n for n in _ORT_GPU if n in names), None)
+    cpu = next((n for n in _ORT_CPU if n in names), None)
+    if gpu is None or cpu is None or cpu not in moved:
+        return None
+    also = f" (and {gpu} {names[gpu]} in the same install: whichever pip writes last wins)" if gpu in moved else ""
+    return Finding(
+        "onnxruntime-cpu-over-gpu", "error",
+        f"The CPU {cpu} {names[cpu]} would be written over {gpu} {names[gpu]}: ONNX Runtime would have no CUDA provider",
+        f"This install brings {cpu} {names[cpu]}{also}. Both distributions install onnxruntime/; pip removes neither "
+        f"(their names differ) and writes the CPU wheel's files over the GPU one's, so import onnxruntime loads the CPU "
+        "build (CPU and Azure providers only) and no cuDNN is used. Install with --no-deps and add the GPU wheel's "
+        "requirements yourself, or reinstall the GPU wheel afterwards (pip uninstall -y onnxruntime && pip install "
+        f"--force-reinstall --no-deps {gpu}=={names[gpu]}).", ())
 
 
 def safer_candidates(result: WhatIf) -> list[tuple[str, str]]:
@@ -346,4 +352,4 @@ def downgrades(changes: Iterable[Change]) -> list[Change]:
 
 
 __all__ = ["CUDNN_FOLDERS", "Change", "Environment", "WhatIf", "cudnn_folder", "downgrades", "framework_from_metadata",
-           "judge_environment", "predict", "safer_candidates"]
+           "judge_environment", "onnxruntime_over_gpu", "predict", "safer_candidates"]

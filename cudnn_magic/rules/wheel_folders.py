@@ -1,0 +1,38 @@
+"""Which folder under ``site-packages`` each cuDNN wheel family writes (pure data and lookups).
+
+Sources: the wheels' ``RECORD`` (``nvidia-cudnn-jit-cu12`` 9.27.0.42, ``-cu13`` 9.24.0.43:
+``nvidia/cudnn_jit``; ``nvidia-cudnn-cu12`` 9.x and ``-cu13``: ``nvidia/cudnn``, FACTS.md "Two
+cuDNNs at once"; ``nvidia-cudnn-cu11``: ``nvidia/cudnn``); ``tests/test_whatif.py`` checks the
+table against the ``RECORD`` of real wheels. Two families that write one folder overwrite each
+other's files (pip writes each file of the new wheel over what is there).
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.utils import canonicalize_name
+
+#: cuDNN wheel family (canonical name pattern) -> the folder it writes under site-packages.
+CUDNN_FOLDERS: tuple[tuple[str, str], ...] = (
+    (r"^nvidia-cudnn-jit-cu\d+$", "nvidia/cudnn_jit"),
+    (r"^nvidia-cudnn-cu\d+$", "nvidia/cudnn"),
+)
+
+
+def canonical(name: str) -> str:
+    """PEP 503 name (``packaging.utils.canonicalize_name``)."""
+    return str(canonicalize_name(name))
+
+
+def cudnn_folder(dist_name: str) -> str | None:
+    """The folder (relative to site-packages) a cuDNN wheel family writes, or None when
+    ``dist_name`` is not a cuDNN wheel of a known family (:data:`CUDNN_FOLDERS`)."""
+    n = canonical(dist_name)
+    for pattern, folder in CUDNN_FOLDERS:
+        if re.match(pattern, n):
+            return folder
+    return None
+
+
+__all__ = ["CUDNN_FOLDERS", "canonical", "cudnn_folder"]
