@@ -83,7 +83,7 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
                     installed: tuple[LibraryCopy, ...] | list[LibraryCopy] = (),
                     environ: dict[str, str] | None = None, ldcache: dict[str, list[str]] | None = None,
                     gpus: bool = False, paths: list[str] | None = None, conda: str | bool | None = True,
-                    top: list[str] | None = None) -> ConsumerReport:
+                    top: list[str] | None = None, skip: frozenset[str] = frozenset()) -> ConsumerReport:
     """Find, resolve and judge every cuDNN consumer (module docstring).
 
     Args:
@@ -97,11 +97,12 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
         paths: site directories to scan instead of ``sys.path``'s; ``conda``: see
             :func:`~cudnn_magic.probes.frameworks.generic.scan_environment`.
         top: the loaders above an extension module (default: this interpreter's).
+        skip: ``.dist-info`` folders the scan leaves out (the what-if: what pip would replace).
     """
     t0 = time.perf_counter()
     rep = ConsumerReport()
     try:
-        _check(rep, list(frameworks), list(loaded), list(installed), environ, ldcache, gpus, paths, conda, top)
+        _check(rep, list(frameworks), list(loaded), list(installed), environ, ldcache, gpus, paths, conda, top, skip)
     except Exception as exc:  # noqa: BLE001 - a probe never raises into the cell
         rep.notes.append(f"cuDNN consumer check failed: {type(exc).__name__}: {exc}")
     rep.stats["total_s"] = time.perf_counter() - t0
@@ -110,7 +111,7 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
 
 def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
-           conda: str | bool | None, top: list[str] | None) -> None:
+           conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
     # start-up cost: the consumer scan's probes load only when it runs
     from .probes.frameworks.generic import scan_environment
     from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
@@ -119,7 +120,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
 
     env = dict(os.environ if environ is None else environ)
     top = interpreter_loaders() if top is None else top
-    scan = scan_environment(paths, conda=conda, environ=env)
+    scan = scan_environment(paths, conda=conda, environ=env, skip=skip)
     rep.notes += scan.notes
     rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
     rep.owners = scan.owner_by_path()

@@ -134,6 +134,13 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
                            f"{', '.join(str(_family(n) or '?') for n, v in ow.distributions if (n, v) != ow.present)}) "
                            f"gets {present}'s files instead (a CUDA {_family(ow.present[0]) or '?'} build).")
             wrong = any(_family(n) != _family(ow.present[0]) for n, _ in ow.distributions)
+        if not any(".so" in os.path.basename(f) for f in ow.files):
+            # headers and Python files only: each wheel's libraries are still its own
+            wrong = False
+            meaning = [f"No library is among them: the cuDNN each framework loads is unchanged; code compiled "
+                       f"against these headers now sees {present or 'either'}'s version"
+                       + (f" ({next(os.path.basename(f) for f in ow.files if 'version' in os.path.basename(f))})"
+                          if any("version" in os.path.basename(f) for f in ow.files) else "") + "."]
         detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
                   f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
         fixes: list[Fix] = []

@@ -12,15 +12,16 @@ environment as it is now goes through the same model, so predicted findings are 
 present ones judged the same way. No IPython, ctypes or widgets here; no disk, no pip.
 
 Which files a wheel that is not installed yet will write: pip's report carries the metadata
-(name, version, ``Requires-Dist``), not the ``RECORD``, and with PyPI's PEP 658 metadata pip
-does not even download the wheel. So the folder comes from :data:`CUDNN_FOLDERS` (each cuDNN
-wheel family writes one folder under ``site-packages``; sources: the wheels' own ``RECORD``
-files, FACTS.md "Two cuDNNs at once"; ``tests/test_whatif.py`` checks the table against the
-``RECORD`` of real ``nvidia-cudnn-jit-cu12``/``-cu13`` wheels), and the file names from the
-installed distributions that already write that folder (the same folder of the same cuDNN
-major holds the same names), else the two files every cuDNN 9 wheel has there
-(``lib/libcudnn.so.9``, ``lib/libcudnn_graph.so.9``). The files are then predicted to be the
-new distribution's: pip writes them last.
+(name, version, ``Requires-Dist``) and the download URL, not the ``RECORD``, and with PyPI's PEP 658
+metadata pip does not even download the wheel. So the wheel's own ``RECORD`` is read from where pip
+would fetch it (:mod:`cudnn_magic.probes.wheel_record`: a local file, or a few byte ranges over
+HTTP), with every file's real sha256 and size: a 9.1 wheel writes the names it has, not the ones a
+9.24 wheel left (they stay, their old owner's), and a cuDNN 8 wheel writes no ``libcudnn.so.9``.
+pip writes the new files last, so they are the new distribution's; pip's uninstall of a replaced
+wheel deletes every file its ``RECORD`` lists, another wheel's shared copy included. Only when
+the ``RECORD`` cannot be read (a server without byte ranges, credentials) are the names predicted
+from the installed distributions that write the same folder (:data:`CUDNN_FOLDERS`), else the two
+files every cuDNN wheel of that major has, and a note says so.
 """
 
 from __future__ import annotations
@@ -103,7 +104,13 @@ def framework_from_metadata(name: str, version: str, requires_dist: Iterable[str
                           cuda_compiled=cuda, pins=pins, checker=checker)
 
 
-def _predicted_record(name: str, version: str, site: str, current: Sequence[DistRecord]) -> DistRecord | None:
+def _predicted_record(name: str, version: str, site: str, current: Sequence[DistRecord],
+                      files: Sequence[RecordEntry] | None = None) -> DistRecord | None:
+    """The new distribution's record: its wheel's own ``RECORD`` entries when read (``files``,
+    :func:`cudnn_magic.probes.wheel_record.planned_records`: real paths, sha256 and sizes), else the
+    names its folder holds now (module docstring), with a placeholder digest."""
+    if files is not None:
+        return DistRecord(canonical(name), version, site, tuple(files))
     folder = cudnn_folder(name)
     if folder is None:
         return None
@@ -120,6 +127,25 @@ def _predicted_record(name: str, version: str, site: str, current: Sequence[Dist
         names = {f"{prefix}lib/libcudnn.so.{major}": None, f"{prefix}lib/libcudnn_graph.so.{major}": None}
     digest = f"sha256=predicted:{canonical(name)}=={version}"
     return DistRecord(canonical(name), version, site, tuple(RecordEntry(p, digest) for p in names))
+
+
+def _after_uninstall(records: Sequence[DistRecord], removed: set[str]) -> tuple[list[DistRecord], list[str]]:
+    """``records`` without the files pip's uninstall deletes (``removed``, absolute paths): pip
+    removes every path the old ``RECORD`` lists, whoever else lists it too (pip's
+    ``req_uninstall.UninstallPathSet``), so another wheel's copy of a shared file is gone unless the
+    new wheel writes it again. Returns the records and one note per distribution that loses files."""
+    out: list[DistRecord] = []
+    notes: list[str] = []
+    for d in records:
+        keep = tuple(e for e in d.entries if d.abspath(e) not in removed)
+        lost = [e for e in d.entries if d.abspath(e) in removed and ".dist-info/" not in e.path]
+        if lost:
+            names = ", ".join(sorted(os.path.basename(e.path) for e in lost)[:4]) + (" ..." if len(lost) > 4 else "")
+            notes.append(f"pip's uninstall of the replaced wheel deletes {len(lost)} file(s) {d.label} also lists "
+                         f"({names}); they would be missing")
+            d = dataclasses.replace(d, entries=keep)
+        out.append(d)
+    return out, notes
 
 
 def _copies(records: Iterable[DistRecord], overwrites) -> tuple[LibraryCopy, ...]:  # type: ignore[no-untyped-def]
@@ -187,7 +213,7 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
 def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment, *, site: str,
             driver: Driver | Unavailable | None = None, gpus: tuple[Gpu, ...] = (),
             environ: Mapping[str, str] | None = None, requirements: Sequence[str] = (),
-            notes: Sequence[str] = ()) -> WhatIf:
+            notes: Sequence[str] = (), files: Mapping[str, Sequence[RecordEntry]] | None = None) -> WhatIf:
     """The environment after installing ``installs`` and its findings next to the present ones.
 
     Args:
@@ -197,6 +223,9 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
         site: the site-packages pip installs into (absolute).
         driver, gpus: from NVML (for ``cuda-driver-too-old`` and ``gpu-arch-unsupported``).
         environ: the environment variables a fresh process starts with (``LD_LIBRARY_PATH``).
+        files: {canonical name: ``RECORD`` entries} of the new wheels whose own file list was read
+            (:func:`cudnn_magic.probes.wheel_record.planned_records`); the others are predicted from
+            the names their folder holds now.
 
     Returns:
         :class:`WhatIf` (``safer`` is left None: finding one needs pip again, see
@@ -206,10 +235,24 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
     versions = {canonical(k): v for k, v in now.versions.items()}
     changes = tuple(Change(canonical(n), v, versions.get(canonical(n))) for n, v, _ in installs)
     replaced = {c.name for c in changes}
+    files = {canonical(k): tuple(v) for k, v in (files or {}).items()}
     records = [d for d in now.records if canonical(d.name) not in replaced]
     observed = dict(now.observed)
-    for n, v, _ in installs:
-        rec = _predicted_record(n, v, site, records)
+    notes = list(notes)
+    new_records = [(n, v, _predicted_record(n, v, site, records, files.get(canonical(n)))) for n, v, _ in installs]
+    # files pip's uninstall of a replaced wheel deletes: its RECORD's paths the new wheel does not write
+    removed: set[str] = set()
+    for d in now.records:
+        if canonical(d.name) in replaced and canonical(d.name) in files:
+            new = next((r for n, _, r in new_records if canonical(n) == canonical(d.name) and r is not None), None)
+            written = {new.abspath(e) for e in new.entries} if new is not None else set()
+            removed |= {d.abspath(e) for e in d.entries} - written
+    if removed:
+        records, lost = _after_uninstall(records, removed)
+        notes += lost
+        for p in removed:
+            observed.pop(p, None)
+    for n, v, rec in new_records:
         if rec is not None:
             records.append(rec)
             for e in rec.entries:

@@ -39,12 +39,15 @@ def make_venv(root: Path, *wheels: str) -> Path:
     return py
 
 
-def run_cli(py: Path, *args: str, timeout: float = 600, isolate_pip_config: bool = False) -> subprocess.CompletedProcess:
+def run_cli(py: Path, *args: str, timeout: float = 600, isolate_pip_config: bool = False,
+            env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``VENV/bin/python -m cudnn_magic ARGS`` with text output. ``isolate_pip_config``: pip reads
     no configuration file (``PIP_CONFIG_FILE=/dev/null``: pip's docs, "Configuration") and no
     ``PIP_*`` source variable, so the index given on the command line is its only source (a
-    machine's ``find-links``/``extra-index-url`` would otherwise resolve what it cannot)."""
+    machine's ``find-links``/``extra-index-url`` would otherwise resolve what it cannot). ``env_extra``:
+    variables set on top (``XDG_CACHE_HOME``)."""
     env = dict(os.environ)
+    env.update(env_extra or {})
     env.pop("PYTHONPATH", None)
     if isolate_pip_config:
         env["PIP_CONFIG_FILE"] = os.devnull

@@ -93,3 +93,41 @@ def install_wheel(dist: str, version: str) -> Path:
             shutil.rmtree(target, ignore_errors=True)
         os.replace(scratch, target)
     return target
+
+
+def wheel_file(dist: str, version: str) -> Path:
+    """The real wheel file of ``dist==version`` (``pip download --no-deps``), kept under
+    ``.cache/wheelfiles/<dist>-<version>/`` (pip's own HTTP cache makes it a copy when the wheel was
+    installed before). Same locking, skipping and failure rules as :func:`install_wheel`."""
+    if not _NAME.match(dist) or not _VERSION.match(version):
+        raise ValueError(f"not a distribution name and release: {dist!r} {version!r}")
+    folder = REPO / ".cache" / "wheelfiles" / f"{dist}-{version}"
+
+    def found() -> Path | None:
+        try:
+            hits = [p for p in folder.iterdir() if p.suffix == ".whl" and p.name.lower().startswith(_normalized(dist) + "-")]
+        except OSError:
+            return None
+        return hits[0] if len(hits) == 1 else None
+
+    if found():
+        return found()  # type: ignore[return-value]
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{dist}-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if found():
+            return found()  # type: ignore[return-value]
+        scratch = folder.parent / f".{dist}-{version}.partial-{os.getpid()}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--no-input",
+               "--only-binary", ":all:", "-d", str(scratch), f"{dist}=={version}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0 or not any(p.suffix == ".whl" for p in scratch.iterdir() if scratch.exists()):
+            shutil.rmtree(scratch, ignore_errors=True)
+            out = (proc.stdout + proc.stderr)[-3000:]
+            if not _pypi_reachable():
+                pytest.skip(f"PyPI cannot be reached, so the real wheel {dist}=={version} cannot be downloaded")
+            pytest.fail(f"pip could not download {dist}=={version} (exit {proc.returncode}):\n{out}")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(scratch, folder)
+    return found()  # type: ignore[return-value]

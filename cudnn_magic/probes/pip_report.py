@@ -32,6 +32,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..model import Unavailable
 from ..safetext import safe_text
 from .owners import digest_if_small, read_record
+from .wheel_record import planned_records
+from .wheel_stage import stage_consumer_wheels
 
 #: The first pip with ``install --dry-run --report`` and ``inspect`` (pip 22.2 release notes).
 MIN_PIP = (22, 2)
@@ -62,13 +64,15 @@ class PipError:
 class PlannedInstall:
     """One distribution pip's report says it would install: ``name`` (as in its metadata),
     ``version``, ``requires_dist`` (``Requires-Dist`` lines), ``requested`` (named on the
-    command line), ``url`` (where pip would download it)."""
+    command line), ``url`` (where pip would download it), ``sha256`` (the archive's hash, hex,
+    from ``download_info.archive_info``; "" when pip gives none)."""
 
     name: str
     version: str
     requires_dist: tuple[str, ...] = ()
     requested: bool = False
     url: str = ""
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,9 +276,14 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
     installs = []
     for item in data.get("install", ()):
         md = item.get("metadata") or {}
+        info = item.get("download_info") or {}
+        archive = info.get("archive_info") or {}
+        sha = str((archive.get("hashes") or {}).get("sha256") or "")
+        if not sha and str(archive.get("hash", "")).startswith("sha256="):
+            sha = str(archive["hash"])[len("sha256="):]
         installs.append(PlannedInstall(str(md.get("name", "")), str(md.get("version", "")),
                                        tuple(md.get("requires_dist") or ()), bool(item.get("requested")),
-                                       str((item.get("download_info") or {}).get("url", ""))))
+                                       str(info.get("url", "")), sha))
     return PipPlan(tuple(installs), tuple(cmd), ".".join(map(str, ver)), elapsed)
 
 
@@ -440,6 +449,56 @@ def _site_of(installed: Installed) -> str:
     return installed.site_dirs[0] if installed.site_dirs else ""
 
 
+def _relocated(f: Any, scratch: str, site: str) -> Any:
+    """A finding about a staged (scratch) wheel, with the scratch folder's paths written as the
+    site-packages paths the install would give them."""
+    if not scratch or not site:
+        return f
+    swap = lambda t: t.replace(scratch, site) if isinstance(t, str) else t  # noqa: E731
+    fixes = tuple(dataclasses.replace(x, title=swap(x.title), action=swap(x.action)) for x in f.fixes)
+    return dataclasses.replace(f, title=swap(f.title), detail=swap(f.detail), fixes=fixes)
+
+
+def _with_consumers(result: Any, plan: PipPlan, inst: Installed, *, gpus: bool, environ: dict[str, str]) -> Any:
+    """``result`` with the consumer check (:func:`cudnn_magic.consumer_check.check_consumers`: CTranslate2,
+    PaddlePaddle, MXNet, TensorRT, any library that NEEDs cuDNN) run on the environment now and on
+    the environment after the install: the consumer wheels pip would install unpacked in a scratch
+    folder scanned first (:func:`cudnn_magic.probes.wheel_stage.stage_consumer_wheels`), the
+    ``.dist-info`` of what pip replaces left out, and the predicted framework rows for the clash
+    rule. Its findings join both reports; ``introduced``/``resolved`` are recomputed. Never raises."""
+    try:
+        from ..consumer_check import check_consumers  # start-up cost: the consumer scan only for a what-if
+
+        replaced = {c.name for c in result.changes if c.old}
+        skip = frozenset(os.path.normpath(d.dist_info) for d in inst.dists
+                         if d.dist_info and re.sub(r"[-_.]+", "-", d.name).lower() in replaced)
+        sites = [d for d in inst.site_dirs if d]
+        with tempfile.TemporaryDirectory(prefix="cudnn-magic-whatif-") as tmp:
+            staged_site, _, notes = stage_consumer_wheels(plan.installs, tmp)
+            now = check_consumers(frameworks=result.present.frameworks, installed=result.present.cudnn_installed,
+                                  environ=environ, gpus=gpus, paths=sites, conda=False)
+            after = check_consumers(frameworks=result.predicted.frameworks, installed=result.predicted.cudnn_installed,
+                                    environ=environ, gpus=gpus, paths=([staged_site] if staged_site else []) + sites,
+                                    conda=False, skip=skip)
+        site = _site_of(inst)
+        moved = [_relocated(f, staged_site or "", site) for f in after.findings]
+        rows = [dataclasses.replace(fw, detail=fw.detail.replace(staged_site, site)) if staged_site and fw.detail else fw
+                for fw in after.frameworks]
+        present = dataclasses.replace(result.present, findings=result.present.findings + tuple(now.findings),
+                                      frameworks=result.present.frameworks + tuple(now.frameworks))
+        predicted = dataclasses.replace(result.predicted, findings=result.predicted.findings + tuple(moved),
+                                        frameworks=result.predicted.frameworks + tuple(rows))
+        key = lambda f: (f.id, f.title)  # noqa: E731
+        before, later = {key(f) for f in present.findings}, {key(f) for f in predicted.findings}
+        return dataclasses.replace(result, present=present, predicted=predicted,
+                                   introduced=tuple(f for f in predicted.findings if key(f) not in before),
+                                   resolved=tuple(f for f in present.findings if key(f) not in later),
+                                   notes=result.notes + tuple(notes))
+    except Exception as exc:  # noqa: BLE001 - the prediction stands without the consumer check
+        return dataclasses.replace(result, notes=result.notes + (f"consumer check of the prediction failed: "
+                                                                 f"{type(exc).__name__}: {exc}",))
+
+
 def what_if(requirements: str | Sequence[str], python: str | None = None, *, safer: bool = True,
             driver: Any = "probe", gpus: Any = None) -> Any:
     """Predict what ``pip install REQUIREMENTS`` would do to cuDNN in ``python``'s environment
@@ -484,10 +543,12 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
         split = split_requirements(requirements)
         words = tuple(split[0] + split[1]) if not isinstance(split, PipError) else ()
         notes = [f"resolved by pip {plan.pip_version} (install --dry-run --report) for {python}; nothing was installed"]
+        files, file_notes = planned_records(plan.installs)
         result = predict([(p.name, p.version, p.requires_dist) for p in plan.installs], now, site=_site_of(inst),
                          driver=driver, gpus=tuple(gpus or ()), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")},
-                         requirements=words, notes=notes)
+                         requirements=words, notes=notes + file_notes, files=files)
         result = dataclasses.replace(result, pip_s=pip_s)
+        result = _with_consumers(result, plan, inst, gpus=bool(gpus), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
         if safer and result.introduces_error:
             opts = split[1] if not isinstance(split, PipError) else []
             unchanged = ""  # an error-free candidate pip would install nothing for: no advice to install it

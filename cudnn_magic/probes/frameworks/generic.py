@@ -287,7 +287,7 @@ def conda_prefix(environ: dict[str, str] | None = None) -> str | None:
 
 
 def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool = True,
-                     environ: dict[str, str] | None = None) -> EnvironmentScan:
+                     environ: dict[str, str] | None = None, skip: frozenset[str] = frozenset()) -> EnvironmentScan:
     """Find every cuDNN consumer and vendored cuDNN copy of the environment (module docstring).
 
     Args:
@@ -295,6 +295,8 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
         conda: a conda prefix to scan, ``True`` for this interpreter's conda env (if any),
             ``False``/None for none.
         environ: environment to read ``CONDA_PREFIX`` from.
+        skip: ``.dist-info`` folders (absolute, normalized) left out: the what-if's distributions
+            that pip would replace.
 
     Returns:
         An :class:`EnvironmentScan`. Never raises: what cannot be read becomes a note.
@@ -311,7 +313,7 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
                 scan.notes.append(f"could not list {site}: {exc.strerror or exc}")
                 continue
             for entry in sorted(entries):
-                if not entry.endswith(".dist-info"):
+                if not entry.endswith(".dist-info") or (skip and os.path.normpath(os.path.join(site, entry)) in skip):
                     continue
                 record = os.path.join(site, entry, "RECORD")
                 key = _stat_key(record)
