@@ -213,7 +213,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
                  overwrites: tuple[WheelOverwrite, ...] = (),
                  bindings: dict[str, dict[str, tuple[str, ...]]] | None = None,
                  folders: dict[str, tuple[tuple[str, str], ...]] | None = None,
-                 listed: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> Report:
+                 listed: dict[str, tuple[str, tuple[str, ...]]] | None = None, files_on_disk: bool = True) -> Report:
     """Verdicts per framework and findings, from facts already gathered (no probing here
     except reading ELF RPATH/RUNPATHs for loader resolution).
 
@@ -231,6 +231,10 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         folders: folder -> (name, real path) of the cuDNN files on disk there, and ``listed``:
             folder -> (owner, names its wheel's RECORD lists there) (the inventory's
             ``present``/``listed``), to judge each folder as one release per major.
+        files_on_disk: the copies' files are the ones on disk, so the release that answers a
+            picked main library's version call is read from them
+            (:func:`cudnn_magic.probes.sublibraries.answering_version`); False for the what-if's
+            predicted environment, whose files pip has not written yet (``installed`` says what they will be).
     """
     # start-up cost: the probes load only when a check runs (cached_report needs none)
     from .probes.installed import resolve
@@ -244,7 +248,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
     ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
                in_use={u.soname: u for u in in_use}, resolve=resolve, bindings=dict(bindings or {}),
-               answering=answering_version, mapped=tuple(c.path for c in loaded))
+               answering=answering_version if files_on_disk else None, mapped=tuple(c.path for c in loaded))
     resolutions: list[Resolution] = []
     judged: list[FrameworkBuild] = []
     for fw in frameworks:
@@ -480,7 +484,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                      f"{own.version or '?'} ({own.path}" + (f", {own.owner}" if own.owner != "system" else "") + ")"
                      + (" would satisfy it." if own_ok else " would not satisfy it either."))
         if own_ok and preload is not None:
-            fixes.append(_sys_path_fix(preload, own.directory))
+            fixes += _sys_path_fixes(preload, own.directory, fw, ctx)
         elif own_ok:
             if entry:
                 fixes.append(_shadow_fix(entry, own.directory))
@@ -495,7 +499,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
             findings.append(Finding(
                 "cudnn-shadowed", "warning" if verdict == "ok" else "error",
                 f"sys.path entry {_sys_path_entry(preload)} shadows the cuDNN {own.version} that {fw.name} ships with",
-                cause, (_sys_path_fix(preload, own.directory),) if own_ok else (),
+                cause, _sys_path_fixes(preload, own.directory, fw, ctx) if own_ok else (),
             ))
         elif not mapped and entry:
             findings.append(Finding(
@@ -548,6 +552,32 @@ def _sys_path_fix(preload: Preload, own_dir: str | None = None) -> Fix:
                "advice only: where sys.path comes from is outside this kernel")
 
 
+def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, ctx: "_Ctx | None") -> tuple[Fix, ...]:
+    """The fix for a preload found on a ``sys.path`` entry: when the entry is this environment's own
+    site-packages (``sysconfig`` purelib/platlib), the copy there is a wheel pip manages, so the pip
+    fix that upgrades it in place (taking site-packages off ``sys.path`` is no fix); else taking the
+    entry off ``sys.path``."""
+    import sysconfig  # start-up cost: only for a framework that preloads another copy
+
+    entry = os.path.realpath(_sys_path_entry(preload))
+    own_sites = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    if entry in own_sites:
+        inst = _install_fix(fw, ctx)
+        return (inst,) if inst is not None else ()
+    return (_sys_path_fix(preload, own_dir),)
+
+
+def _pip_sees(dist: str) -> str | None:
+    """The version of ``dist`` pip sees for this interpreter: the first ``.dist-info`` of that
+    name on ``sys.path`` (importlib.metadata, as pip's own environment model reads it)."""
+    from importlib import metadata  # start-up cost: only for a pip fix
+
+    try:
+        return metadata.version(dist)
+    except Exception:  # noqa: BLE001 - not installed, or unreadable metadata
+        return None
+
+
 def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
     return Fix("remove-shadowing-dir", f"Take {entry} out of LD_LIBRARY_PATH",
                f"Remove the LD_LIBRARY_PATH entry {entry} for this kernel (kernel.json \"env\" or the shell that starts "
@@ -569,9 +599,11 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
     r = _requirement(req)
     if r is None:
         return fix
+    seen = _pip_sees(r.name)  # a copy of the name further down sys.path is not the one pip would replace
     for c in (ctx.installed if ctx else ()):
         d = _dist_of(c.owner)
-        if d and d[0] == _canonical_name(r.name) and r.specifier.contains(d[1], prereleases=True):
+        if d and d[0] == _canonical_name(r.name) and r.specifier.contains(d[1], prereleases=True) \
+                and (seen is None or seen == d[1]):
             return dataclasses.replace(fix, applicable=False, reason=(
                 f"{d[0]} {d[1]} is installed (its files are in {c.directory}) and satisfies {req}: pip would change "
                 "nothing"))

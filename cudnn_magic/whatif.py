@@ -65,6 +65,9 @@ class Environment:
     records: tuple[DistRecord, ...]
     observed: Mapping[str, str]
     frameworks: tuple[FrameworkBuild, ...]
+    #: ``.dist-info`` folders of later copies of a name found earlier on ``sys.path``: on disk, but
+    #: pip neither sees nor replaces them (pip's environment is the first of each name).
+    shadowed: tuple[str, ...] = ()
 
 
 def framework_from_metadata(name: str, version: str, requires_dist: Iterable[str]) -> FrameworkBuild | None:
@@ -178,7 +181,8 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
     overwrites = find_overwritten_wheels(env.records, env.observed)
     copies = _copies(env.records, overwrites)
     report = judge_report(loaded=(), installed=copies, frameworks=tuple(env.frameworks), driver=driver, gpus=gpus,
-                          environ=dict(environ or {"LD_LIBRARY_PATH": ""}), in_use=(), overwrites=overwrites)
+                          environ=dict(environ or {"LD_LIBRARY_PATH": ""}), in_use=(), overwrites=overwrites,
+                          files_on_disk=False)
     fresh = set(new_frameworks)
     if not fresh:
         return report
@@ -236,14 +240,16 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
     changes = tuple(Change(canonical(n), v, versions.get(canonical(n))) for n, v, _ in installs)
     replaced = {c.name for c in changes}
     files = {canonical(k): tuple(v) for k, v in (files or {}).items()}
-    records = [d for d in now.records if canonical(d.name) not in replaced]
+    hidden = {os.path.normpath(p) for p in now.shadowed}
+    pip_replaces = lambda d: canonical(d.name) in replaced and os.path.normpath(d.dist_info) not in hidden  # noqa: E731
+    records = [d for d in now.records if not pip_replaces(d)]
     observed = dict(now.observed)
     notes = list(notes)
     new_records = [(n, v, _predicted_record(n, v, site, records, files.get(canonical(n)))) for n, v, _ in installs]
     # files pip's uninstall of a replaced wheel deletes: its RECORD's paths the new wheel does not write
     removed: set[str] = set()
     for d in now.records:
-        if canonical(d.name) in replaced and canonical(d.name) in files:
+        if pip_replaces(d) and canonical(d.name) in files:
             new = next((r for n, _, r in new_records if canonical(n) == canonical(d.name) and r is not None), None)
             written = {new.abspath(e) for e in new.entries} if new is not None else set()
             removed |= {d.abspath(e) for e in d.entries} - written
@@ -269,7 +275,8 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
         else:
             new_fw_dists.append(fw.distribution)
         fws[fw.distribution] = fw
-    after = Environment({**versions, **{c.name: c.new for c in changes}}, tuple(records), observed, tuple(fws.values()))
+    after = Environment({**versions, **{c.name: c.new for c in changes}}, tuple(records), observed, tuple(fws.values()),
+                        now.shadowed)
     present = judge_environment(now, driver=driver, gpus=gpus, environ=environ)
     predicted = judge_environment(after, driver=driver, gpus=gpus, environ=environ, new_frameworks=new_fw_dists)
     ort = onnxruntime_over_gpu(changes, after.versions)

@@ -28,6 +28,7 @@ from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _in
                           _pip_extra_args, _python, find_running_kernelspec, kernel_start_environ)
 from .journal import _journal_load
 from .solver import solve_cudnn
+from .verify import verify_environ, verify_pip, verify_restart
 
 
 # --------------------------------------------------------------------------- data
@@ -135,6 +136,11 @@ def install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     why = _pip_check(python)
     if why:
         return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
+    if ctx.get("verify", True):  # the rule (issue 27): offered only when its own what-if shows it helps
+        why, checked = verify_pip((*extra, requirement), python, report, fid)
+        notes += checked
+        if why:
+            return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
     return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
 
 
@@ -206,15 +212,27 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
                                  f"({e}); this environment also has {other[0].name} {other[0].version} at "
                                  f"{other[0].path} ({other[0].owner})")
     for r in resolutions:
-        pv, sv = versions.get(os.path.realpath(r.picked or "")), versions.get(os.path.realpath(r.shadowed[0]))
-        if pv is not None and pv == sv:
-            continue
-        for e in entries:
-            if os.path.realpath(os.path.join(e, r.soname)) == os.path.realpath(r.picked or "") and e not in hits:
-                hits.append(e)
-        intended = intended or os.path.dirname(r.shadowed[0])
+        pv = versions.get(os.path.realpath(r.picked or ""))
+        # the copy hidden is the first one down the search of another release; every LD_LIBRARY_PATH
+        # entry ahead of it holding the soname at another release than it shadows it (two entries
+        # with the same old copy: taking one out leaves the other in front)
+        hidden = next((c for c in r.shadowed if versions.get(os.path.realpath(c)) not in (None, pv)), None)
+        if hidden is None:
+            if pv is not None and pv == versions.get(os.path.realpath(r.shadowed[0])):
+                continue
+            hidden = r.shadowed[0]
+        sv = versions.get(os.path.realpath(hidden))
+        for c in (r.picked or "", *r.shadowed):
+            if c == hidden:
+                break
+            if versions.get(os.path.realpath(c)) == sv and sv is not None:
+                continue
+            for e in entries:
+                if os.path.realpath(os.path.join(e, r.soname)) == os.path.realpath(c) and e not in hits:
+                    hits.append(e)
+        intended = intended or os.path.dirname(hidden)
         notes.append(f"{r.consumer}: {r.soname} resolves to {r.picked} (cuDNN {pv or '?'}, {r.reason}), which hides "
-                     f"{r.shadowed[0]} (cuDNN {sv or '?'})")
+                     f"{hidden} (cuDNN {sv or '?'})")
     u = report.cudnn_in_use
     if u is not None and u.ld_library_path_entry:
         # The copy in use was loaded from an LD_LIBRARY_PATH entry: it hides every other copy of
@@ -294,7 +312,29 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     undo_hint = f"%cudnn_fix --undo {fid} (restores {target.write_path} from its backup)"
     if target.copy_from:
         undo_hint = f"%cudnn_fix --undo {fid} (removes {target.write_path})"
+    if ctx.get("verify", True):  # the rule (issue 27): the check in a fresh process with the change must clear it
+        # the effect on the value the kernel really starts with (``env``), not the spec's text,
+        # whose ${LD_LIBRARY_PATH} stands for the server's value
+        now = [t for t in env.get("LD_LIBRARY_PATH", "").split(":") if t]
+        eff = [t for t in now if os.path.realpath(t) not in hit_real]
+        if mode == "prepend" and intended:
+            eff = [intended] + [t for t in now if os.path.realpath(t) != os.path.realpath(intended)]
+        why, checked = verify_environ(env, dict(env, LD_LIBRARY_PATH=":".join(eff)), report, fid,
+                                      python=_kernel_python(target.spec))
+        notes += checked
+        if why:
+            return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint,
+                           payload={"kernelspec": payload})
     return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload={"kernelspec": payload})
+
+
+def _kernel_python(spec: dict[str, Any]) -> str:
+    """The interpreter a kernelspec starts (its ``argv[0]`` when that is a Python), else this one."""
+    argv = spec.get("argv") if isinstance(spec.get("argv"), list) else []
+    first = str(argv[0]) if argv else ""
+    if first and os.path.isabs(first) and "python" in os.path.basename(first) and os.access(first, os.X_OK):
+        return first
+    return sys.executable
 
 
 def _imported_framework(name: str) -> Any:
@@ -383,6 +423,11 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if not in_kernel:  # no kernel internals to show: there is no kernel here to stop
         return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
                        "start IPython or the program again)", (), False)
+    if ctx.get("verify", True):  # the rule (issue 27): a restart that meets the same finding is no fix
+        why, checked = verify_restart(_environ(ctx), report, fid)
+        notes += checked
+        if why:
+            return FixPlan(fid, "Restart the kernel", False, why, (step,), True, tuple(notes), undo_hint="nothing to undo")
     return FixPlan(fid, "Restart the kernel", True, "", (step,), True, tuple(notes), undo_hint="nothing to undo")
 
 

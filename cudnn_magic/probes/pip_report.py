@@ -416,11 +416,30 @@ def environment_now(installed: Installed) -> "Any":
 
     versions = {canonical(d.name): d.version for d in installed.dists}
     records = []
+    seen_infos: set[str] = set()
     for d in installed.dists:
         if cudnn_folder(d.name) and d.dist_info:
             rec = read_record(d.dist_info)
+            seen_infos.add(os.path.normpath(d.dist_info))
             if rec is not None:
                 records.append(rec)
+    # a later copy of a name already found on sys.path: pip neither sees nor replaces it, but its
+    # files are on disk (a framework's own folder, further down sys.path)
+    shadowed: list[str] = []
+    for site in installed.site_dirs:
+        try:
+            names = sorted(os.listdir(site))
+        except OSError:
+            continue
+        for entry in names:
+            info = os.path.normpath(os.path.join(site, entry))
+            if not entry.endswith(".dist-info") or info in seen_infos or not cudnn_folder(entry.split("-", 1)[0]):
+                continue
+            rec = read_record(info)
+            if rec is not None:
+                seen_infos.add(info)
+                records.append(dataclasses.replace(rec, dist_info=info))
+                shadowed.append(info)
     seen: dict[str, int] = {}
     for r in records:
         for e in r.entries:
@@ -438,7 +457,7 @@ def environment_now(installed: Installed) -> "Any":
         fws, _ = probe_frameworks(paths=list(installed.site_dirs))
     except Exception:  # noqa: BLE001 - a probe never raises
         fws = []
-    return Environment(versions, tuple(records), observed, tuple(fws))
+    return Environment(versions, tuple(records), observed, tuple(fws), tuple(shadowed))
 
 
 def _site_of(installed: Installed) -> str:

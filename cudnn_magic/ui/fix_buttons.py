@@ -93,7 +93,8 @@ class FixPanel:
         if self.fix.id in ADVICE_ONLY:
             self.button.description = _label("Show: " + (self.fix.title or self.fix.id))
             return
-        p = self._plan(self.context)
+        # cheap at display time; the preview verifies (a what-if, a fresh process) before Apply
+        p = self._plan(dict(self.context, verify=False))
         if not p.applicable and not p.choices:
             self._disable(p.reason)
 
