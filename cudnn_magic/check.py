@@ -134,9 +134,9 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     gpus: tuple[Gpu, ...] = ()
     try:
         # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from .probes.nvml import driver_and_gpus
+        from .probes.nvml import driver_and_gpus_within
 
-        driver, gpus = driver_and_gpus()
+        driver, gpus = driver_and_gpus_within()  # a hung driver never hangs the cell
     except ImportError:
         driver = Unavailable("NVML probe not available in this build")
     except Exception as exc:  # noqa: BLE001

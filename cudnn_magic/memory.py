@@ -271,6 +271,22 @@ def sample(cuda_visible_devices: str | None | object = ..., pid: int | None = No
         return MemorySnapshot(gpus=(), error=f"GPU memory sample failed: {type(exc).__name__}: {exc}", timestamp=now)
 
 
+NVML_DEADLINE_S = nvml.NVML_DEADLINE_S
+NOT_ANSWERING = nvml.NOT_ANSWERING
+
+
+def sample_within(timeout_s: float = NVML_DEADLINE_S, **kwargs: Any) -> MemorySnapshot:
+    """:func:`sample` with a deadline of ``timeout_s`` seconds
+    (:func:`cudnn_magic.probes.nvml.within_deadline`): no caller (the kernel's main thread, the
+    panel's sampler) blocks inside a hung NVML call. Returns a snapshot whose ``error`` starts with
+    :data:`NOT_ANSWERING` when the deadline passes. Never raises (``KeyboardInterrupt`` aside)."""
+    answered, value, started = nvml.within_deadline("memory", lambda: sample(**kwargs), timeout_s)
+    if answered and value is not None:
+        return value  # type: ignore[no-any-return]
+    return MemorySnapshot(gpus=(), error=nvml.not_answering(timeout_s, started) if not answered else
+                          "GPU memory sample failed", timestamp=time.time())
+
+
 def _with_framework_usage(row: GpuMemory) -> GpuMemory:
     if row.visible_index is None or row.error:
         return row

@@ -316,3 +316,34 @@ def test_install_startup_then_crash_report_appears_in_first_cell_without_load_ex
     out = run_coroutine(go())
     assert "the previous kernel died" in out and "cudnn-stream-set-failed" in out, out
     assert out.index("the previous kernel died") < out.index("first cell"), out
+
+
+@pytest.mark.parametrize("child", ["sleep", "python-ignoring-sigterm"])
+def test_a_graceful_restart_with_a_child_process_running_is_no_crash(tmp_path, child):
+    """Issue 28, item 10: a restart (``restart_kernel(now=False)``, JupyterLab's "Restart Kernel")
+    while a ``subprocess.Popen`` child runs was reported by the next kernel as "the previous kernel
+    died": the kernel ended by a signal during the shutdown, after the request, and ``atexit``
+    never ran. The request is the proof of a clean exit: the record is marked clean when it arrives."""
+    cmd = (["sleep", "600"] if child == "sleep" else
+           [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+
+    async def go():
+        from jupyter_client.manager import AsyncKernelManager
+
+        km = AsyncKernelManager(kernel_name="python3")
+        await km.start_kernel(env=kernel_env(tmp_path), cwd=str(tmp_path))
+        try:
+            nb, died = await _run(km, ["%load_ext cudnn_magic",
+                                       f"import subprocess\np = subprocess.Popen({cmd!r})\nprint('child', p.pid)"])
+            assert not died and "child" in outputs_text(nb.cells[1])
+            await _restart(km, now=False)
+            nb2, died2 = await _run(km, ["%load_ext cudnn_magic",
+                                         "import cudnn_magic.crash as _c\nprint(f'last-{_c.last_crash() is not None}')"])
+            return outputs_text(nb2.cells[0]), outputs_text(nb2.cells[1]), died2
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    notice, last, died = run_coroutine(go())
+    assert not died
+    assert "the previous kernel died" not in notice, notice
+    assert "last-False" in last.replace("\n", ""), last

@@ -127,3 +127,35 @@ def test_no_driver_says_so_in_one_line(tmp_path):
     assert plain.startswith("No GPU memory to show: NVML Shared Library Not Found") and "\n" not in plain
     assert "Traceback" not in text
     assert THREAD_NAME not in outputs_text(nb.cells[2])
+
+
+def test_a_hung_nvml_never_blocks_the_kernel(nvml_standin, tmp_path):
+    """Issue 28, item 8: with NVML hanging (the stand-in sleeps in every call, as a hung driver
+    does), ``%gpu_memory`` used to block the kernel's main thread: that cell and every later one
+    hung. Now the cell returns within the deadline with the panel saying NVML is not answering,
+    later cells run at once, and when NVML answers again the panel fills in. The bare kernel's
+    reference: an NVML query in a thread leaves the kernel usable, which is what we do."""
+    cfg = tmp_path / "nvml.cfg"
+    cfg.write_text("hang_s=600\n")
+    env = kernel_env(tmp_path, {"LD_LIBRARY_PATH": str(nvml_standin), "FAKE_NVML_CONFIG": str(cfg)})
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    k = Kernel(env)
+    try:
+        k.run("%load_ext cudnn_magic")
+        panel_id = k.run("import time\nt0 = time.time()\np = %gpu_memory --interval 0.3\n"
+                         "print('TOOK', round(time.time() - t0))\np", timeout=60)
+        out = k.outputs(panel_id)
+        assert "TOOK" in out and int(out.split("TOOK ")[1].split()[0]) <= 7, out
+        assert "NVML is not answering" in out, out
+        after_id = k.run("print('STILL', 1 + 1)", timeout=10)
+        assert "STILL 2" in k.outputs(after_id)
+        check_id = k.run("r = %cudnn_check --json\nprint('DRIVER', r['driver_unavailable'])", timeout=120)
+        assert "DRIVER NVML is not answering" in k.outputs(check_id), k.outputs(check_id)
+        cfg.write_text("hang_s=0\n")  # the driver answers again
+        fill_id = k.run("import time\nt0 = time.time()\n"
+                        "while time.time() - t0 < 30 and not (p.last and p.last.gpus):\n    time.sleep(0.2)\n"
+                        "print('GPUS', len(p.last.gpus) if p.last else 0)", timeout=60)
+        assert "GPUS 2" in k.outputs(fill_id), k.outputs(fill_id)
+        k.run("%gpu_memory --stop", timeout=30)
+    finally:
+        k.close()

@@ -360,6 +360,13 @@ class Tee:
             self._set_clean(1)
             self._send_ctl(b"X", b"")
 
+    def shutdown_requested(self) -> None:
+        """The front end asked this kernel to shut down or restart: mark the exit clean now (only
+        the shared flag; the capture goes on to the end), since the process may yet end by a
+        signal (:mod:`cudnn_magic.shell.shutdown`)."""
+        if os.getpid() == self.pid:
+            self._set_clean(1)
+
     def _set_clean(self, kind: int) -> None:
         """The clean-exit flag in the shared state: a write into pages allocated at install,
         so it lands even when the disk is full and ``meta.json`` cannot be rewritten."""

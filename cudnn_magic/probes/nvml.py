@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -437,3 +439,59 @@ def _reset_for_tests() -> None:
         _initialized = False
         _init_failure = None
         _fallbacks.clear()
+
+
+#: Seconds a caller waits for NVML before it is told NVML is not answering (a lost GPU, a driver
+#: stuck in the kernel: NVML calls can block for minutes).
+NVML_DEADLINE_S = 5.0
+#: The start of the reason given when NVML did not answer in time.
+NOT_ANSWERING = "NVML is not answering"
+_inflight: dict[str, Future] = {}
+_inflight_lock = threading.Lock()
+
+
+def within_deadline(key: str, fn: Callable[[], Any], timeout_s: float = NVML_DEADLINE_S) -> tuple[bool, Any, bool]:
+    """Run ``fn`` (an NVML query) in a worker thread and wait at most ``timeout_s`` seconds, so no
+    caller (the kernel's main thread, a sampler) blocks inside a hung NVML call. While an earlier
+    call of the same ``key`` is still stuck, no second one starts (a hung driver would take every
+    thread): the caller waits on that one again. ``KeyboardInterrupt`` raised in ``fn`` reaches
+    the caller. Returns ``(answered, value, started)``: ``value`` is ``fn()``'s result when
+    answered, None otherwise; ``started`` whether this call started the query. Never raises
+    anything else."""
+    with _inflight_lock:
+        fut = _inflight.get(key)
+        started = fut is None or fut.done()
+        if started:
+            fut = _inflight[key] = Future()
+
+            def work(f: Future = fut) -> None:
+                try:
+                    f.set_result(fn())
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller, who decides
+                    f.set_exception(exc)
+
+            threading.Thread(target=work, name=f"cudnn-magic-nvml-{key}", daemon=True).start()
+    try:
+        return True, fut.result(timeout=timeout_s), started
+    except FutureTimeout:
+        return False, None, started
+    except KeyboardInterrupt:
+        raise
+    except Exception:  # noqa: BLE001 - fn never raises; belt and braces
+        return True, None, started
+
+
+def not_answering(timeout_s: float, started: bool) -> str:
+    """The reason shown when NVML did not answer within ``timeout_s`` seconds."""
+    what = "no reply" if started else "still no reply to the previous call"
+    return (f"{NOT_ANSWERING} ({what} within {timeout_s:g} s; a GPU or its driver may be hung): nothing else is "
+            "asked until it answers")
+
+
+def driver_and_gpus_within(timeout_s: float = NVML_DEADLINE_S) -> tuple[Driver | Unavailable | None, tuple[Gpu, ...]]:
+    """:func:`driver_and_gpus` with a deadline (:func:`within_deadline`): ``(Unavailable(NVML is not
+    answering ...), ())`` when it passes. Never raises."""
+    answered, value, started = within_deadline("driver", driver_and_gpus, timeout_s)
+    if not answered or value is None:
+        return Unavailable(not_answering(timeout_s, started) if not answered else "NVML probe failed"), ()
+    return value  # type: ignore[no-any-return]

@@ -8,7 +8,12 @@
 
 Both run the given interpreter (the kernel's own by default), never raise, and return either
 their result or a :class:`PipError` with one clear line (``kind``: ``bad-requirement``,
-``index-unreachable``, ``pip-too-old``, ``conflict``, ``no-match``, ``pip-failed``).
+``needs-build``, ``index-unreachable``, ``pip-too-old``, ``conflict``, ``no-match``, ``pip-failed``).
+
+A what-if never runs a package's code: every dry run has ``--only-binary :all:`` (pip considers
+wheels only and never calls a build backend), and a requirement that would need a build (a source
+tree, an archive, a VCS URL, a local path, ``-e``, ``--no-binary``) is refused before pip starts
+(``needs-build``).
 """
 
 from __future__ import annotations
@@ -41,10 +46,16 @@ MIN_PIP = (22, 2)
 # Options passed through to pip unchanged (the index and selection options of ``pip install``);
 # anything else that starts with "-" is refused, so a what-if can never install or uninstall.
 _PASS_WITH_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint",
-                    "--only-binary", "--no-binary", "--platform", "--python-version", "--implementation",
+                    "--platform", "--python-version", "--implementation",
                     "--abi", "--upgrade-strategy", "--timeout", "--retries", "--proxy", "--trusted-host"}
 _PASS_FLAGS = {"--pre", "-U", "--upgrade", "--no-index", "--no-deps", "--force-reinstall", "--prefer-binary",
                "--ignore-installed", "-I", "--no-build-isolation", "--isolated", "--no-cache-dir"}
+#: What a what-if never passes: they make pip build (and so run) a package's code.
+_BUILDS = {"--no-binary", "--only-binary", "-e", "--editable", "--use-pep517", "--no-use-pep517"}
+#: Forced on every dry run: pip considers wheels only and never runs a build backend
+#: (pip's docs, "--only-binary": ":all: to disable all source packages").
+ONLY_WHEELS = ("--only-binary", ":all:")
+_LOOKS_LIKE_SOURCE = re.compile(r"^(?:[.~/]|[A-Za-z][\w+.-]*://|(?:git|hg|svn|bzr)\+)|\.(?:tar\.gz|tgz|zip|tar\.bz2)$")
 
 
 @dataclass(frozen=True)
@@ -162,16 +173,25 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
                     return PipError("bad-requirement", f"{w} needs a value")
             elif w in _PASS_FLAGS:
                 opts.append(w)
+            elif key in _BUILDS:
+                return PipError("needs-build", f"{w} makes pip build a package (run its code) to know what it installs; "
+                                               "a what-if predicts from wheels only and ran nothing")
             else:
                 return PipError("bad-requirement", f"{w!r} is not an option a what-if passes to pip (allowed: "
                                                    f"{', '.join(sorted(_PASS_WITH_VALUE | _PASS_FLAGS))})")
         else:
             end = next((k for k in range(i + 1, len(words)) if words[k].startswith("-")), len(words))
+            if i + 2 < end and words[i + 1] == "@":  # "name @ url" split on its spaces: one PEP 508 requirement
+                w = " ".join(words[i:i + 3])
+                i += 2
             try:
-                Requirement(w)
+                parsed = Requirement(w)
                 ok = True
             except InvalidRequirement as exc:
-                ok, why = False, str(exc).splitlines()[0]
+                ok, why, parsed = False, str(exc).splitlines()[0], None
+            built = _needs_build(w, parsed)
+            if built:
+                return PipError("needs-build", built)
             nxt = words[i + 1] if i + 1 < end else ""
             if not ok or nxt.startswith(";"):
                 # a marker split on spaces ("numpy; python_version<'3'"): the words up to the next
@@ -193,6 +213,24 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
     if not reqs:
         return PipError("bad-requirement", "no requirement given (e.g. --what-if \"nvidia-cudnn-cu12==9.10.2.21\")")
     return reqs, opts
+
+
+def _needs_build(word: str, req: Requirement | None) -> str | None:
+    """Why ``word`` cannot be predicted without building it (a direct reference to a source tree,
+    an archive or a VCS URL; a local path): pip would run its build backend (``setup.py``) to read
+    its metadata. None for a name, a specifier or a direct reference to a ``.whl`` file."""
+    # pip takes a word that looks like a path or an archive for one (pip's ``_looks_like_path``),
+    # even when it also parses as a name
+    url = (req.url if req is not None else None) or (word if _LOOKS_LIKE_SOURCE.search(word) or os.sep in word
+                                                     else None)
+    if not url:
+        return None
+    path = url.split("#", 1)[0].split("?", 1)[0]
+    if path.endswith(".whl") and not re.match(r"^(?:git|hg|svn|bzr)\+", url):
+        return None
+    return (f"{word!r} is a source tree, archive or VCS URL: pip would have to build it (run its setup.py or build "
+            "backend) to know what it installs; a what-if predicts from wheels only and ran nothing (build a wheel "
+            "first, then ask about the .whl file)")
 
 
 _MARKER_START = re.compile(r"^;?\s*\(?\s*(python_version|python_full_version|sys_platform|platform_\w+|os_name|"
@@ -257,7 +295,7 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
     with tempfile.TemporaryDirectory(prefix="cudnn-magic-whatif-") as tmp:
         report = os.path.join(tmp, "report.json")
         cmd = [python, "-m", "pip", "install", "--dry-run", "--report", report, "--progress-bar", "off",
-               "--disable-pip-version-check", "--no-input", "--no-color", *opts, *reqs]
+               "--disable-pip-version-check", "--no-input", "--no-color", *ONLY_WHEELS, *opts, *reqs]
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
@@ -304,7 +342,9 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
         return PipError("conflict", "\n".join([summary, *("  " + ln for ln in explained)]), tail)
     m = re.search(r"No matching distribution found for (.+)", output)
     if m:
-        return PipError("no-match", f"no release matches {m.group(1).strip()} on the index", tail)
+        return PipError("no-match", f"no release matches {m.group(1).strip()} on the index as a wheel (a what-if "
+                                    "considers wheels only: a release with only a source distribution would need a "
+                                    "build, which a what-if never runs)", tail)
     m = re.search(r"(?:Invalid requirement|InvalidRequirement)[:\s]+(.+)", output)
     if m:
         return PipError("bad-requirement", f"pip refused the requirement: {m.group(1).strip()}", tail)
@@ -553,9 +593,9 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
             return inst
         if driver == "probe":
             try:
-                from .nvml import driver_and_gpus  # start-up cost: ctypes and NVML only when asked to probe
+                from .nvml import driver_and_gpus_within  # start-up cost: ctypes and NVML only when asked to probe
 
-                driver, gpus = driver_and_gpus()
+                driver, gpus = driver_and_gpus_within()
             except Exception as exc:  # noqa: BLE001
                 driver, gpus = Unavailable(f"NVML probe failed: {exc}"), ()
         now = environment_now(inst)

@@ -174,6 +174,9 @@ class Annotator:
 
         ip.register_magics(AnnotateMagics)
         atexit.register(self._atexit)
+        from .shutdown import hook_shutdown  # start-up cost: a few lines, only with a capture to mark
+
+        self._unhook_shutdown = hook_shutdown(ip, self._shutdown_requested)
 
     def _install_capture(self) -> None:
         if os.environ.get("CUDNN_MAGIC_CAPTURE", "1").strip().lower() in ("0", "off", "no", "false"):
@@ -208,6 +211,7 @@ class Annotator:
         # else: another extension replaced us since; leave its handler alone.
         try:
             atexit.unregister(self._atexit)
+            getattr(self, "_unhook_shutdown", lambda: None)()
         except Exception:  # noqa: BLE001
             pass
         if self.tee is not None:
@@ -226,6 +230,10 @@ class Annotator:
     def _atexit(self) -> None:
         if self.tee is not None:
             self.tee.clean_exit()
+
+    def _shutdown_requested(self) -> None:
+        if self.tee is not None:
+            self.tee.shutdown_requested()
 
     # -- per cell ----------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ command passes through unchanged. ``off`` (and ``%unload_ext``) puts IPython's `
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any, Callable
 
@@ -55,6 +56,25 @@ def what_if_words(line: str) -> list[str] | str:
     return keep
 
 
+def without_force(line: str) -> str:
+    """``line`` with its ``--force`` word taken out and every other character as the user typed it:
+    IPython's ``%pip`` hands its line to the shell as it is (``IPython.core.magics.packaging``),
+    so quotes, markers (``"pip; python_version>'3'"``) and globs must reach the shell unchanged.
+    The text is cut where the shell's own split (``shlex``) agrees that only ``--force`` went;
+    otherwise the words are re-quoted with ``shlex.join``."""
+    try:
+        want = [w for w in shlex.split(line) if w != "--force"]
+    except ValueError:
+        return line.replace("--force", "", 1)
+    cut = re.sub(r"(?:(?<=\s)|^)--force(?=\s|$)", "", line)
+    try:
+        if shlex.split(cut) == want:
+            return cut.strip()
+    except ValueError:
+        pass
+    return shlex.join(want)
+
+
 def guarded_pip(original: Callable[[str], Any]) -> Callable[..., Any]:
     """The ``%pip`` replacement that runs the what-if before ``install``."""
 
@@ -63,9 +83,8 @@ def guarded_pip(original: Callable[[str], Any]) -> Callable[..., Any]:
         if not words or words[0] != "install":
             return original(line, *args, **kwargs)
         if "--force" in words:
-            rest = " ".join(w for w in shlex.split(line) if w != "--force")
             print("cudnn_guard: --force given: running pip without the what-if")
-            return original(" ".join(shlex.quote(w) for w in shlex.split(rest)), *args, **kwargs)
+            return original(without_force(line), *args, **kwargs)
         from ..probes.pip_report import PipError, what_if  # start-up cost (as above)
         from ..render.whatif import WhatIfView
 

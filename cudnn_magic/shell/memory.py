@@ -40,7 +40,7 @@ def _is_notebook(shell: Any) -> bool:
 
 def _watch_terminal(interval_s: float) -> mp.MemoryView:
     """Redraw the table in place (ANSI) every ``interval_s`` seconds until Ctrl-C."""
-    s = _engine().sample()
+    s = _engine().sample_within()
     if s.error and not s.gpus:  # nothing to watch: the returned view says why, once
         return mp.MemoryView(s)
     try:
@@ -48,7 +48,7 @@ def _watch_terminal(interval_s: float) -> mp.MemoryView:
             sys.stdout.write("\x1b[H\x1b[J" + _snapshot_text(s) + "\n(Ctrl-C to stop)\n")
             sys.stdout.flush()
             time.sleep(interval_s)
-            s = _engine().sample()
+            s = _engine().sample_within()
     except KeyboardInterrupt:
         pass
     return mp.MemoryView(s)
@@ -95,12 +95,14 @@ class MemoryMagics(Magics):
         if not _is_notebook(shell):
             if args.watch:
                 return _watch_terminal(args.interval or mp.DEFAULT_INTERVAL_S)
-            return mp.MemoryView(_engine().sample())
+            return mp.MemoryView(_engine().sample_within())
         with mp._PANEL_LOCK:
             panel = mp._PANEL
             if panel is None or panel.closed:
-                first = _engine().sample()
-                if first.error and not first.gpus:
+                # never on this (the kernel's main) thread without a deadline: a hung driver would hang the cell
+                first = _engine().sample_within()
+                hung = (first.error or "").startswith(_engine().NOT_ANSWERING)
+                if first.error and not first.gpus and not hung:
                     return mp.MemoryView(first)  # one line: no driver / no NVML; no thread
                 panel = mp.MemoryPanel(interval_s=args.interval or mp.DEFAULT_INTERVAL_S, shell=shell)
                 panel._apply(first)

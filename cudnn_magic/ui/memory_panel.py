@@ -134,8 +134,8 @@ class MemoryPanel:
                  shell: Any = None, history_s: float = HISTORY_S) -> None:
         import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
-        if sampler is None:
-            from ..memory import sample as sampler  # type: ignore[assignment]
+        if sampler is None:  # each sample with a deadline: a hung NVML call never stalls the panel
+            from ..memory import sample_within as sampler  # type: ignore[assignment]
         self._W = W
         self.interval_s = float(interval_s)
         self._sampler: Callable[[], MemorySnapshot] = sampler  # type: ignore[assignment]

@@ -21,6 +21,8 @@
  * the number of GPUs between two calls. Keys (I = GPU index, K = MIG instance index):
  *
  *   init_rc=N          nvmlInit* returns N (9 = DRIVER_NOT_LOADED, 18 = LIB_RM_VERSION_MISMATCH)
+ *   hang_s=N           every call (init and each device query) sleeps N seconds first, as a
+ *                      hung driver does; re-read from FAKE_NVML_CONFIG at each call
  *   gpus=N             number of GPUs (default 2, at most 16)
  *   driver=S           driver version string (default 550.54.15)
  *   cuda=N             CUDA driver version, major*1000+minor*10 (default 12040)
@@ -173,10 +175,16 @@ static int mig_count(int g) { /* -1: not MIG-capable */
   return n < 0 ? 0 : (n > MAXM ? MAXM : n);
 }
 
+static void maybe_hang(void) {
+  unsigned h = (unsigned)cfg_ull("hang_s", 0);
+  while (h) { sleep(1); h--; load_config(); if (!cfg_ull("hang_s", 0)) break; }
+}
+
 /* Validate a handle and apply err.I; returns OK or an NVML error code. */
 static nvmlReturn_t check(nvmlDevice_t d) {
   if (!inited) return ERR_UNINITIALIZED;
   load_config();
+  maybe_hang();
   if (!d) return ERR_INVALID_ARGUMENT;
   int in_gpus = d >= &gpu_devs[0] && d < &gpu_devs[MAXG];
   standin_dev *mig0 = &mig_devs[0][0];
@@ -194,6 +202,7 @@ static nvmlReturn_t check(nvmlDevice_t d) {
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
   (void)flags;
   load_config();
+  maybe_hang();
   int rc = (int)cfg_ull("init_rc", 0);
   if (!rc) inited = 1;
   return rc;
