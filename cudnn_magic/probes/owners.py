@@ -570,6 +570,15 @@ def pip_version_of(owner: str) -> str | None:
 # --------------------------------------------------------------------------- overwritten wheels
 
 
+def _ships_cudnn(d: DistRecord) -> bool:
+    """``d`` ships a cuDNN library (``libcudnn*``, vendored copies included) or writes under ``nvidia/cudnn*``."""
+    for e in d.entries:
+        p = e.path.replace(os.sep, "/")
+        if p.startswith("nvidia/cudnn") or p.rpartition("/")[2].startswith("libcudnn"):
+            return True
+    return False
+
+
 def probe_overwritten_wheels(folders: Iterable[str] | None = None) -> tuple[tuple[WheelOverwrite, ...], list[str]]:
     """Overwritten cuDNN wheels in ``folders`` (default: every ``site-packages`` on
     ``sys.path``): reads the relevant ``RECORD`` files, hashes the shared files of at most
@@ -579,16 +588,19 @@ def probe_overwritten_wheels(folders: Iterable[str] | None = None) -> tuple[tupl
     out: list[WheelOverwrite] = []
     try:
         for folder in dict.fromkeys(folders if folders is not None else _site_dirs()):
-            dists = [d for d in distributions_in(folder) if any("cudnn" in os.path.basename(e.path) for e in d.entries)]
+            # only wheels that ship a cuDNN library or write nvidia/cudnn*: not every distribution
+            # with "cudnn" in some file name (TensorFlow's 22,000-row RECORD, this package itself)
+            dists = [d for d in distributions_in(folder) if _ships_cudnn(d)]
             if len(dists) < 2:
                 continue
-            places: dict[str, int] = {}
+            places: dict[str, int] = {}  # relative paths: every RECORD here is relative to the same folder
             for d in dists:
                 for e in d.entries:
-                    places[d.abspath(e)] = places.get(d.abspath(e), 0) + 1
+                    places[e.path] = places.get(e.path, 0) + 1
             observed: dict[str, str] = {}
-            for p, n in places.items():
-                if n > 1 and ".dist-info" not in p:
+            for rel, n in places.items():
+                if n > 1 and ".dist-info" not in rel:
+                    p = os.path.normpath(os.path.join(folder, rel))
                     digest = digest_if_small(p)
                     if digest is not None:
                         observed[p] = digest
