@@ -313,7 +313,7 @@ def test_a_blocked_downstream_never_blocks_the_writer_and_drops_are_counted_and_
         data = b"".join(got)
         out(wrote_s=wrote_s, offset=end, spilled=spilled, dropped=dropped, skipped=skipped, rss_kib=rss,
             n=len(data), notice=data.count(b"[cudnn-magic: dropped "),
-            noticed_mib=[float(m) for m in re.findall(rb"\[cudnn-magic: dropped ([0-9.]+) MiB", data)])
+            noticed_mib=[float(m) for m in re.findall(rb"\\[cudnn-magic: dropped ([0-9.]+) MiB", data)])
     """))
     assert proc.returncode == 0, err[-2000:]
     (r,) = lines

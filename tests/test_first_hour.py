@@ -534,3 +534,19 @@ def test_a_clean_exit_keeps_only_the_record_of_a_clean_exit(tmp_path):
     from cudnn_magic.crash import previous_crashes
 
     assert previous_crashes(d.parent.name, root=d.parent.parent) == []
+
+
+def test_mistakes_get_the_subcommands_usage_and_a_hint():
+    """Issue 33, item 5: ``check --jsn`` printed the top-level usage; ``--what-if "x=9.27"`` printed
+    packaging's "Expected semicolon ..." with no hint to use ``==``."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--jsn"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.startswith("usage: cudnn-magic check ") and "unrecognized arguments: --jsn" in p.stderr, p.stderr
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--what-if", "nvidia-cudnn-jit-cu12=9.27"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert "write 'nvidia-cudnn-jit-cu12==9.27'" in p.stderr + p.stdout and "Expected semicolon" not in p.stderr + p.stdout

@@ -169,14 +169,20 @@ def test_cli_json_and_text(nvml_standin):
     assert "1.0 GiB / 80.0 GiB" in lines[1] and "2.0 GiB / 80.0 GiB" in lines[2] and "1 (1 MiB)" in lines[2]
 
 
-def test_cli_without_driver_is_one_line_exit_0():
+def test_cli_without_driver_is_one_line_exit_1():
+    """Issue 33, item 6: a script can tell nothing was measured (exit 1, as nvitop's), and usage
+    is exit 2; before, every case was exit 0."""
     if real_nvml_present():
         pytest.skip("a real libnvidia-ml is installed here")
     env = standin_env(None)
     for args in (["memory"], ["memory", "--watch", "0.1"]):
         p = run_py("", env, args=["-m", "cudnn_magic", *args])
-        assert p.returncode == 0
+        assert p.returncode == 1, (args, p.returncode)
         assert p.stdout.count("\n") == 1 and p.stdout.startswith("No GPU memory to show: NVML Shared Library Not Found")
+    p = run_py("", env, args=["-m", "cudnn_magic", "memory", "--json"])
+    assert p.returncode == 1 and json.loads(p.stdout)["error"].startswith("NVML Shared Library Not Found")
+    p = run_py("", env, args=["-m", "cudnn_magic", "memory", "--watch", "soon"])
+    assert p.returncode == 2
 
 
 def test_cli_watch_prints_successive_tables_until_ctrl_c(nvml_standin):

@@ -109,6 +109,14 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    """The subparser of ``command`` (argparse keeps them in its subparsers action's ``choices``)."""
+    for action in parser._actions:  # argparse has no public accessor for its subparsers
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]  # type: ignore[no-any-return]
+    return None
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The subcommand ``argv`` names (its first word that is not an option), when it is one of
     :data:`COMMANDS`; else None (then every parser is built, for help and error messages)."""
@@ -138,7 +146,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser(_command_of(argv))
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # the subcommand's usage, not the top level's (`check --jsn`)
+            sub = _subparser(parser, getattr(args, "command", None))
+            (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse already printed the usage message
         return 0 if exc.code == 0 else 2
     if args.command is None:

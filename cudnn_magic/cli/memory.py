@@ -7,7 +7,7 @@ import json
 import time
 from typing import TextIO
 
-from ..memory import _no_gpu_line, sample, snapshot_json
+from ..memory import _no_gpu_line, sample_within, snapshot_json
 from ..model import MemorySnapshot
 from ..render.memory import snapshot_text
 
@@ -19,8 +19,11 @@ def cli_memory(as_json: bool, watch: float | None, out: TextIO) -> int:
 
     Prints a table (or the JSON snapshot). With ``--watch``, samples every ``watch`` seconds
     until Ctrl-C: redrawn in place with ANSI escapes on a terminal, successive tables (or one
-    JSON object per line) otherwise. Exit 0, also with no driver (one line says so) and on
-    Ctrl-C.
+    JSON object per line) otherwise.
+
+    Exit codes (as nvitop's): 0 measured (also when Ctrl-C ends ``--watch``), 1 nothing to measure
+    (no driver, NVML not answering or failing: one line, or the JSON with its ``error``, says
+    why), 2 usage (argparse).
     """
     def emit(s: MemorySnapshot, first: bool) -> None:
         if as_json:
@@ -38,15 +41,17 @@ def cli_memory(as_json: bool, watch: float | None, out: TextIO) -> int:
 
     tty = bool(getattr(out, "isatty", lambda: False)())
     try:
-        s = sample()
+        s = sample_within()
         if watch and tty and not as_json:
             out.write("\x1b[H\x1b[J")
         emit(s, True)
-        if not watch or watch <= 0 or (s.error and not s.gpus):
+        if s.error and not s.gpus:
+            return 1
+        if not watch or watch <= 0:
             return 0
         while True:
             time.sleep(watch)
-            emit(sample(), False)
+            emit(sample_within(), False)
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:

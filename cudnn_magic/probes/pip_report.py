@@ -204,6 +204,10 @@ def split_requirements(text: str | Sequence[str]) -> tuple[list[str], list[str]]
                     continue
             if not ok:
                 hint = ""
+                one_eq = re.match(r"^([A-Za-z0-9][\w.-]*)\s*=\s*([^=<>!~\s].*)$", w)
+                if one_eq:  # "name=1.2": pip's own message is packaging's parser error; say what is meant
+                    why = (f"one '=' is no version operator (PEP 440): for an exact version write "
+                           f"'{one_eq.group(1)}=={one_eq.group(2)}'")
                 if w.rstrip().endswith(";") or _MARKER_START.match(nxt) or nxt.startswith(";"):
                     hint = (f"; a requirement with a marker is one word: quote it, e.g. --what-if "
                             f"\"'{w.rstrip(';')}; python_version<\\\"3\\\"'\"")
