@@ -159,3 +159,47 @@ def test_a_hung_nvml_never_blocks_the_kernel(nvml_standin, tmp_path):
         k.run("%gpu_memory --stop", timeout=30)
     finally:
         k.close()
+
+
+def test_the_front_end_never_sees_a_current_value_above_the_peak(nvml_standin, tmp_path):
+    """Issue 33, item 7: the browser test's screenshot showed "8.5 GiB" used beside "peak 7.8
+    GiB". Each widget's new value is its own comm message, so a front end shows, between two
+    messages, one widget's new value beside another's old one. This replays every comm message the
+    kernel sent, in order, as the front end applies them, and checks GPU 0's label against the
+    peak drawn beside it after each one, while usage grows by 1 GiB a sample."""
+    import re
+
+    spec = {"gpus": 1, "step.0": GiB}
+    env = kernel_env(tmp_path, {"LD_LIBRARY_PATH": str(nvml_standin), "FAKE_NVML_SPEC": spec_string(spec)})
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    k = Kernel(env)
+    try:
+        k.run("%load_ext cudnn_magic")
+        k.run("%gpu_memory --interval 0.1")
+        k.run("import time\ntime.sleep(3)")
+        k.run("%gpu_memory --stop")
+    finally:
+        k.close()
+    state: dict[str, str] = {}
+    checked = 0
+
+    def gib(text: str) -> float:
+        value, unit = re.search(r"([0-9.]+) (GiB|MiB)", text).groups()  # type: ignore[union-attr]
+        return float(value) * (1 if unit == "GiB" else 1 / 1024)
+
+    for m in k.log:
+        if m["msg_type"] not in ("comm_open", "comm_msg"):
+            continue
+        data = m["content"]["data"]
+        value = (data.get("state") or {}).get("value")
+        if not isinstance(value, str):
+            continue
+        state[m["content"]["comm_id"]] = value
+        labels = [v for v in state.values() if "GPU 0" in v and " / " in v and "<svg" not in v]
+        plots = [v for v in state.values() if "<svg" in v and "peak " in v]
+        if labels and plots:
+            used = gib(labels[0].split("&nbsp;")[1])
+            peak = gib(plots[0].split("peak ")[1])
+            assert peak >= used, f"the front end showed {used} GiB used beside peak {peak} GiB"
+            checked += 1
+    assert checked >= 10, f"only {checked} states checked"

@@ -98,17 +98,21 @@ class _Row:
         # start-up cost: not at %load_ext, only when this runs
         from ..render.memory import row_detail_html, row_label_html, sparkline_svg
 
+        # The plot (and its peak) first, then the label: each widget's new value is its own comm
+        # message, and a front end between the two must never show a current value above the
+        # peak beside it (issue 33, item 7: "8.5 GiB used" beside "peak 7.8 GiB")
+        if g.total_bytes:
+            self.total_bytes = g.total_bytes
+        self.history.append((now, g.used_bytes))
+        while self.history and now - self.history[0][0] > self.history_s:
+            self.history.popleft()
+        self.plot.value = sparkline_svg(list(self.history), self.total_bytes)
         self.label.value = row_label_html(g)
         if g.total_bytes:
             frac = (g.used_bytes or 0) / g.total_bytes
             self.bar.value = max(0.0, min(1.0, frac))
             self.bar.bar_style = "danger" if frac > 0.9 else ("warning" if frac > 0.75 else "success")
-            self.total_bytes = g.total_bytes
         self.detail.value = row_detail_html(g)
-        self.history.append((now, g.used_bytes))
-        while self.history and now - self.history[0][0] > self.history_s:
-            self.history.popleft()
-        self.plot.value = sparkline_svg(list(self.history), self.total_bytes)
 
     def gone(self, reason: str) -> None:
         from ..render.memory import row_detail_html  # start-up cost: not at %load_ext, only when this runs
