@@ -31,7 +31,7 @@ from .model import (
     WheelOverwrite,
 )
 from .probes import libnames
-from .framework_findings import cpu_build_findings, driver_findings, own_rule, served_by_another
+from .framework_findings import _shadow_fix, env_wheel_shadowed, cpu_build_findings, driver_findings, own_rule, served_by_another
 from .overwrites import canonical_name as _canonical_name, overwrite_findings, pinned_names as _pinned_names, requirement as _requirement
 from .rules.compat import judge
 from .rules.cudnn_version import try_parse
@@ -286,6 +286,12 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         ))
     findings += driver_findings(driver, gpus, judged, loaded)
     findings += cpu_build_findings(judged, gpus)
+    # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
+    # say it (issue 33, item 2): mapped already, or what a plain load by name would get
+    import sysconfig  # start-up cost: only when a check runs
+
+    sites = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    findings += env_wheel_shadowed(installed, findings, resolve, environ, ldcache, sites, in_use)
     return Report(
         cudnn_loaded=tuple(sorted(loaded, key=lambda c: (not c.is_main, c.load_order if c.load_order is not None else 1 << 30,
                                                           c.directory, c.name))),
@@ -576,13 +582,6 @@ def _pip_sees(dist: str) -> str | None:
         return metadata.version(dist)
     except Exception:  # noqa: BLE001 - not installed, or unreadable metadata
         return None
-
-
-def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
-    return Fix("remove-shadowing-dir", f"Take {entry} out of LD_LIBRARY_PATH",
-               f"Remove the LD_LIBRARY_PATH entry {entry} for this kernel (kernel.json \"env\" or the shell that starts "
-               f"Jupyter), then start the kernel fresh"
-               + (f"; the framework then finds its own copy in {own_dir}" if own_dir else "") + ".", True, True)
 
 
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:

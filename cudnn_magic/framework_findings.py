@@ -8,6 +8,7 @@ probing, no IPython.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Iterable
 
 from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
@@ -15,7 +16,7 @@ from .rules.consumer_table import by_name
 from .rules.cudnn_version import try_parse
 from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 
-__all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings"]
+__all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings", "env_wheel_shadowed"]
 
 
 def visible_gpus(environ: dict[str, str] | None, gpus: tuple[Gpu, ...], fw: FrameworkBuild) -> int:
@@ -153,4 +154,63 @@ def driver_findings(driver, gpus, frameworks, loaded) -> list[Finding]:  # type:
                          "for compute capability below 7.5 use cuDNN 9.10 or older (e.g. nvidia-cudnn-cu12==9.10.2.21)",
                          True),),
                 ))
+    return out
+
+
+def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
+    """``remove-shadowing-dir`` for the LD_LIBRARY_PATH ``entry`` (``own_dir``: where the right copy is)."""
+    return Fix("remove-shadowing-dir", f"Take {entry} out of LD_LIBRARY_PATH",
+               f"Remove the LD_LIBRARY_PATH entry {entry} for this kernel (kernel.json \"env\" or the shell that starts "
+               f"Jupyter), then start the kernel fresh"
+               + (f"; the framework then finds its own copy in {own_dir}" if own_dir else "") + ".", True, True)
+
+
+def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], resolve: Any, environ: Any,
+                       ldcache: Any, site_dirs: set[str], in_use: Iterable[Any] = ()) -> list[Finding]:
+    """``cudnn-shadowed`` (warning) when no framework is there to say it: an ``LD_LIBRARY_PATH``
+    entry holds another release of a cuDNN soname that this environment's own pip wheel ships (a
+    wheel folder under ``site_dirs``), so whatever loads that soname by name (a plain ``dlopen``, a
+    framework installed later whose RUNPATH comes after ``LD_LIBRARY_PATH``) gets the other one
+    (issue 33, item 2: the demo's check said OK, then the same kernel was diagnosed with 9.12 vs 9.27).
+    ``resolve`` is :func:`cudnn_magic.probes.installed.resolve` (glibc's order); ``in_use``: the
+    copies already mapped per soname (:class:`~cudnn_magic.model.CudnnInUse`), which decide instead
+    of a fresh resolution (a copy mapped from an ``LD_LIBRARY_PATH`` entry is what every later load
+    by that soname gets). Empty when a framework's own finding already says it."""
+    if any(f.id == "cudnn-shadowed" for f in findings):
+        return []
+    if not [e for e in ((environ or {}).get("LD_LIBRARY_PATH") or "").split(":") if e]:
+        return []
+    installed = list(installed)
+    version_of = {os.path.realpath(c.path): c.version for c in installed}
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for c in installed:
+        if not c.is_main or not c.soname or c.soname in seen or not str(c.owner).startswith("pip"):
+            continue
+        real = os.path.realpath(c.path)
+        if not any(real.startswith(s + os.sep) for s in site_dirs):
+            continue
+        mapped = next((u for u in in_use if u.soname == c.soname), None)
+        if mapped is not None:
+            if not mapped.ld_library_path_entry or os.path.realpath(mapped.path) == real:
+                continue
+            picked, other, how = mapped.path, mapped.version, "is mapped in this process"
+        else:
+            r = resolve(c.soname, "a program that loads it by name", None, environ=environ, ldcache=ldcache)
+            if not r.picked or os.path.realpath(r.picked) == real or not r.reason.startswith("LD_LIBRARY_PATH"):
+                continue
+            picked, other, how = r.picked, version_of.get(os.path.realpath(r.picked)), ""
+        if not other or other == c.version:
+            continue
+        seen.add(c.soname)
+        entry = os.path.dirname(picked)
+        out.append(Finding(
+            "cudnn-shadowed", "warning",
+            f"LD_LIBRARY_PATH entry {entry} shadows this environment's cuDNN {c.version} ({c.owner})",
+            (f"cuDNN {other} from {entry} {how}, and every later load of {c.soname} by name binds to it"
+             if how else
+             f"Whatever loads {c.soname} by name gets cuDNN {other} from {entry} first: a plain dlopen, and a "
+             f"framework installed later into this environment, whose RUNPATH is searched after LD_LIBRARY_PATH")
+            + f". This environment's own copy is {c.path}.",
+            (_shadow_fix(entry, c.directory),)))
     return out

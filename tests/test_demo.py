@@ -32,4 +32,9 @@ def test_the_demo_runs_and_its_diagnosis_agrees_with_the_live_facts(tmp_path):
     nb = json.loads((tmp_path / "out" / "quickstart.ipynb").read_text())
     text = json.dumps(nb)
     assert "remove-shadowing-dir" in text and "conda install" not in text
+    # issue 33, item 2: the check no longer says OK two cells before the same kernel is diagnosed
+    check_out = json.dumps([c.get("outputs") for c in nb["cells"] if "%cudnn_check" in "".join(c.get("source", ""))])
+    assert "shadows this environment&#x27;s cuDNN 9.27.0" in check_out or "shadows this environment's cuDNN 9.27.0" in check_out, \
+        check_out[:3000]
+    assert "-- OK" not in check_out
     assert (tmp_path / "out" / "quickstart.html").exists()

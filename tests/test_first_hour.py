@@ -550,3 +550,75 @@ def test_mistakes_get_the_subcommands_usage_and_a_hint():
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert "write 'nvidia-cudnn-jit-cu12==9.27'" in p.stderr + p.stdout and "Expected semicolon" not in p.stderr + p.stdout
+
+
+def test_an_older_copy_on_ld_library_path_hiding_the_envs_own_wheel_is_a_finding_without_a_framework():
+    """Issue 33, item 2: with no framework installed, ``%cudnn_check`` said OK while the real
+    9.12 wheel on LD_LIBRARY_PATH hid this environment's own 9.27 wheel (the demo then diagnosed
+    9.12 vs 9.27 two cells later). Real wheels; the check in a fresh process, then with the copy
+    mapped (``ctypes.CDLL('libcudnn.so.9')``, as a framework's load by name does)."""
+    import json
+    import subprocess
+    import sys
+
+    from real_wheels import install_wheel
+    from support import real_cudnn_lib_dir
+
+    own = real_cudnn_lib_dir()
+    if own is None:
+        import pytest
+
+        pytest.skip("the venv's cuDNN wheel is missing: pip install --no-deps nvidia-cudnn-jit-cu12")
+    old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
+    env = {**__import__("os").environ, "LD_LIBRARY_PATH": str(old)}
+    code = ("import json, sys, ctypes\n"
+            "if sys.argv[1] == 'mapped': ctypes.CDLL('libcudnn.so.9')\n"
+            "import cudnn_magic\nr = cudnn_magic.check()\n"
+            "print(json.dumps([[f.id, f.severity, f.title, [x.id for x in f.fixes]] for f in r.findings]))")
+    for mode in ("fresh", "mapped"):
+        p = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, env=env, timeout=300,
+                           cwd="/")
+        found = [f for f in json.loads(p.stdout) if f[0] == "cudnn-shadowed"]
+        assert len(found) == 1, (mode, p.stdout, p.stderr[-2000:])
+        assert found[0][1] == "warning" and f"LD_LIBRARY_PATH entry {old} shadows this environment's cuDNN 9.27.0" in found[0][2]
+        assert found[0][3] == ["remove-shadowing-dir"]
+    # and without the older copy, nothing to say
+    env.pop("LD_LIBRARY_PATH")
+    p = subprocess.run([sys.executable, "-c", code, "fresh"], capture_output=True, text=True, env=env, timeout=300, cwd="/")
+    assert not [f for f in json.loads(p.stdout) if f[0] == "cudnn-shadowed"]
+
+
+def test_button_titles_say_the_action_in_a_few_words():
+    """Issue 33, item 3: buttons were cut at the part that tells them apart ("Take
+    .../nvidia-cudnn-jit-cu1...", "Install cuDNN 9.27 or newer within 9.x (nvidia-cudnn-cu12<1...").
+    Real ipywidgets buttons built for real fixes; the whole title stays in the tooltip."""
+    import ipywidgets as W
+
+    from cudnn_magic import fixes
+    from cudnn_magic.model import Fix, LibraryCopy, Report
+    from cudnn_magic.render.fixes import button_label
+    from cudnn_magic.ui.fix_buttons import FixPanel
+
+    old = "/home/u/.cache/wheels/nvidia-cudnn-jit-cu12-9.12.0.46/nvidia/cudnn_jit/lib"
+    new = "/home/u/venv/lib/python3.11/site-packages/nvidia/cudnn_jit/lib"
+    report = Report(cudnn_installed=(LibraryCopy(f"{old}/libcudnn.so.9", "libcudnn.so.9", "libcudnn.so.9", "9.12.0",
+                                                 is_main=True),
+                                     LibraryCopy(f"{new}/libcudnn.so.9", "libcudnn.so.9", "libcudnn.so.9", "9.27.0",
+                                                 is_main=True)))
+    cases = [
+        (Fix("remove-shadowing-dir", f"Take {old} out of LD_LIBRARY_PATH", "x"),
+         "Take the cuDNN 9.12 folder out of LD_LIBRARY_PATH"),
+        (Fix("install-matching-cudnn", "Install nvidia-cudnn-cu12<10,>=9.27", "x"),
+         "Install cuDNN 9.27 or newer (nvidia-cudnn-cu12)"),
+        (Fix("install-matching-cudnn", "Install nvidia-cudnn-cu13==9.24.0.43", "x"), "Install cuDNN 9.24.0 (nvidia-cudnn-cu13)"),
+        (Fix("remove-shadowing-dir", f"Put {new} ahead of {old} in LD_LIBRARY_PATH", "x"),
+         "Put the cuDNN 9.27 folder ahead of the cuDNN 9.12 folder in…"),
+    ]
+    for fix, want in cases:
+        panel = FixPanel(W, fix, report, {}, lambda *a, **k: fixes.FixPlan(fix.id, fix.title, False, "no"),
+                         lambda *a, **k: None)
+        assert panel.button.description == want, (panel.button.description, want)
+        assert fix.title in panel.button.tooltip and len(panel.button.description) <= 60
+    assert button_label("Install cuDNN 9.27 or newer within 9.x (nvidia-cudnn-cu12<10,>=9.27)") == \
+        "Install cuDNN 9.27 or newer within 9.x (nvidia-cudnn-cu12)"
+    assert button_label("Take /a/b/c/d out of LD_LIBRARY_PATH") == "Take …/c/d out of LD_LIBRARY_PATH"

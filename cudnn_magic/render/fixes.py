@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import html as h
-from typing import TYPE_CHECKING
+import os
+import re
+from typing import TYPE_CHECKING, Mapping
 
 from ..model.fixes import _quote
 
@@ -120,3 +122,39 @@ def result_html(x: FixResult) -> str:
         out.append(f"<div>Undo: <code>{h.escape(x.undo_hint)}</code></div>")
     out.append("</div>")
     return "".join(out)
+
+
+_PATH = re.compile(r"(?<![\w.])/(?:[^\s,;:()'\"]+/)*[^\s,;:()'\"]+")
+_CUDNN_REQ = re.compile(r"\b(nvidia-cudnn(?:-jit)?-cu\d+)\s*((?:[<>=!~]=?\s*[0-9][0-9.*]*\s*,?\s*)+)")
+
+
+def button_label(title: str, folders: Mapping[str, str] | None = None, limit: int = 60) -> str:
+    """A fix's title in a few words for a button (issue 33, item 3: "Take .../nvidia-cudnn-jit-cu1..."
+    cut the part that tells two buttons apart): each absolute path becomes "the cuDNN X.Y folder"
+    when ``folders`` (real folder -> cuDNN version of the copy there) knows it, else its last two
+    parts; a cuDNN wheel requirement becomes "cuDNN X.Y or newer (name)" / "cuDNN X.Y.Z (name)".
+    The whole title stays in the button's tooltip and the preview. Pure."""
+    folders = folders or {}
+
+    def path(m: re.Match[str]) -> str:
+        p = m.group(0).rstrip("/")
+        v = folders.get(os.path.realpath(p)) or folders.get(p)
+        if v:
+            return f"the cuDNN {'.'.join(v.split('.')[:2])} folder"
+        parts = [x for x in p.split("/") if x]
+        return "…/" + "/".join(parts[-2:]) if len(parts) > 2 else p
+
+    def req(m: re.Match[str]) -> str:
+        name, spec = m.group(1), m.group(2).replace(" ", "").rstrip(",")
+        if "cuDNN" in m.string[:m.start()]:  # the title says the release already: the wheel's name is enough
+            return name
+        exact = re.search(r"==([0-9.]+)", spec)
+        low = re.search(r">=([0-9.]+)", spec)
+        if exact:
+            return f"cuDNN {'.'.join(exact.group(1).split('.')[:3])} ({name})"
+        if low:
+            return f"cuDNN {'.'.join(low.group(1).split('.')[:2])} or newer ({name})"
+        return f"{name}{spec}"
+
+    text = _CUDNN_REQ.sub(req, _PATH.sub(path, title))
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -14,6 +14,7 @@ ipywidgets is imported when :func:`fix_box` is called, never at module import.
 from __future__ import annotations
 
 import html
+import os
 import threading
 from typing import Any, Callable, Sequence
 
@@ -67,7 +68,8 @@ class FixPanel:
         self.thread: threading.Thread | None = None
         self._lines: list[str] = []
         self._lock = threading.Lock()
-        self.button = W.Button(description=_label(fix.title) or fix.id, tooltip=f"{fix.id}: {fix.action}"[:500],
+        self.button = W.Button(description=self._short(fix.title) or fix.id,
+                               tooltip=f"{fix.id}: {fix.title}: {fix.action}"[:500],
                                layout=W.Layout(width="auto"))
         self.preview = W.HTML()
         self.choices = W.HBox([])
@@ -88,19 +90,29 @@ class FixPanel:
     def _initial_state(self) -> None:
         if self.fix.id not in _fixes.FIXES:
             # Advice from the diagnosis itself (e.g. install-cuda-build): preview shows its action.
-            self.button.description = _label("Show: " + (self.fix.title or self.fix.id))
+            self.button.description = self._short("Show: " + (self.fix.title or self.fix.id))
             return
         if self.fix.id in ADVICE_ONLY:
-            self.button.description = _label("Show: " + (self.fix.title or self.fix.id))
+            self.button.description = self._short("Show: " + (self.fix.title or self.fix.id))
             return
         # cheap at display time; the preview verifies (a what-if, a fresh process) before Apply
         p = self._plan(dict(self.context, verify=False))
         if not p.applicable and not p.choices:
             self._disable(p.reason)
 
+    def _short(self, title: str) -> str:
+        """The title in a few words (:func:`cudnn_magic.render.fixes.button_label`), paths named by
+        the cuDNN release the report found in them."""
+        from ..render.fixes import button_label  # start-up cost: only when a button is drawn
+
+        r = self.report
+        folders = {os.path.realpath(c.directory): c.version for c in
+                   (*(r.cudnn_installed if r else ()), *(r.cudnn_loaded if r else ())) if c.version and c.is_main}
+        return button_label(title, folders)
+
     def _disable(self, reason: str) -> None:
         self.button.disabled = True
-        self.button.tooltip = f"Cannot apply here: {reason}"[:500]
+        self.button.tooltip = f"{self.fix.title}. Cannot apply here: {reason}"[:500]
         self.disabled_reason = reason
 
     def _plan(self, context: dict[str, Any]) -> Any:
