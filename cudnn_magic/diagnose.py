@@ -618,7 +618,7 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
                     a.fact_fixes.append(x)
             if other_won and f.id in ("cudnn-version-mismatch", "cudnn-shadowed"):
                 a.suppressed.add("install-matching-cudnn")
-                if any(x.id == "remove-shadowing-dir" for x in f.fixes) and len({m.path for m in mapped}) <= 1:
+                if any(x.id == "remove-shadowing-dir" for x in f.fixes) and len({m.path for m in mapped}) == 1:
                     a.suppressed.add("import-order")  # one copy mapped, from LD_LIBRARY_PATH: no order changes it
             if any(x.id == "remove-sys-path-dir" for x in f.fixes):
                 # the cause is a folder on sys.path that the framework's own code preloads: a restart does the same
