@@ -31,18 +31,24 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = N
         raise
 
 
+class NotRegularFile(OSError):
+    """Raised by :func:`open_regular` for something that is not a regular file (a FIFO, a device,
+    a folder); its text is ``"PATH is not a regular file"``."""
+
+
 def open_regular(path: str | os.PathLike[str]):  # type: ignore[no-untyped-def]
     """``open(path, "rb")`` for a regular file only: opened with ``O_NONBLOCK`` (so a FIFO or a
     device named like a library cannot block the caller) and refused after ``fstat`` unless it is a
     regular file. Readers of files found on disk (ELF sections, ``RECORD``, headers, hashes) use it.
 
     Raises:
-        OSError: it cannot be opened, or it is not a regular file (a FIFO, a device, a folder).
+        OSError: it cannot be opened; :class:`NotRegularFile` (an OSError) when it is not a
+            regular file (a FIFO, a device, a folder).
     """
     fd = os.open(os.fspath(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.fspath(path)} is not a regular file")
+            raise NotRegularFile(f"{os.fspath(path)} is not a regular file")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

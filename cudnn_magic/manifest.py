@@ -1,9 +1,11 @@
 """The GPU-stack manifest: what ``cudnn-magic check`` verified, as one JSON file, and the drift
 between a manifest and the live stack (issue 16).
 
-:func:`build_manifest` and :func:`compare` are pure (facts in, data out);
-:func:`live_manifest` gathers the facts (``check.run_check``, ``importlib.metadata``, the
-SHA-256 of each main library) and may be slow as a check is. No IPython, ctypes or widgets here.
+:func:`build_manifest`, :func:`loads` (which checks the type of every field it reads) and
+:func:`compare` are pure (facts in, data out); :func:`read_manifest` reads a manifest file (a
+regular file only, opened non-blocking, at most :data:`MAX_BYTES`); :func:`live_manifest`
+gathers the facts (``check.run_check``, ``importlib.metadata``, the SHA-256 of each library
+file) and may be slow as a check is. No IPython, ctypes or widgets here.
 
 Format (``schema`` ``"cudnn-magic-manifest"``, ``schema_version`` :data:`SCHEMA_VERSION`; keys
 sorted, lists sorted, no timestamp, so one stack always writes the same bytes)::
@@ -23,13 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
 from . import __version__
+from .files import NotRegularFile, open_regular
 from .model import Driver, Report
 from .model.prevention import Drift
 
@@ -94,25 +99,113 @@ def dumps(manifest: Mapping[str, Any]) -> str:
 
 
 def loads(text: str | bytes) -> dict[str, Any]:
-    """Parse and validate a manifest.
+    """Parse and validate a manifest: every field this cudnn-magic reads is checked for its type
+    (:func:`validate`), so a manifest that loads can be compared and shown.
 
     Raises:
-        NotAManifest: not JSON, not an object, another ``schema``, or a ``schema_version``
-            this cudnn-magic does not read (the message says which).
+        NotAManifest: not JSON (or nested too deeply to parse), not an object, another
+            ``schema``, a ``schema_version`` this cudnn-magic does not read, or a field of the
+            wrong type; the message says which, naming the field (``"gpus[0].index"``).
     """
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise NotAManifest(f"not JSON ({exc})") from None
+    except RecursionError:
+        raise NotAManifest("not JSON this cudnn-magic reads (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise NotAManifest(f"no \"schema\": \"{SCHEMA}\" key")
     ver = data.get("schema_version")
-    if not isinstance(ver, int) or ver < 1 or ver > SCHEMA_VERSION:
-        raise NotAManifest(f"schema_version {ver!r} is not one this cudnn-magic reads (1 to {SCHEMA_VERSION})")
-    for key, kind in (("cudnn", list), ("frameworks", list), ("distributions", dict), ("gpus", list)):
-        if not isinstance(data.get(key), kind):
-            raise NotAManifest(f"\"{key}\" is missing or not a {kind.__name__}")
+    if not isinstance(ver, int) or isinstance(ver, bool) or ver < 1 or ver > SCHEMA_VERSION:
+        raise NotAManifest(f"schema_version {ver!r:.40} is not one this cudnn-magic reads (1 to {SCHEMA_VERSION})")
+    validate(data)
     return data
+
+
+# The fields of each record: name -> kind ("str", "int", "size": an int >= 0, "bool"; a final "?"
+# also allows null). Those in _REQUIRED must be there; the others may be absent (a schema 1
+# manifest has no "size" or "main"). Keys not listed are ignored.
+_FIELDS: dict[str, dict[str, str]] = {
+    "driver": {"version": "str?", "cuda_driver_version": "str?"},
+    "gpus": {"index": "int", "name": "str?", "uuid": "str?", "compute_capability": "str?"},
+    "cudnn": {"path": "str", "version": "str?", "owner": "str?", "soname": "str?", "sha256": "str?",
+              "size": "size?", "main": "bool", "loaded": "bool"},
+    "frameworks": {"name": "str", "distribution": "str", "version": "str?", "cudnn_compiled": "str?",
+                   "cuda_compiled": "str?", "verdict": "str?"},
+    "findings": {"id": "str", "severity": "str", "title": "str"},
+}
+_REQUIRED = {"gpus": ("index",), "cudnn": ("path",), "frameworks": ("name", "distribution")}
+_EXPECTED = {"str": "a string", "int": "an integer", "size": "a byte count (an integer, 0 or more)",
+             "bool": "true or false", "object": "an object", "list": "a list"}
+
+
+def _is(kind: str, value: Any) -> bool:
+    if kind.endswith("?"):
+        if value is None:
+            return True
+        kind = kind[:-1]
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return ok and (kind == "int" or value >= 0)
+
+
+def _got(value: Any) -> str:
+    for t, word in ((bool, "true/false"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                    (list, "a list"), (dict, "an object")):
+        if isinstance(value, t):
+            return word if t is not int or value >= 0 else "a negative integer"
+    return "null"
+
+
+def _wrong(field: str, kind: str, value: Any) -> NotAManifest:
+    want = _EXPECTED[kind.rstrip("?")] + (" or null" if kind.endswith("?") else "")
+    return NotAManifest(f"\"{field}\" must be {want}, not {_got(value)}")
+
+
+def _key(name: str) -> str:
+    """A distribution name as it appears in a message: quoted, cut to 60 characters."""
+    return json.dumps(name if len(name) <= 60 else name[:60] + "...", ensure_ascii=False)
+
+
+def validate(data: Mapping[str, Any]) -> None:
+    """Check the type of every field :func:`compare` and :func:`constraints` read (the format in
+    the module docstring). Pure; no recursion (a record's fields are scalars).
+
+    Raises:
+        NotAManifest: the first field of the wrong type, or a required one that is missing,
+            named as a path (``"cudnn[3].path"``, ``"distributions[\"torch\"]"``).
+    """
+    for key in ("gpus", "cudnn", "frameworks"):
+        if not isinstance(data.get(key), list):
+            raise NotAManifest(f"\"{key}\" is missing or not a list")
+    if not isinstance(data.get("distributions"), dict):
+        raise NotAManifest("\"distributions\" is missing or not an object")
+    if "created_by" in data and not isinstance(data["created_by"], str):
+        raise _wrong("created_by", "str", data["created_by"])
+    driver = data.get("driver")
+    if driver is not None and not isinstance(driver, dict):
+        raise _wrong("driver", "object?", driver)
+    if "findings" in data and not isinstance(data["findings"], list):
+        raise _wrong("findings", "list", data["findings"])
+    records = [("driver", None, driver)] if driver is not None else []
+    records += [(key, i, r) for key in ("gpus", "cudnn", "frameworks", "findings")
+                for i, r in enumerate(data.get(key) or ())]
+    for key, i, rec in records:
+        where = key if i is None else f"{key}[{i}]"
+        if not isinstance(rec, dict):
+            raise _wrong(where, "object", rec)
+        for name in _REQUIRED.get(key, ()):
+            if name not in rec:
+                raise NotAManifest(f"\"{where}\" has no \"{name}\"")
+        for name, kind in _FIELDS[key].items():
+            if name in rec and not _is(kind, rec[name]):
+                raise _wrong(f"{where}.{name}", kind, rec[name])
+    for name, version in data["distributions"].items():
+        if not isinstance(version, str):
+            raise _wrong(f"distributions[{_key(name)}]", "str", version)
 
 
 def _rules_now(live: Mapping[str, Any], *keys: str) -> str:
@@ -195,10 +288,45 @@ def drift_json(drift: Iterable[Drift]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- gathering (not pure)
 
 
+#: The most bytes :func:`read_manifest` reads: a manifest of hundreds of library files is some
+#: hundreds of KiB; a larger file is not one.
+MAX_BYTES = 16 << 20
+
+
+def read_manifest(path: str) -> dict[str, Any]:
+    """Read and validate (:func:`loads`) the manifest file ``path``, at most :data:`MAX_BYTES`
+    bytes. It is opened non-blocking and refused unless it is a regular file
+    (:func:`cudnn_magic.files.open_regular`), so a FIFO or a device never blocks the caller.
+
+    Raises:
+        OSError: it cannot be opened or read; :class:`cudnn_magic.files.NotRegularFile` (an
+            OSError) for a FIFO, a device or a folder.
+        NotAManifest: larger than :data:`MAX_BYTES`, or :func:`loads` refuses it.
+    """
+    with open_regular(path) as fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise NotAManifest(f"larger than {MAX_BYTES >> 20} MiB (no manifest is)")
+    return loads(data)
+
+
+def read_error(path: str, exc: OSError | NotAManifest) -> tuple[str, str]:
+    """The ``(kind, message)`` of an error of :func:`read_manifest` for the user: kind
+    ``"unreadable"`` or ``"not-a-manifest"``, one sentence naming ``path``. Pure; the message is
+    not display-safe yet (pass it through :func:`cudnn_magic.safetext.safe_text` to print)."""
+    if isinstance(exc, NotAManifest):
+        return "not-a-manifest", f"{path} is not a manifest: {exc}"
+    if isinstance(exc, NotRegularFile):
+        return "unreadable", f"cannot read {path}: not a regular file (a FIFO, a device or a folder)"
+    return "unreadable", f"cannot read {path}: {exc.strerror or exc}"
+
+
 def _sha256(path: str) -> str | None:
+    """The file's hex SHA-256; None when it cannot be read or is not a regular file (a FIFO named
+    like a library never blocks: :func:`cudnn_magic.files.open_regular`)."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     except OSError:
@@ -219,7 +347,8 @@ def installed_distributions() -> dict[str, str]:
 def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]:
     """The manifest of this process's stack, and the report it was built from (a fresh
     ``check.run_check()`` when ``report`` is None). Never raises for what it cannot read:
-    an unreadable library gets ``"sha256": null``."""
+    an unreadable library, or one that is not a regular file (never opened blocking), gets
+    ``"sha256": null``."""
     from .check import run_check  # start-up cost: compare() and loads() need no probes
 
     report = report or run_check()
@@ -229,9 +358,9 @@ def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]
 
 
 def _size(path: str) -> int | None:
-    import os  # start-up cost: only the live manifest needs it
-
+    """The file's size in bytes; None when it cannot be read or is not a regular file."""
     try:
-        return os.path.getsize(path)
+        st = os.stat(path)
     except OSError:
         return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None

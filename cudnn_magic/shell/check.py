@@ -102,19 +102,17 @@ def check_what_if(requirements: str, as_json: bool) -> Any:
 def check_against(path: str, as_json: bool) -> Any:
     """``%cudnn_check --against FILE``: the drift (a :class:`~cudnn_magic.render.manifest.DriftView`,
     or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
-    when the file cannot be read or is not a manifest."""
-    from ..manifest import NotAManifest, compare, drift_json, live_manifest, loads  # start-up cost (as above)
+    when the file cannot be read (also: not a regular file, e.g. a FIFO, which never blocks the
+    kernel) or is not a manifest (also: a field of the wrong type)."""
+    from ..manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest  # start-up cost (as above)
     from ..render.manifest import DriftView
+    from ..safetext import safe_text
 
     path = _unquote(path)
     try:
-        with open(path, "rb") as fh:
-            saved = loads(fh.read(16 << 20))
-    except OSError as exc:
-        print(f"cudnn-magic: cannot read {path}: {exc.strerror or exc}")
-        return None
-    except NotAManifest as exc:
-        print(f"cudnn-magic: {path} is not a manifest: {exc}")
+        saved = read_manifest(path)
+    except (OSError, NotAManifest) as exc:
+        print(safe_text(f"cudnn-magic: {read_error(path, exc)[1]}", keep_newlines=False))
         return None
     live, _ = live_manifest()
     drift = compare(saved, live)
