@@ -70,11 +70,11 @@ class WheelIndex:
                 try:
                     step = 1 << 16
                     for i in range(0, len(body), step):
-                        self.wfile.write(body[i:i + step])
-                        if count:
+                        if count:  # counted before it is sent: a client that has the bytes sees them counted
                             index.served[count] = index.served.get(count, 0) + len(body[i:i + step])
                             if code == 206:
                                 index.ranged[count] = index.ranged.get(count, 0) + len(body[i:i + step])
+                        self.wfile.write(body[i:i + step])
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
