@@ -34,7 +34,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from .files import atomic_write
+from .files import atomic_write, open_regular
+
+#: The largest ``ipython_kernel_config.py`` edited (a config is a few KiB).
+MAX_CONFIG_BYTES = 4 << 20
 
 BEGIN = "# >>> cudnn-magic install-startup >>>"
 END = "# <<< cudnn-magic install-startup <<<"
@@ -106,7 +109,11 @@ def install_startup(undo: bool = False, profile_dir: str | os.PathLike | None = 
     d = Path(profile_dir) if profile_dir is not None else env_config_dir()
     path = d / CONFIG_NAME
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path) as fh:  # a FIFO or a device named like the config never blocks (issue 28)
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise OSError(f"{path} is larger than {MAX_CONFIG_BYTES >> 20} MiB: not an IPython config to edit")
+        text = data.decode("utf-8")
         exists = True
     except FileNotFoundError:
         text, exists = "", False

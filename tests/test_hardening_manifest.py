@@ -387,3 +387,17 @@ def test_install_startup_replaces_a_symlinked_config_instead_of_writing_through_
     assert cfg.is_file() and not cfg.is_symlink() and "cudnn-magic install-startup" in cfg.read_text()
     assert _cli("install-startup", "--undo", "--profile-dir", str(profile)).returncode == 0
     assert cfg.read_text() == "c = get_config()\n" and victim.read_text() == "c = get_config()\n"
+
+
+def test_install_startup_refuses_a_fifo_config_at_once(tmp_path):
+    """A FIFO named ipython_kernel_config.py in the profile: install-startup used to block in
+    ``read_text``; now it is refused at once with one line (noticed beside issue 28, item 7)."""
+    import subprocess
+    import sys
+
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    os.mkfifo(profile / "ipython_kernel_config.py")
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "install-startup", "--profile-dir", str(profile)],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "not a regular file" in (p.stdout + p.stderr), p.stdout + p.stderr
