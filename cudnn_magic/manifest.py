@@ -24,12 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
 from . import __version__
+from .files import open_regular, regular_distributions
 from .model import Driver, Report
 from .model.prevention import Drift
 
@@ -198,7 +198,7 @@ def drift_json(drift: Iterable[Drift]) -> list[dict[str, Any]]:
 def _sha256(path: str) -> str | None:
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     except OSError:
@@ -209,7 +209,7 @@ def _sha256(path: str) -> str | None:
 def installed_distributions() -> dict[str, str]:
     """``{canonical name: version}`` of this interpreter's distributions (``importlib.metadata``)."""
     out: dict[str, str] = {}
-    for d in metadata.distributions():
+    for d in regular_distributions():  # a FIFO METADATA reads as missing, never blocks
         name = d.metadata.get("Name") if d.metadata else None
         if name:
             out.setdefault(str(canonicalize_name(name)), d.version)

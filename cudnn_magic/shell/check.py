@@ -103,12 +103,13 @@ def check_against(path: str, as_json: bool) -> Any:
     """``%cudnn_check --against FILE``: the drift (a :class:`~cudnn_magic.render.manifest.DriftView`,
     or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
     when the file cannot be read or is not a manifest."""
-    from ..manifest import NotAManifest, compare, drift_json, live_manifest, loads  # start-up cost (as above)
+    from ..files import open_regular  # start-up cost (as above)
+    from ..manifest import NotAManifest, compare, drift_json, live_manifest, loads
     from ..render.manifest import DriftView
 
     path = _unquote(path)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO named there is refused, never waited on in the kernel
             saved = loads(fh.read(16 << 20))
     except OSError as exc:
         print(f"cudnn-magic: cannot read {path}: {exc.strerror or exc}")
