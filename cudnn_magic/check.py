@@ -65,7 +65,21 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     a probe that fails adds a note instead. ``elapsed_s`` is in seconds.
 
     ``frameworks`` judges these framework builds instead of probing the installed ones (a
-    framework's native library built as a stand-in, or a build described by hand)."""
+    framework's native library built as a stand-in, or a build described by hand). Every file
+    found on disk that a probe did not read because it is not a regular file (a FIFO named like a
+    library, a ``RECORD``, a header) or is too large gets a note "skipped PATH: why"."""
+    from .files import collect_skipped  # start-up cost: the probes load only when a check runs
+
+    with collect_skipped() as skipped:
+        report = _run_check(import_frameworks, deep, environ, frameworks)
+    if not skipped:
+        return report
+    extra = tuple(f"skipped {p}: {why}" for p, why in sorted(skipped.items()))
+    return dataclasses.replace(report, notes=tuple(report.notes) + extra)
+
+
+def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | None,
+               frameworks: tuple[FrameworkBuild, ...] | None) -> Report:
     t0 = time.perf_counter()
     notes: list[str] = []
     # start-up cost: the probes load only when a check runs (cached_report needs none)
@@ -576,12 +590,9 @@ def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, c
 def _pip_sees(dist: str) -> str | None:
     """The version of ``dist`` pip sees for this interpreter: the first ``.dist-info`` of that
     name on ``sys.path`` (importlib.metadata, as pip's own environment model reads it)."""
-    from importlib import metadata  # start-up cost: only for a pip fix
+    from .files import regular_dist_version  # start-up cost: only for a pip fix
 
-    try:
-        return metadata.version(dist)
-    except Exception:  # noqa: BLE001 - not installed, or unreadable metadata
-        return None
+    return regular_dist_version(dist)  # None: not installed, or unreadable (a FIFO) metadata
 
 
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:

@@ -28,13 +28,12 @@ import json
 import os
 import re
 import stat
-from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
 from . import __version__
-from .files import NotRegularFile, open_regular
+from .files import NotRegularFile, open_regular, regular_distributions
 from .model import Driver, Report
 from .model.prevention import Drift
 
@@ -337,7 +336,7 @@ def _sha256(path: str) -> str | None:
 def installed_distributions() -> dict[str, str]:
     """``{canonical name: version}`` of this interpreter's distributions (``importlib.metadata``)."""
     out: dict[str, str] = {}
-    for d in metadata.distributions():
+    for d in regular_distributions():  # a FIFO METADATA reads as missing, never blocks
         name = d.metadata.get("Name") if d.metadata else None
         if name:
             out.setdefault(str(canonicalize_name(name)), d.version)

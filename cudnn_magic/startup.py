@@ -34,10 +34,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from .files import atomic_write, open_regular
+from .files import atomic_write, read_regular
 
-#: The largest ``ipython_kernel_config.py`` edited (a config is a few KiB).
-MAX_CONFIG_BYTES = 4 << 20
+_MAX_CONFIG = 16 << 20  # bytes of ipython_kernel_config.py read at most
 
 BEGIN = "# >>> cudnn-magic install-startup >>>"
 END = "# <<< cudnn-magic install-startup <<<"
@@ -104,16 +103,15 @@ def install_startup(undo: bool = False, profile_dir: str | os.PathLike | None = 
 
     Raises:
         OSError: the directory or file cannot be written (e.g. a read-only system prefix: use
-            a profile directory instead).
+            a profile directory instead), or the file is not a regular file (a FIFO) or is over 16 MiB.
     """
     d = Path(profile_dir) if profile_dir is not None else env_config_dir()
     path = d / CONFIG_NAME
     try:
-        with open_regular(path) as fh:  # a FIFO or a device named like the config never blocks (issue 28)
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise OSError(f"{path} is larger than {MAX_CONFIG_BYTES >> 20} MiB: not an IPython config to edit")
-        text = data.decode("utf-8")
+        raw = read_regular(path, _MAX_CONFIG + 1)  # a FIFO there is refused (OSError), never waited on
+        if len(raw) > _MAX_CONFIG:
+            raise OSError(27, f"{path} is larger than {_MAX_CONFIG} bytes; not edited")
+        text = raw.decode("utf-8")
         exists = True
     except FileNotFoundError:
         text, exists = "", False

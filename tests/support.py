@@ -202,3 +202,86 @@ def kernelspec_python() -> str:
 def glob_one(pattern: str) -> str | None:
     hits = glob.glob(pattern)
     return hits[0] if hits else None
+
+
+# --------------------------------------------------------------------------- an unprivileged child
+
+NOBODY = 65534  # uid and gid of ``nobody``/``nogroup`` on Debian and most Linux systems
+
+_unprivileged_ok: str | None = None  # "" when a child as nobody imports this checkout, else why not
+
+# What the child says first: its uid, its effective capabilities and the package it imported.
+_PROBE = ("import os, cudnn_magic\n"
+          "cap = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff:')]\n"
+          "print(os.getuid(), int(cap[0], 16) if cap else 0, cudnn_magic.__file__)")
+
+
+def world_readable_dir(prefix: str = "cudnn-magic-nobody-") -> Path:
+    """A fresh folder under the system temp dir that ``nobody`` may enter and list (mode 0755;
+    pytest's own ``tmp_path`` lies under a 0700 ``pytest-of-root``). The caller removes it."""
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    d.chmod(0o755)
+    return d
+
+
+def _drop() -> list[str]:
+    """The command prefix that runs a program as ``nobody`` with no supplementary groups and no
+    capabilities: ``setpriv`` (util-linux), which keeps its capabilities until the ``execve``, so an
+    interpreter that only root may reach (this venv's links into a 0700 ``/root``) still starts;
+    the program then runs with none (the child checks: ``CapEff`` 0). Empty when this process is
+    not root: it is unprivileged already."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("dropping to nobody needs setpriv (util-linux), which is not installed")
+    return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def unprivileged_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_CURRENT_TEST", "LD_LIBRARY_PATH")}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
+    env.update(extra or {})
+    return env
+
+
+def require_unprivileged_child() -> None:
+    """Skip the calling test, with the precise reason, unless a child dropped to ``nobody`` (when
+    this process is root) starts this interpreter, holds no capability, and imports this
+    checkout's ``cudnn_magic`` (its files must be readable by others). Checked once per session."""
+    global _unprivileged_ok
+    if _unprivileged_ok is None:
+        home = world_readable_dir()
+        want_uid = NOBODY if os.geteuid() == 0 else os.getuid()
+        want = str(REPO / "cudnn_magic" / "__init__.py")
+        try:
+            r = subprocess.run(_drop() + [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60,
+                               env=unprivileged_env(home), cwd=str(home), stdin=subprocess.DEVNULL)
+            got = r.stdout.split()
+            if r.returncode != 0:
+                _unprivileged_ok = (f"a child as uid {want_uid} cannot import cudnn_magic from {REPO} with "
+                                    f"{sys.executable} (exit {r.returncode}: "
+                                    f"{(r.stderr.strip().splitlines() or ['no message'])[-1]})")
+            elif got != [str(want_uid), "0", want]:
+                _unprivileged_ok = (f"a child meant to run as uid {want_uid} without capabilities said "
+                                    f"{r.stdout.strip()!r} (uid, CapEff, package), not {want_uid} 0 {want}")
+            else:
+                _unprivileged_ok = ""
+        except (OSError, subprocess.SubprocessError) as exc:  # setuid refused (no CAP_SETUID), a timeout...
+            _unprivileged_ok = f"cannot start a child as uid {want_uid} here: {type(exc).__name__}: {exc}"
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    if _unprivileged_ok:
+        pytest.skip(_unprivileged_ok)
+
+
+def run_unprivileged(argv: list[str], home: Path, env: dict[str, str] | None = None,
+                     timeout: int = 120) -> subprocess.CompletedProcess:
+    """Run ``argv`` (text output) as ``nobody`` without capabilities when this process is root,
+    else as this user, in ``home`` with :func:`unprivileged_env`. Skips as
+    :func:`require_unprivileged_child` does."""
+    require_unprivileged_child()
+    return subprocess.run(_drop() + list(argv), capture_output=True, text=True, timeout=timeout, cwd=str(home),
+                          env=unprivileged_env(home, env), stdin=subprocess.DEVNULL)

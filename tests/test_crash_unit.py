@@ -397,19 +397,27 @@ def test_install_startup_leaves_unterminated_block_alone(tmp_path):
     assert cfg.read_text() == f"x = 1\n{BEGIN}\nc.Foo.bar = 1\n"
 
 
-def test_cli_install_startup_reports_unwritable_dir(tmp_path, capsys):
-    from cudnn_magic.cli.main import main
+def test_cli_install_startup_reports_unwritable_dir():
+    """The CLI runs in a child dropped to ``nobody`` (the suite runs as root, which writes
+    anywhere), so the folder really is not writable there."""
+    import shutil
 
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o500)
+    from support import run_unprivileged, world_readable_dir
+
+    home = world_readable_dir()
     try:
-        if os.access(ro, os.W_OK):
-            pytest.skip("running as a user that can write anywhere")
-        assert main(["install-startup", "--profile-dir", str(ro)]) == 2
-        assert "cannot write" in capsys.readouterr().err
+        ro = home / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        can = run_unprivileged([sys.executable, "-c", "import os, sys; print(os.access(sys.argv[1], os.W_OK))", str(ro)],
+                               home)
+        assert can.stdout.strip() == "False", (can.stdout, can.stderr)  # the child really cannot write there
+        r = run_unprivileged([sys.executable, "-m", "cudnn_magic", "install-startup", "--profile-dir", str(ro)], home)
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert "cannot write" in r.stderr, r.stderr
+        assert not (ro / "ipython_kernel_config.py").exists()
     finally:
-        ro.chmod(0o700)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- a whole cycle, terminal key

@@ -675,17 +675,38 @@ def test_never_raises(tmp_path, monkeypatch):
     assert probe_frameworks(paths=[str(tmp_path / "missing"), "", 3]) == ([], [])  # type: ignore[list-item]
 
 
-def test_unreadable_dist_info_is_skipped(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root reads mode-000 files")
-    tf_tree(tmp_path, TF_221, requires=TF_221_REQUIRES)
-    meta = next(tmp_path.glob("tensorflow-*.dist-info")) / "METADATA"
-    meta.chmod(0)
+_PROBE_AS_NOBODY = """
+import json, os, sys
+from cudnn_magic.probes.frameworks import probe_frameworks
+site, meta = sys.argv[1], sys.argv[2]
+builds, notes = probe_frameworks(paths=[site])
+tf = [b.version for b in builds if b.name == "TensorFlow"]
+print(json.dumps({"can_read": os.access(meta, os.R_OK), "tf": tf, "notes": notes}))
+"""
+
+
+def test_unreadable_dist_info_is_skipped():
+    """The probe runs in a child dropped to ``nobody`` (the suite runs as root, and root reads
+    mode-000 files), so the ``METADATA`` really cannot be read there."""
+    import shutil
+
+    from support import run_unprivileged, world_readable_dir
+
+    home = world_readable_dir()
     try:
-        b, notes = probe_one(tmp_path, "TensorFlow")
+        site = home / "site"
+        tf_tree(site, TF_221, requires=TF_221_REQUIRES)
+        for p in [site, *site.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        meta = next(site.glob("tensorflow-*.dist-info")) / "METADATA"
+        meta.chmod(0)
+        r = run_unprivileged([sys.executable, "-c", _PROBE_AS_NOBODY, str(site), str(meta)], home)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout.strip().splitlines()[-1])
     finally:
-        meta.chmod(0o644)
-    assert b.version == "unknown" and any("no *.dist-info" in n for n in notes)
+        shutil.rmtree(home, ignore_errors=True)
+    assert out["can_read"] is False  # the child really reads nothing: not root, no capability
+    assert out["tf"] == ["unknown"] and any("no *.dist-info" in n for n in out["notes"]), out
 
 
 def test_read_dist_metadata_header_only(tmp_path):

@@ -93,14 +93,48 @@ def _safe_text(data: bytes) -> str:
     return safe_text(data.decode("utf-8", "replace"))
 
 
+class UntrustedRecord(OSError):
+    """A record file or folder that is not this user's own, or that group or others may write
+    (another user could have planted or changed it): never read as this kernel's record."""
+
+
+def _own(st: os.stat_result) -> bool:
+    """Owned by this user (``st_uid == os.getuid()``) and writable by nobody else (no group or
+    other write bit)."""
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _own_dir(path: Path | str) -> bool:
+    """``path`` is a real folder (never through a link: ``O_NOFOLLOW``, then ``fstat``) of this
+    user that group and others cannot write. Never raises."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        return stat.S_ISDIR(st.st_mode) and _own(st)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _read_bytes(path: Path, limit: int, tail: bool = True) -> bytes:
-    """At most ``limit`` bytes of a regular file (the newest when ``tail``), never following a
-    symbolic link. Raises OSError."""
+    """At most ``limit`` bytes of a regular file of this user's that nobody else may write (the
+    newest when ``tail``), never following a symbolic link.
+
+    Raises:
+        OSError: it cannot be opened, or is not a regular file; :class:`UntrustedRecord` when it
+            is another user's or group/other-writable.
+    """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        if not _own(st):
+            raise UntrustedRecord(errno.EPERM, f"{path} is not this user's own file, or others may write it")
         if tail and st.st_size > limit:
             os.lseek(fd, st.st_size - limit, os.SEEK_SET)
         chunks = []
@@ -169,6 +203,10 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
     d = Path(directory)
     rec = CrashRecord(key=key or d.parent.name, directory=str(d))
     problems = rec.problems
+    if not _own_dir(d):
+        problems.append("the record directory is not this user's own, or others may write it: not read")
+        rec._untrusted = True  # type: ignore[attr-defined]
+        return rec
     meta: dict = {}
     meta_path = d / "meta.json"
     deadline = time.monotonic() + settle_s
@@ -186,6 +224,9 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
                 problems.append(f"meta.json is corrupt or truncated ({len(raw)} bytes of invalid JSON)")
         except FileNotFoundError:
             problems.append("meta.json is missing")
+        except UntrustedRecord as exc:
+            problems.append(f"meta.json: {exc.strerror}")
+            rec._untrusted = True  # type: ignore[attr-defined]
         except OSError as exc:
             problems.append(f"meta.json cannot be read ({exc.strerror or exc})")
         helper_pid = _num(meta.get("helper_pid"), int)
@@ -230,6 +271,9 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
             # nothing of this record was ever written (the capture could not start, e.g. on a
             # full disk): that is not a kernel that died
             rec._nothing_written = True  # type: ignore[attr-defined]
+    except UntrustedRecord as exc:
+        problems.append(f"state: {exc.strerror}")
+        rec._untrusted = True  # type: ignore[attr-defined]
     except OSError as exc:
         problems.append(f"state cannot be read ({exc.strerror or exc})")
     except Exception as exc:  # noqa: BLE001 - garbage in the state file
@@ -265,6 +309,11 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
                 names.remove(n)
                 problems.append(f"log segment {n!r} is not a regular file (a link?): not read")
                 continue
+            if not _own(st):
+                names.remove(n)
+                problems.append(f"log segment {n!r} is not this user's own, or others may write it: not read")
+                rec._untrusted = True  # type: ignore[attr-defined]
+                continue
             ends.append(start + st.st_size)
         except (ValueError, OSError):
             problems.append(f"unexpected log file {n!r}")
@@ -297,6 +346,10 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
             break
         except FileNotFoundError:
             continue
+        except UntrustedRecord as exc:
+            problems.append(f"{fh.name}: {exc.strerror}")
+            rec._untrusted = True  # type: ignore[attr-defined]
+            break
         except OSError as exc:
             problems.append(f"{fh.name} cannot be read ({exc.strerror or exc})")
             break
@@ -355,7 +408,8 @@ def _key_dir(key: str, root: Path) -> Path | None:
         st = os.lstat(kd)
     except OSError:
         return None
-    if not _stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+    if not _stat.S_ISDIR(st.st_mode) or not _own(st):
+        log.debug("cudnn_magic: crash records of %s not read: not this user's own folder, or others may write it", kd)
         return None
     return kd
 
@@ -398,6 +452,10 @@ def previous_crashes(key: str, root: Path | None = None, include_shown: bool = F
         if not include_shown and (inst / SHOWN_NAME).exists():
             continue
         rec = read_record(inst, key, settle_s=settle_s)
+        if getattr(rec, "_untrusted", False):
+            # another user's record (or one others could have written) is never this kernel's crash
+            log.debug("cudnn_magic: crash record %s refused: %s", inst, "; ".join(rec.problems))
+            continue
         if rec.crashed and not getattr(rec, "_nothing_written", False) and (include_shown or not rec.shown):
             out.append(rec)
     return out

@@ -598,8 +598,9 @@ def read_range(directory: Path | str, start: int, end: int | None = None) -> tup
             # never through a link, never a device or a FIFO (a record is on disk, not trusted)
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
             with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    continue
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    continue  # another user's, or one others may write, is not part of this record
                 f.seek(lo - seg_start)
                 want = -1 if end is None else max(0, (end if seg_end_limit is None else min(end, seg_end_limit)) - lo)
                 data = f.read(want) if want != -1 else f.read()
@@ -661,10 +662,13 @@ def _prune(keydir: Path, keep: int) -> None:
     for old in insts[:-keep] if keep > 0 else insts:
         meta = old / "meta.json"
         try:
-            pid = json.loads(meta.read_text()).get("helper_pid")
+            fd = os.open(meta, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))  # never a FIFO's wait
+            with os.fdopen(fd, "rb") as f:
+                raw = f.read(1 << 20) if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b"{}"
+            pid = json.loads(raw).get("helper_pid")
             if pid and _helper._pid_alive(int(pid)):
                 continue
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError, TypeError):
             pass
         try:
             files = list(old.iterdir())

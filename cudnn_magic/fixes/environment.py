@@ -13,10 +13,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
-import importlib.metadata as md
 
 from packaging.version import InvalidVersion, Version
 
+from ..files import load_json_regular, read_regular_whole, regular_dist_version
 from ..kernelinfo import connection_file
 from ..rules.requirement import _DIST_NAME
 
@@ -50,10 +50,7 @@ def _installed_version(python: str, dist: str) -> str | None:
     if not _DIST_NAME.match(dist):
         return None
     if python == sys.executable:
-        try:
-            raw = md.version(dist)
-        except Exception:  # noqa: BLE001
-            return None
+        raw = regular_dist_version(dist)
     else:
         code = "import sys, importlib.metadata as m\ntry: print(m.version(sys.argv[1]))\nexcept Exception: pass"
         try:
@@ -186,8 +183,7 @@ def find_running_kernelspec(context: dict[str, Any] | None = None) -> KernelSpec
         cf = _connection_file(context)
         if cf:
             try:
-                with open(cf, encoding="utf-8") as fh:
-                    name = str(json.load(fh).get("kernel_name") or "")
+                name = str(load_json_regular(cf).get("kernel_name") or "")
                 how = f"kernel_name {name!r} in the connection file {cf}"
             except (OSError, ValueError) as exc:
                 return f"cannot read the connection file {cf}: {exc}"
@@ -213,8 +209,10 @@ def find_running_kernelspec(context: dict[str, Any] | None = None) -> KernelSpec
     bundled = _is_bundled_native(spec_dir)
     own = os.path.join(spec_dir, "kernel.json")
     if not bundled and _writable(own):
-        with open(own, "rb") as fh:
-            original = fh.read()
+        try:
+            original = read_regular_whole(own, 1 << 20)
+        except (OSError, ValueError) as exc:
+            return f"kernelspec {name!r}: cannot read {own}: {exc}"
         return KernelSpecTarget(name, spec_dir, own, spec, original, how)
     # Read-only or ipykernel's built-in spec: a user-level copy, if it would win the search.
     try:
@@ -258,8 +256,7 @@ def _load_spec(name: str, spec_dir: str) -> dict[str, Any] | str:
         except Exception as exc:  # noqa: BLE001
             return f"{type(exc).__name__}: {exc}"
     try:
-        with open(os.path.join(spec_dir, "kernel.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = load_json_regular(os.path.join(spec_dir, "kernel.json"))
         return data if isinstance(data, dict) else "kernel.json is not a JSON object"
     except (OSError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"

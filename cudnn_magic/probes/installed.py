@@ -28,6 +28,7 @@ import dataclasses
 
 from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
+from ..files import read_regular
 from . import libnames
 from .elf import NotElf, read_dynamic
 from .loader import Preload, expand_entry, resolve_in_chain
@@ -63,8 +64,7 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
     terminating NUL (a cut or corrupt cache). Never raises.
     """
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(64 << 20)
+        data = read_regular(path, 64 << 20)
     except OSError as exc:
         return {}, f"ld.so cache {path} unreadable ({exc.strerror or exc})"
     magic_new = b"glibc-ld.so.cache1.1"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from functools import lru_cache
-from ..files import open_regular
+from ..files import file_kind, note_skipped, open_regular
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -123,6 +124,9 @@ def embedded_version(path: str) -> str | None:
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
+        note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
         return None
     return _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
 

@@ -34,6 +34,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from ..files import regular_or_reason
 from ..model import CudnnInUse, LibraryCopy
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from . import libnames
@@ -211,6 +212,9 @@ def _answering_sublib_beside(path: str) -> bool:
 def _noload_query(path: str) -> tuple[CudnnVersion | None, str | None]:
     """Ask the mapped copy at ``path`` through an ``RTLD_NOLOAD`` handle."""
     mode = getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_LAZY", 1)
+    why = regular_or_reason(path)  # a path not matched by name is opened first, and a FIFO blocks that open
+    if why is not None and os.path.lexists(path):  # a mapped file deleted since is still matched by name
+        return None, f"not opened: {why}"
     try:
         lib = ctypes.CDLL(path, mode=mode)
     except OSError as exc:
@@ -486,6 +490,9 @@ def load_like_a_framework(path: str) -> str | None:
     r = query_versions([path])[path]
     if r.error:
         return f"not loaded: in a child process it failed: {r.error}"
+    why = regular_or_reason(path)  # checked again just before the dlopen: a FIFO blocks it
+    if why is not None:
+        return f"not loaded: {why}"
     try:
         lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 256) | getattr(os, "RTLD_NOW", 2))
         fn = lib.cudnnGetVersion

@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ..model import Preload, Resolution
+from ..files import file_kind, note_skipped
 from .elf import ElfDynamic, NotElf, read_dynamic
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
@@ -232,6 +234,8 @@ def elf_facts(path: str) -> ElfDynamic | str:
         hit = _elf_cache.get(path)
         if hit is not None and hit[0] == key:
             _stats["elf_cached"] += 1
+            if not stat.S_ISREG(st.st_mode):  # said on every check, not only the first
+                note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
             return hit[1]
     try:
         value: ElfDynamic | str = read_dynamic(path)
@@ -432,6 +436,36 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
                           uniq[0][2] if uniq[0][2] != uniq[0][0] else None)
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return Resolution(consumer, requester, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")
+
+
+def dlopen_blocker(soname: str, *, environ: dict[str, str] | None = None,
+                   ldcache: dict[str, list[str]] | None = None) -> tuple[str, str] | None:
+    """(path, what it is) of the first file a plain ``dlopen(soname)`` from this process would
+    open that is not a regular file (a FIFO or a device: glibc's ``open`` of it blocks for ever),
+    met before the first shared library it would take (steps 4, 6 and 7 of the module docstring,
+    each directory's hardware-capability subdirectories first); None when there is none. Call it
+    before a ``dlopen`` by soname of something not already mapped. Never raises."""
+    try:
+        dirs = [step.directory for step in search_steps(None, [], environ=environ)]
+        paths = [c for d in dict.fromkeys(dirs) for c in candidates_in(d, soname)]
+        paths += list((ldcache or {}).get(soname, ()))
+        paths += [c for d in default_dirs() for c in candidates_in(d, soname)]
+        for cand in paths:
+            try:
+                mode = os.stat(cand).st_mode
+            except OSError:
+                continue  # missing, or a broken link: glibc goes on to the next
+            if stat.S_ISDIR(mode):
+                continue  # glibc's read of a folder fails at once, and it goes on
+            if not stat.S_ISREG(mode):
+                note_skipped(cand, f"not a regular file ({file_kind(mode)}); {soname} was not loaded by name "
+                                   "(the loader would block opening it)")
+                return cand, file_kind(mode)
+            if isinstance(elf_facts(cand), ElfDynamic):
+                return None  # the loader takes this one
+    except Exception:  # noqa: BLE001 - a guard never raises
+        return None
+    return None
 
 
 def pathfinder_site_dirs() -> list[str]:

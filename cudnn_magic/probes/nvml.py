@@ -143,6 +143,26 @@ def _library_loadable() -> bool:
     return True
 
 
+def _nvml_blocked() -> tuple[str, str] | None:
+    """(path, what it is) of a FIFO or a device named ``libnvidia-ml.so.1`` on the loader's search
+    path before the real library, when none is mapped yet: ``dlopen`` would block in its ``open``
+    for ever, so NVML is not loaded (the file is noted as skipped). None otherwise. Never raises."""
+    try:
+        with open("/proc/self/maps", "rb") as fh:  # an object already mapped is reused: no file is opened
+            if b"/libnvidia-ml.so" in fh.read(16 << 20):
+                return None
+    except OSError:
+        pass
+    try:
+        # start-up cost: the loader model only on Linux, once per process
+        from .installed import environ_at_start, read_ldcache
+        from .loader import dlopen_blocker
+
+        return dlopen_blocker("libnvidia-ml.so.1", environ=environ_at_start(), ldcache=read_ldcache()[0])
+    except Exception:  # noqa: BLE001 - a guard never raises
+        return None
+
+
 def _import_pynvml() -> Any:
     import pynvml  # noqa: PLC0415 - imported lazily on purpose (keep %load_ext light)
 
@@ -172,6 +192,11 @@ def init_error() -> str | None:
             return _init_failure
         if not (sys.platform.startswith("linux") or sys.platform.startswith("win")):
             _init_failure = f"NVML is unavailable on this platform ({sys.platform})"
+            return _init_failure
+        blocker = _nvml_blocked() if sys.platform.startswith("linux") else None
+        if blocker is not None:
+            _init_failure = (f"NVML was not loaded: {blocker[0]} is {blocker[1]}, not a library, and lies on the "
+                             "loader's search path for libnvidia-ml.so.1 (dlopen would block opening it)")
             return _init_failure
         if sys.platform.startswith("linux") and not _library_loadable():
             # What pynvml's nvmlInit would say (it loads exactly this soname on Linux), without

@@ -25,8 +25,8 @@ from __future__ import annotations
 import base64
 import glob
 import hashlib
-import json
 import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping
@@ -34,7 +34,7 @@ import sys
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
-from ..files import open_regular
+from ..files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
@@ -196,9 +196,13 @@ def read_record(dist_info: str) -> DistRecord | None:
     """The distribution a ``*.dist-info`` folder describes (name and version from the folder
     name, per the wheel spec), or None when it has no readable ``RECORD``. Cached until the
     ``RECORD`` changes (mtime, size). Never raises."""
+    record = os.path.join(dist_info, "RECORD")
     try:
-        st = os.stat(os.path.join(dist_info, "RECORD"))
+        st = os.stat(record)
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
+        note_skipped(record, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
         return None
     return _read_record_cached(dist_info, (st.st_mtime_ns, st.st_size))
 
@@ -525,8 +529,7 @@ def _conda_files(prefix: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
         if not any(k in base.lower() for k in _RELEVANT):
             continue
         try:
-            with open(meta, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = load_json_regular(meta, 64 << 20)
         except (OSError, ValueError):
             continue
         out.append((str(data.get("name", base)), str(data.get("version", "")), frozenset(data.get("files", ()))))
@@ -538,8 +541,7 @@ def _dpkg_lists() -> tuple[tuple[str, frozenset[str]], ...]:
     out = []
     for lst in glob.glob("/var/lib/dpkg/info/*cudnn*.list"):
         try:
-            with open(lst, encoding="utf-8", errors="replace") as fh:
-                files = frozenset(line.rstrip("\n") for line in fh)
+            files = frozenset(read_regular(lst, 64 << 20).decode("utf-8", "replace").split("\n")) - {""}
         except OSError:
             continue
         out.append((os.path.basename(lst)[: -len(".list")].split(":")[0], files))

@@ -29,11 +29,11 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from ..files import regular_dist_version, regular_distributions
 from ..model import Unavailable
 from ..safetext import safe_text
 from .owners import digest_if_small, read_record
@@ -129,7 +129,7 @@ def pip_version(python: str) -> tuple[int, ...] | PipError:
     is asked with ``python -m pip --version``. Never raises."""
     if _same_interpreter(python):
         try:
-            m = re.match(r"(\d+)\.(\d+)", metadata.version("pip"))
+            m = re.match(r"(\d+)\.(\d+)", regular_dist_version("pip") or "")
             if m:
                 return tuple(int(x) for x in m.groups())
         except Exception:  # noqa: BLE001 - ask pip itself below
@@ -408,7 +408,7 @@ def installed_here() -> Installed:
 
     dists = []
     seen: set[str] = set()
-    for d in metadata.distributions():
+    for d in regular_distributions():  # a FIFO METADATA reads as missing, never blocks
         try:
             name = d.metadata.get("Name") if d.metadata else None
             key = re.sub(r"[-_.]+", "-", str(name or "")).lower()

@@ -117,6 +117,29 @@ def _parse(path: str, proc_rc: int | None, stdout: str, stderr: str) -> ChildRes
     )
 
 
+def _would_block(path: str) -> str | None:
+    """Why a child must not ``dlopen`` ``path``, or None: it is not a regular file (a FIFO named
+    like a library blocks ``dlopen`` in its ``open`` until the child is killed), or its folder,
+    where the loader looks for its sub-libraries and dependencies first, holds a FIFO or a device
+    named like a library. The refused file is noted as skipped. Never raises."""
+    # start-up cost: files.py only for the children's guard
+    from ..files import regular_or_reason
+
+    why = regular_or_reason(path)
+    if why is not None:
+        return f"not loaded: {path} is not a regular file ({why})" if os.path.lexists(path) else f"not loaded: {why}"
+    d = os.path.dirname(path)
+    try:
+        names = [n for n in os.listdir(d) if ".so" in n]
+    except OSError:
+        return None
+    for n in sorted(names):
+        p = os.path.join(d, n)
+        if os.path.exists(p) and not os.path.isdir(p) and regular_or_reason(p) is not None:  # a broken link or a folder: skipped by the loader
+            return f"not loaded: {p} beside it is not a regular file (the loader would block opening it)"
+    return None
+
+
 def _alone_env(env: dict[str, str], path: str) -> dict[str, str]:
     """``env`` for a child that must load ``path``'s folder alone: ``LD_LIBRARY_PATH`` is that
     folder only and nothing is preloaded, so the shim's sub-libraries come from beside it (a
@@ -154,9 +177,10 @@ def _file_key(path: str, env: dict[str, str], alone: bool = False) -> tuple | No
 
 
 def _cacheable(r: ChildResult) -> bool:
-    """A timeout, a failed start or a kill from outside says nothing lasting about the file."""
+    """A timeout, a failed start or a kill from outside says nothing lasting about the file; nor
+    does a refusal to start one (a FIFO beside it: checked, and noted, on every query)."""
     e = r.error or ""
-    return not (e == "timed out" or e.startswith("could not start") or "SIGKILL" in e or "SIGTERM" in e)
+    return not (e == "timed out" or e.startswith(("could not start", "not loaded:")) or "SIGKILL" in e or "SIGTERM" in e)
 
 
 def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str] | None = None,
@@ -203,6 +227,9 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
         left = deadline - time.monotonic()
         if left <= 0:
             return ChildResult(path, error="timed out")
+        blocked = _would_block(path)
+        if blocked is not None:
+            return ChildResult(path, error=blocked)
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _CHILD, path],
@@ -537,6 +564,10 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
     procs: dict[str, tuple] = {}
     for p in dict.fromkeys(paths):
         major, subs, problems, checks = deep_plan(p)
+        blocked = _would_block(p)
+        if blocked is not None:
+            procs[p] = (None, major, subs, problems + [DeepProblem(os.path.basename(p), "load-failed", blocked)], checks)
+            continue
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _DEEP_CHILD, p, ",".join(f for f, _ in checks), *subs],

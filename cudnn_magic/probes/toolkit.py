@@ -13,11 +13,11 @@ small ``exec /path/bin/nvcc`` wrapper, is followed by reading it, never by runni
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import shutil
 
+from ..files import load_json_regular, read_regular
 from ..model import CudaToolkit
 
 __all__ = ["probe_toolkits"]
@@ -27,24 +27,21 @@ _WRAPPER = re.compile(rb"exec\s+[\"']?(/[^\s\"']+/bin/nvcc)\b")
 
 def _version(root: str) -> tuple[str | None, str | None]:
     try:
-        with open(os.path.join(root, "version.json"), "rb") as fh:
-            data = json.loads(fh.read(1 << 20))
+        data = load_json_regular(os.path.join(root, "version.json"), 1 << 20)
         v = (data.get("cuda") or {}).get("version")
         if v:
             return str(v), "version.json"
     except (OSError, ValueError, AttributeError):
         pass
     try:
-        with open(os.path.join(root, "version.txt"), "rb") as fh:
-            m = re.search(rb"CUDA Version\s+([0-9.]+)", fh.read(4096))
+        m = re.search(rb"CUDA Version\s+([0-9.]+)", read_regular(os.path.join(root, "version.txt"), 4096))
         if m:
             return m.group(1).decode(), "version.txt"
     except OSError:
         pass
     for inc in ("include", os.path.join("targets", "x86_64-linux", "include"), os.path.join("targets", "sbsa-linux", "include")):
         try:
-            with open(os.path.join(root, inc, "cuda_runtime_api.h"), "rb") as fh:
-                m = re.search(rb"#define\s+CUDART_VERSION\s+(\d+)", fh.read(1 << 20))
+            m = re.search(rb"#define\s+CUDART_VERSION\s+(\d+)", read_regular(os.path.join(root, inc, "cuda_runtime_api.h"), 1 << 20))
             if m:
                 n = int(m.group(1))
                 return f"{n // 1000}.{n % 1000 // 10}", f"CUDART_VERSION {n} in {inc}/cuda_runtime_api.h"
@@ -57,8 +54,7 @@ def _nvcc_root(nvcc: str) -> str | None:
     real = os.path.realpath(nvcc)
     try:
         if os.path.getsize(real) < 4096:  # a wrapper script: read where it execs, never run it
-            with open(real, "rb") as fh:
-                m = _WRAPPER.search(fh.read(4096))
+            m = _WRAPPER.search(read_regular(real, 4096))
             if m:
                 real = os.path.realpath(m.group(1).decode("utf-8", "replace"))
     except OSError:

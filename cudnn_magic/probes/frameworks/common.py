@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from ...files import read_regular_whole
 from ...rules.cudnn_version import CudnnVersion, try_parse
 
 __all__ = ["DistInfo", "module_constants", "read_dist_metadata", "read_tf_build_info"]
@@ -55,11 +56,9 @@ class DistInfo:
 
 
 def _read_text(path: str, limit: int) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"{path} is larger than {limit} bytes")
-    return data.decode("utf-8", errors="replace")
+    """The regular file ``path`` (at most ``limit`` bytes) as text. Raises OSError (a FIFO or a
+    device: :class:`~cudnn_magic.files.NotRegularFile`) or ValueError (larger than ``limit``)."""
+    return read_regular_whole(path, limit).decode("utf-8", errors="replace")
 
 
 def read_dist_metadata(info_dir: str) -> DistInfo:

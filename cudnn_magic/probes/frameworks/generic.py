@@ -19,7 +19,6 @@ not consumers.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ...files import load_json_regular, read_regular
 from ...model import LibraryCopy
 from .. import libnames
 from ..elf import ElfDynamic
@@ -216,8 +216,7 @@ def _record_natives(record: str, key: tuple[int, int, int]) -> tuple[str, str, t
     info = os.path.basename(os.path.dirname(record))[: -len(".dist-info")]
     name, _, version = info.partition("-")
     try:
-        with open(record, "rb") as fh:
-            data = fh.read(_MAX_RECORD)
+        data = read_regular(record, _MAX_RECORD)
     except OSError:
         return None
     value = (_norm(name), version, tuple(_native_rows(data)))
@@ -232,8 +231,7 @@ def _conda_natives(meta: str, key: tuple[int, int, int]) -> tuple[str, str, tupl
         if hit is not None and hit[0] == key:
             return hit[1]
     try:
-        with open(meta, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = load_json_regular(meta, 64 << 20)
     except (OSError, ValueError):
         return None
     files = data.get("files") or ()

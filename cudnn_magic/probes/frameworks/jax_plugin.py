@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from ...files import read_regular
 from ...model import Preload
 
 __all__ = ["PluginFacts", "read_plugin", "jax_preload"]
@@ -67,8 +68,7 @@ def read_plugin(init_path: str) -> PluginFacts | str:
     """The :class:`PluginFacts` of a ``jax_plugins/xla_cudaNN/__init__.py``, or a sentence saying
     why it could not be read. Never raises."""
     try:
-        with open(init_path, "rb") as fh:
-            data = fh.read(_MAX + 1)
+        data = read_regular(init_path, _MAX + 1)
         if len(data) > _MAX:
             return f"{init_path} is larger than {_MAX} bytes"
         text = data.decode("utf-8", "replace")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
+from ...files import read_regular
 from ...model import Resolution
 
 __all__ = ["PathfinderSpec", "read_pathfinder", "pathfinder_pick", "ORDER", "calls_pathfinder_for_cudnn"]
@@ -100,8 +101,7 @@ def read_pathfinder(site: str, name: str = "cudnn") -> PathfinderSpec | str:
         return f"cuda-pathfinder version {version!r} not understood"
     cat = os.path.join(site, "cuda", "pathfinder", "_dynamic_libs", "descriptor_catalog.py")
     try:
-        with open(cat, "rb") as fh:
-            tree = ast.parse(fh.read(4 << 20).decode("utf-8", "replace"), filename=cat)
+        tree = ast.parse(read_regular(cat, 4 << 20).decode("utf-8", "replace"), filename=cat)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"could not read {cat}: {type(exc).__name__}: {exc}"
     for node in ast.walk(tree):
@@ -151,9 +151,8 @@ def calls_pathfinder_for_cudnn(paths: list[str], limit: int = 4 << 20) -> str | 
     ``load_nvidia_dynamic_lib("cudnn")``, or None. Reads at most ``limit`` bytes of each."""
     for p in paths:
         try:
-            with open(p, "rb") as fh:
-                if _CALL.search(fh.read(limit)):
-                    return p
+            if _CALL.search(read_regular(p, limit)):
+                return p
         except OSError:
             continue
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 
+from ...files import read_regular
 from ...model import FrameworkBuild
 from .extra import ConsumerFacts, CudnnRequest
 from .generic import EnvironmentScan, site_dirs
@@ -24,8 +25,7 @@ _REQ = re.compile(r"^requires-dist:\s*cuda[-_.]pathfinder\b", re.I | re.M)
 
 def _requires_pathfinder(info: str) -> bool:
     try:
-        with open(os.path.join(info, "METADATA"), "rb") as fh:
-            head = fh.read(256 << 10).split(b"\n\n", 1)[0].decode("utf-8", "replace")
+        head = read_regular(os.path.join(info, "METADATA"), 256 << 10).split(b"\n\n", 1)[0].decode("utf-8", "replace")
     except OSError:
         return False
     return bool(_REQ.search(head))
@@ -33,8 +33,7 @@ def _requires_pathfinder(info: str) -> bool:
 
 def _py_files(site: str, info: str) -> list[str]:
     try:
-        with open(os.path.join(info, "RECORD"), "rb") as fh:
-            rows = fh.read(16 << 20).decode("utf-8", "replace").splitlines()
+        rows = read_regular(os.path.join(info, "RECORD"), 16 << 20).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     out = []

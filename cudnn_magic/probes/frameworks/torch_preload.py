@@ -36,6 +36,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from ...files import read_regular
 from ...model import Preload
 
 __all__ = ["TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload", "KNOWN_RULES"]
@@ -319,8 +320,7 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
     """The :class:`TorchPreloadRule` of the torch whose ``__init__.py`` is ``init_path``, or a
     sentence saying why it could not be read. Never raises."""
     try:
-        with open(init_path, "rb") as fh:
-            data = fh.read(_MAX_INIT_BYTES + 1)
+        data = read_regular(init_path, _MAX_INIT_BYTES + 1)
         if len(data) > _MAX_INIT_BYTES:
             return f"{init_path} is larger than {_MAX_INIT_BYTES} bytes"
         tree = ast.parse(data.decode("utf-8", "replace"), filename=init_path)
