@@ -60,12 +60,11 @@ def _ort_finding(rep: dict) -> dict:
     return next(f for f in rep["findings"] if f["id"] == "cudnn-library-not-found" and "ONNX Runtime" in f["title"])
 
 
-@pytest.fixture(scope="module")
-def ort_venv(tmp_path_factory) -> Path:
-    """A venv whose site-packages holds onnxruntime-gpu 1.31.1 and its dependencies (as pip
-    installs them), this checkout and its own dependencies on a ``.pth`` after them."""
-    root = tmp_path_factory.mktemp("ortvenv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+def _ort_venv(root: Path, with_pip: bool) -> Path:
+    """A venv (with its own pip or without) whose site-packages holds onnxruntime-gpu 1.31.1 and its
+    dependencies (as pip installs them), this checkout and its own dependencies on a ``.pth`` after them."""
+    subprocess.run([sys.executable, "-m", "venv", *(() if with_pip else ("--without-pip",)), str(root / "venv")],
+                   check=True)
     py = root / "venv" / "bin" / "python"
     site = site_of(py)
     merged_site(site, target_with_deps(*ORT_GPU))
@@ -73,6 +72,12 @@ def ort_venv(tmp_path_factory) -> Path:
                            "packaging.__file__)))"], capture_output=True, text=True, check=True).stdout.strip()
     (site / "zz-cudnn-magic.pth").write_text(f"{REPO}\n{here}\n")
     return py
+
+
+@pytest.fixture(scope="module")
+def ort_venv(tmp_path_factory) -> Path:
+    """:func:`_ort_venv` without pip."""
+    return _ort_venv(tmp_path_factory.mktemp("ortvenv"), with_pip=False)
 
 
 def test_a_cudnn_wheel_onnx_runtime_never_reads_is_not_offered_and_that_holds(ort_venv):
@@ -128,16 +133,8 @@ ORT_CPU = ("onnxruntime", "1.32.0")
 
 @pytest.fixture(scope="module")
 def ort_pip_venv(tmp_path_factory) -> Path:
-    """A venv with its own pip and onnxruntime-gpu 1.31.1 (with its dependencies) in site-packages."""
-    root = tmp_path_factory.mktemp("ortpip")
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    py = root / "venv" / "bin" / "python"
-    site = site_of(py)
-    merged_site(site, target_with_deps(*ORT_GPU))
-    here = subprocess.run([sys.executable, "-c", "import packaging, os; print(os.path.dirname(os.path.dirname("
-                           "packaging.__file__)))"], capture_output=True, text=True, check=True).stdout.strip()
-    (site / "zz-cudnn-magic.pth").write_text(f"{REPO}\n{here}\n")
-    return py
+    """:func:`_ort_venv` with its own pip."""
+    return _ort_venv(tmp_path_factory.mktemp("ortpip"), with_pip=True)
 
 
 def _what_if(py: Path, reqs: str) -> dict:

@@ -88,7 +88,7 @@ class _RangeReader(io.RawIOBase):
         self.pos = 0
         start, data, total = self._get(f"bytes=-{BLOCK_BYTES}")
         self.size = total
-        self._store(start, data)
+        self.segments.append((start, data))
 
     def _get(self, spec: str) -> tuple[int, bytes, int]:
         left = self.deadline - time.monotonic()
@@ -120,9 +120,6 @@ class _RangeReader(io.RawIOBase):
         self.fetched += want
         return start, data, total
 
-    def _store(self, start: int, data: bytes) -> None:
-        self.segments.append((start, data))
-
     def _byte_range(self, lo: int, hi: int) -> bytes:
         """Bytes [lo, hi) of the remote file, fetched as needed (one request per gap, at least a block)."""
         out = bytearray()
@@ -135,7 +132,7 @@ class _RangeReader(io.RawIOBase):
                 start, data, _ = self._get(f"bytes={pos}-{max(min(upto, nxt), hi) - 1}")
                 if start != pos or not data:
                     raise _GiveUp("the server sent another byte range than the one asked for")
-                self._store(start, data)
+                self.segments.append((start, data))
                 continue
             s, d = seg
             chunk = d[pos - s: hi - s]
@@ -167,13 +164,6 @@ class _RangeReader(io.RawIOBase):
         self.pos += n
         return n
 
-    def read(self, size: int = -1) -> bytes:
-        n = self.size - self.pos if size is None or size < 0 else min(size, max(0, self.size - self.pos))
-        if n <= 0:
-            return b""
-        data = self._byte_range(self.pos, self.pos + n)
-        self.pos += n
-        return data
 
 
 def _record_member(zf: zipfile.ZipFile, name: str, version: str) -> zipfile.ZipInfo:
