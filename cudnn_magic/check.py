@@ -36,7 +36,7 @@ from .overwrites import canonical_name as _canonical_name, overwrite_findings, p
 from .rules.compat import judge
 from .rules.cudnn_version import try_parse
 
-# Finding ids beyond the diagnosis catalogue (spec/diagnoses.md); stable, listed in the README.
+# Finding ids beside the diagnosis catalogue (diagnose.CATALOGUE); stable, listed in docs/ids.md.
 FINDING_IDS = {
     "cudnn-version-mismatch": "a framework's rule rejects the cuDNN it has loaded or will load",
     "cudnn-library-not-found": "a CUDA build of a framework will find no cuDNN with the soname it asks for",

@@ -371,7 +371,7 @@ class Driver:
 
 @dataclass(frozen=True)
 class Fix:
-    """One way to fix a finding or diagnosis (ids are stable; see README "Fix ids").
+    """One way to fix a finding or diagnosis (ids are stable; see docs/ids.md, "Fix ids").
 
     Attributes:
         id: stable fix id, e.g. "install-matching-cudnn".

@@ -103,7 +103,7 @@ def whatif_html(result: WhatIf) -> str:
 
 
 def whatif_json(result: WhatIf) -> dict[str, Any]:
-    """The JSON form (keys documented in the README, "JSON output")."""
+    """The JSON form (keys documented in docs/json.md)."""
     def fj(f: Finding) -> dict[str, Any]:
         return {"id": f.id, "severity": f.severity, "title": f.title, "detail": f.detail,
                 "fixes": [dataclasses.asdict(x) for x in f.fixes]}

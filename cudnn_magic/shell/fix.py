@@ -79,7 +79,7 @@ class FixMagics(Magics):
 
     @line_magic
     @magic_arguments.magic_arguments()
-    @magic_arguments.argument("fix_id", nargs="?", default=None, help="fix id (README \"Fix ids\")")
+    @magic_arguments.argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
     @magic_arguments.argument("--dry-run", action="store_true", help="only show what would happen")
     @magic_arguments.argument("--yes", action="store_true", help="apply without asking")
     @magic_arguments.argument("--undo", action="store_true", help="revert the last application of FIX_ID")
