@@ -111,3 +111,41 @@ def test_the_json_page_names_every_top_level_key_of_check_and_explain():
     data = json.loads(run.stdout)
     assert set(data) <= _documented_keys(explain_item)
     assert set(data["diagnoses"][0]) <= _documented_keys(explain_item)
+
+
+# The repository stands on its own: nothing it ships or tests points at design notes kept outside it.
+OUTSIDE = re.compile(r"\.\./shared|/work/(shared|main|wt-)|shared/(corpus|spec|research)|FACTS\.md|DESIGN\.md|STYLE\.md|"
+                     r"spec/diagnoses|research/|lab[ -]notes")
+SHIPPED = ("cudnn_magic", "tests", "scripts", "benchmarks", "docs", "notebooks", "README.md", "pyproject.toml", ".ci")
+
+
+def _tracked_text_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", *SHIPPED], capture_output=True, text=True, cwd=REPO).stdout.split()
+    if not out:  # not a git checkout (an unpacked sdist): walk the same folders
+        out = [str(p.relative_to(REPO)) for top in SHIPPED for p in (REPO / top).rglob("*") if p.is_file()]
+    return [REPO / f for f in out if f.endswith((".py", ".c", ".md", ".sh", ".toml", ".ipynb", ".jsonl", "run"))]
+
+
+def test_nothing_points_outside_the_repository():
+    offenders = []
+    for path in _tracked_text_files():
+        if path == Path(__file__).resolve():
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if OUTSIDE.search(line):
+                offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_every_citation_of_the_facts_page_names_one_of_its_sections():
+    headings = {h.lstrip("#").strip() for h in (DOCS / "facts.md").read_text(encoding="utf-8").splitlines()
+                if h.startswith("## ")}
+    cited = set()
+    for path in _tracked_text_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        # a citation may wrap onto the next line, behind a comment marker
+        text = re.sub(r'\n\s*(#|\*|//)?\s*', " ", text)
+        cited |= {(path.name, c) for c in re.findall(r'docs/facts\.md,? "([^"]+)"', text)}
+    assert cited, "no citation found: the check would prove nothing"
+    unknown = sorted(f"{name}: {title}" for name, title in cited if title not in headings)
+    assert not unknown, unknown

@@ -1,7 +1,7 @@
 """The ``cudnn-magic`` command line (also ``python -m cudnn_magic``): the parser and the dispatch
 to one module per subcommand.
 
-Exit codes (DESIGN.md): ``check`` 0 when no finding has severity "error", 1 when one does;
+Exit codes (README, "Command line"): ``check`` 0 when no finding has severity "error", 1 when one does;
 ``explain`` 0 when it ran; 2 on a usage or internal error for every command.
 """
 

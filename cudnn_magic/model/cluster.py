@@ -204,7 +204,7 @@ class ClusterReport:
     def to_json(self) -> dict[str, Any]:
         """``{"workers": [...], "differences": {...}, "timeout_s", "scheduler", "elapsed_s"}``.
 
-        Each worker entry is its ``check`` JSON (DESIGN.md contract, as :func:`worker_probe`
+        Each worker entry is its ``check`` JSON (docs/json.md contract, as :func:`worker_probe`
         returned it) plus ``address``, ``name``, ``status`` ("ok"/"timeout"/"error"), ``reason``
         and ``probe_s`` (seconds). ``differences`` is :meth:`majority_diff` keyed by column key.
         """

@@ -2,7 +2,7 @@
 renderers turn it into text, HTML and JSON.
 
 Standard library only. Every class is a frozen dataclass so a report can be cached, compared
-and sent across processes (``to_json()`` gives the DESIGN.md JSON contract).
+and sent across processes (``to_json()`` gives the JSON contract of docs/json.md).
 """
 
 from __future__ import annotations
@@ -403,7 +403,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """One explanation of an error, from spec/diagnoses.md's catalogue.
+    """One explanation of an error, from the catalogue of docs/ids.md.
 
     Attributes:
         id: catalogue id ("cudnn-version-mismatch", ...).

@@ -1,7 +1,7 @@
-"""Pure renderers for diagnoses: plain text, compact HTML, and DESIGN.md's ``explain`` JSON.
+"""Pure renderers for diagnoses: plain text, compact HTML, and docs/json.md's ``explain`` JSON.
 
 Formatters are functions of their data returning one value (friendly-traceback's
-``base_formatters`` contract, shared/STYLE.md section 6). HTML is escaped with
+``base_formatters`` contract). HTML is escaped with
 :func:`html.escape`, needs no JavaScript (a ``<details>`` element holds the captured log slice),
 and shows each fix's exact command.
 """
@@ -18,7 +18,7 @@ MAX_LOG_SLICE = 20_000
 
 
 def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
-    """DESIGN.md's ``explain`` JSON: ``{"diagnoses": [{"id", "title", "summary", "evidence",
+    """docs/json.md's ``explain`` JSON: ``{"diagnoses": [{"id", "title", "summary", "evidence",
     "versions", "fixes": [{"id", "title", "action", "restart_required", "applicable"}]}]}``,
     strongest first (keys may be added, never renamed)."""
     out = []

@@ -1,6 +1,6 @@
 """Render a :class:`~cudnn_magic.model.Report` as text, HTML or JSON. Pure functions.
 
-The JSON follows DESIGN.md's ``check`` contract (keys may be added, never renamed).
+The JSON follows docs/json.md's ``check`` contract (keys may be added, never renamed).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ CPU_WORDS = "CPU build: no CUDA, no cuDNN"
 
 
 def report_json(report: Report) -> dict[str, Any]:
-    """The DESIGN.md ``check`` JSON: cudnn_loaded, cudnn_installed, frameworks, driver, gpus,
+    """The ``check`` JSON of docs/json.md: cudnn_loaded, cudnn_installed, frameworks, driver, gpus,
     findings (plus resolutions, notes, elapsed_s)."""
     drv: Any
     if isinstance(report.driver, Unavailable):

@@ -1,8 +1,8 @@
 """Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
 
 IPython glue only: the knowledge lives in :mod:`cudnn_magic.diagnose` and the rendering in
-:mod:`cudnn_magic.render.diagnosis`. What happens (DESIGN.md, "How an error cell gets
-annotated"; measured in ``../shared/research/jupyter-lab-notes.md`` §1-2):
+:mod:`cudnn_magic.render.diagnosis`. What happens (docs/how-it-is-built.md, "How a failing cell gets its
+diagnosis"; measured: docs/facts.md "IPython and Jupyter behaviour"):
 
 * ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
   through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,

@@ -2,7 +2,7 @@
 with Apply and Cancel; Apply runs in a background thread and streams output; then what was
 done and how to undo it (``%cudnn_fix --undo ID``).
 
-Threading (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the apply thread only
+Threading (ipywidgets' documentation on asynchronous widgets; docs/facts.md "IPython and Jupyter behaviour"): the apply thread only
 assigns widget trait values (``HTML.value``, ``Button.disabled``); it never prints or
 displays. Each fix has its own panel, so a long ``pip install`` in one does not block the
 feedback of the others. On ipykernel 7 the thread sets the creating cell's parent header for

@@ -4,7 +4,7 @@ Layout: one row per visible GPU or MIG instance (name, used/total bar, free memo
 kernel's share, other processes, a history sparkline of the last minutes with the peak
 marked), a Stop button and a status line.
 
-Threading rules (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the sampler
+Threading rules (ipywidgets' documentation on asynchronous widgets; docs/facts.md "IPython and Jupyter behaviour"): the sampler
 thread ONLY assigns widget trait values; it never prints or displays. It runs in a copy of
 the creating cell's context and sets that cell's parent header for itself
 (``set_thread_parent`` on ipykernel 7; ipykernel 6 keeps one process-wide parent), so its
