@@ -130,13 +130,19 @@ class FixPanel:
             return _fixes.FixPlan(self.fix.id, self.fix.title, False, f"{type(exc).__name__}: {exc}")
 
     # ----------------------------------------------------------------- actions
-    def show_preview(self, context: dict[str, Any] | None = None) -> None:
-        """Compute the plan now (live facts) and show it with Apply and Cancel."""
+    def show_preview(self, context: dict[str, Any] | None = None, plan: Any = None) -> None:
+        """Compute the plan now (live facts) and show it with Apply and Cancel. ``plan``: a plan
+        already computed and shown in an output above (``%cudnn_fix ID``): the panel then holds
+        only the controls, not a second copy of the plan."""
         if self.thread is not None and self.thread.is_alive():
             return
-        ctx = dict(self.context, **(context or {}))
-        self.plan = self._plan(ctx)
-        self.preview.value = self.plan.html()
+        if plan is not None:
+            self.plan = plan
+            self.preview.value = ""
+        else:
+            ctx = dict(self.context, **(context or {}))
+            self.plan = self._plan(ctx)
+            self.preview.value = self.plan.html()
         self.log.value = ""
         self.status.value = ""
         buttons = []

@@ -260,17 +260,16 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        from ..render.memory import snapshot_html, snapshot_text  # start-up cost: not at %load_ext, only when this runs
-        from .fallback import display_widget
+        # start-up cost: not at %load_ext, only when this runs
+        from ..model import MemorySnapshot
+        from ..render.memory import snapshot_summary_html, snapshot_summary_text
+        from .fallback import display_with_controls
 
-        note = ("The live panel needs Jupyter's widget manager; this is the first sample "
-                "(in a terminal: %gpu_memory --watch, or cudnn-magic memory --watch 1).")
-        s = self.last
-        if s is None:
-            text, page = note, ""
-        else:
-            text, page = snapshot_text(s) + "\n" + note, snapshot_html(s) + f"<div class='cm-muted'>{note}</div>"
-        display_widget(self.widget, text, page or f"<div>{note}</div>")
+        s = self.last if self.last is not None else MemorySnapshot(gpus=(), error="no sample yet")
+        controls = ("(The live panel goes here where Jupyter's widget manager runs; run %gpu_memory again for "
+                    "a new sample, or %gpu_memory --watch in a terminal.)")
+        display_with_controls(snapshot_summary_text(s, self.interval_s), snapshot_summary_html(s, self.interval_s),
+                              self.widget, controls)
 
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")
