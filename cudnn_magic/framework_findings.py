@@ -203,7 +203,7 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
         if not other or other == c.version:
             continue
         seen.add(c.soname)
-        entry = os.path.dirname(picked)
+        entry = _entry_as_written(os.path.dirname(picked), environ)
         out.append(Finding(
             "cudnn-shadowed", "warning",
             f"LD_LIBRARY_PATH entry {entry} shadows this environment's cuDNN {c.version} ({c.owner})",
@@ -214,3 +214,13 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
             + f". This environment's own copy is {c.path}.",
             (_shadow_fix(entry, c.directory),)))
     return out
+
+
+def _entry_as_written(folder: str, environ: Any) -> str:
+    """The ``LD_LIBRARY_PATH`` entry, as the user wrote it, that names ``folder`` (the same folder,
+    reached through a symbolic link or not): the one to take out. ``folder`` when none does."""
+    real = os.path.realpath(folder)
+    for e in ((environ or {}).get("LD_LIBRARY_PATH") or "").split(":"):
+        if e and os.path.realpath(e) == real:
+            return e
+    return folder

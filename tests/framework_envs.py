@@ -29,7 +29,7 @@ import pytest
 from real_wheels import CACHE, _pypi_reachable, install_wheel as target
 
 REPO = Path(__file__).resolve().parent.parent
-ENVS = REPO / ".cache" / "envs"
+ENVS = (REPO / ".cache").resolve() / "envs"  # resolved: a checkout may link .cache to a shared copy
 TORCH_VERSION = "2.14.1"
 
 __all__ = ["torch_env", "target", "target_with_deps", "tf_site", "run_py", "merged_site", "ENVS", "CACHE",

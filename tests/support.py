@@ -280,3 +280,17 @@ def run_unprivileged(argv: list[str], home: Path, env: dict[str, str] | None = N
     require_unprivileged_child()
     return subprocess.run(_drop() + list(argv), capture_output=True, text=True, timeout=timeout, cwd=str(home),
                           env=unprivileged_env(home, env), stdin=subprocess.DEVNULL)
+
+
+def paragraph(text: str, start: str) -> str:
+    """The line of ``text`` that starts with ``start`` and its wrapped continuation lines (the next
+    lines indented by two spaces, up to a ``why:`` line), joined into one line as before the text
+    was fitted to the terminal (a path cut after a ``/`` is joined without a space)."""
+    lines = text.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith(start))
+    out = lines[i]
+    for ln in lines[i + 1:]:
+        if not ln.startswith("  ") or ln.strip().startswith("why:") or not ln.strip():
+            break
+        out += ("" if out.endswith("/") else " ") + ln.strip()
+    return out

@@ -464,7 +464,9 @@ class Report:
     only: frameworks run the CUDA runtime their wheels bring). ``cudnn_in_use`` is the copy a library linking cuDNN by
     soname binds to (the newest major when several are mapped; every soname's in
     ``cudnn_in_use_by_soname``), None when no cuDNN is mapped. ``wheels_overwritten`` lists
-    files that two installed distributions both claim.
+    files that two installed distributions both claim. ``cudnn_by_name``: for each cuDNN soname on
+    disk that nothing has mapped yet, what a program that loads it by name would get here (glibc's
+    order: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default folders).
     """
 
     cudnn_loaded: tuple[LibraryCopy, ...] = ()
@@ -482,6 +484,7 @@ class Report:
     cudnn_in_use_by_soname: tuple[CudnnInUse, ...] = ()
     wheels_overwritten: tuple[WheelOverwrite, ...] = ()
     cuda_toolkits: tuple[CudaToolkit, ...] = ()
+    cudnn_by_name: tuple[Resolution, ...] = ()
 
     @property
     def worst_severity(self) -> Severity | None:

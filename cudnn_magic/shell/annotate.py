@@ -32,7 +32,7 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 import types
 
@@ -564,8 +564,9 @@ class Annotator:
 
         shown_log = _display_safe_log(log_text)
         in_kernel = _is_kernel_shell(self.ip)
-        text = diagnoses_text(diagnoses)
-        page = diagnoses_html(diagnoses, log_slice=shown_log)
+        names = _path_names()
+        text = diagnoses_text(diagnoses, names=names)
+        page = diagnoses_html(diagnoses, log_slice=shown_log, names=replace(names, used={}))
         ids = _fix_ids(diagnoses)
         if ids:  # how to act without the buttons: readable in every export, terminal and front end
             from ..render.fixes import fix_commands_html, fix_commands_text  # start-up cost: only when shown
@@ -736,6 +737,15 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         # holds only the buttons (what front ends without a widget manager show is one line)
         display(widget_bundle(W.VBox(children), BUTTONS_NEED_WIDGETS,
                               f"<div class='cm-muted'>{html.escape(BUTTONS_NEED_WIDGETS)}</div>"), raw=True)
+
+
+def _path_names() -> Any:
+    """Short names for paths, knowing the cuDNN release of each folder the last check saw."""
+    from ..check import cached_report  # start-up cost: only when a diagnosis is shown
+    from ..render.paths import PathNames
+
+    r = cached_report()
+    return PathNames.for_copies((*r.cudnn_installed, *r.cudnn_loaded)) if r is not None else PathNames.here()
 
 
 def _fix_ids(diagnoses: list) -> list[str]:

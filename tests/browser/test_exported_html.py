@@ -25,10 +25,12 @@ from support import REPO
 pytestmark = pytest.mark.browser
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", ""}
+SHOTS = REPO / "out" / "screenshots"  # for a person to look at; never the README's pictures
 
 
 def _open_offline(browser: Any, page_path: Path) -> tuple[Any, list[str]]:
     """Open ``page_path`` with every non-local request aborted; returns the page and the blocked URLs."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
     blocked: list[str] = []
     page = browser.new_page()
 
@@ -54,7 +56,7 @@ def _assert_visible(page: Any, words: list[str]) -> None:
         assert page.get_by_text(w, exact=False).first.is_visible(), w
 
 
-def test_the_exported_notebook_reads_offline(browser, tmp_path, shots_dir):
+def test_the_exported_notebook_reads_offline(browser, tmp_path):
     executed, env = execute(tmp_path / "nb")
     page_path = export(executed, "html", env)
     page, blocked = _open_offline(browser, page_path)
@@ -65,12 +67,12 @@ def test_the_exported_notebook_reads_offline(browser, tmp_path, shots_dir):
                                "cudnn-version-mismatch", "%cudnn_fix remove-shadowing-dir"])
         body = page.inner_text("body")
         assert "VBox(" not in body and "HBox(" not in body
-        page.screenshot(path=str(shots_dir / "exported_offline.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / "exported_offline.png"), full_page=True)
     finally:
         page.close()
 
 
-def test_the_demos_own_html_reads_offline(browser, tmp_path, shots_dir):
+def test_the_demos_own_html_reads_offline(browser, tmp_path):
     out = tmp_path / "demo"
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "run_quickstart.py"), "--out", str(out)],
                        capture_output=True, text=True, timeout=600, cwd=REPO)
@@ -81,6 +83,6 @@ def test_the_demos_own_html_reads_offline(browser, tmp_path, shots_dir):
     try:
         assert any("unpkg.com" in u for u in blocked), blocked
         _assert_visible(page, ["cudnn-shadowed", "cudnn-version-mismatch", "%cudnn_fix remove-shadowing-dir"])
-        page.screenshot(path=str(shots_dir / "quickstart_offline.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / "quickstart_offline.png"), full_page=True)
     finally:
         page.close()
