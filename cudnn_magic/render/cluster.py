@@ -31,7 +31,9 @@ def cluster_text(self: ClusterReport) -> str:
     header = [unit, "node id" if unit == "node" else "name", "host", "status"] + [label for _k, label in cols]
     rows = []
     for w in self.workers:
-        r = [w.address + (" (head)" if w.address == self.reference else ""), str(w.name or ""), w.host, w.status]
+        name = str(w.name or "")
+        r = [w.address + (" (head)" if w.address == self.reference else ""), name[:12] if unit == "node" else name,
+             w.host, w.status]
         for key, _label in cols:
             v = w.cell(key)
             if w.address in diff.get(key, {}).get("differs", {}):
