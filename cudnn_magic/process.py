@@ -63,10 +63,15 @@ class ProcessReport:
         return doc
 
     def text(self) -> str:
-        from .render.report import report_text  # start-up cost: the renderer only when shown
+        import shlex  # start-up cost: the renderer only when shown
+
+        from .render.report import report_text
+        from .safetext import safe_text
 
         p = self.process
-        out = [f"Process {p['pid']} (user {p['user']}): {' '.join(p['argv']) or '(no command line)'}",
+        cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
+        cmd = cmd if len(cmd) <= 400 else cmd[:400] + "..."
+        out = [f"Process {p['pid']} (user {p['user']}): {cmd or '(no command line)'}",
                f"  executable: {p['executable'] or '(unreadable)'}", f"  working directory: {p['cwd'] or '(unreadable)'}",
                f"  LD_LIBRARY_PATH at start: {p['ld_library_path'] if p['ld_library_path'] is not None else '(unset)'}",
                f"  PYTHONPATH at start: {p['pythonpath'] if p['pythonpath'] is not None else '(unset)'}"]
@@ -78,7 +83,7 @@ class ProcessReport:
         else:
             out.append(f"  Python: {p.get('python_unavailable') or 'not read'}")
         out.append(f"  load order read from {p['load_order']} (notes under \"Could not read\")")
-        out.append("")
+        out = [safe_text(line, keep_newlines=False) for line in out] + [""]
         body = report_text(self.report, where="process").replace("in this process", f"in process {p['pid']}")
         return "\n".join(out) + body
 

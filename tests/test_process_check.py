@@ -148,7 +148,7 @@ def test_older_copy_first_on_ld_library_path_loaded_by_soname(tmp_path):
     real_old = os.path.realpath(old / "libcudnn.so.9")
     assert _mains(doc) == _mains(own) == [(real_old, "9.12.0")]
     lines = text.getvalue().splitlines()
-    assert lines[0].startswith(f"Process {child.pid} (user ") and f"LD_LIBRARY_PATH at start: {old}" in lines
+    assert lines[0].startswith(f"Process {child.pid} (user ") and f"  LD_LIBRARY_PATH at start: {old}" in lines
     assert f"cuDNN mapped in process {child.pid} (each file's own version)" in lines
     iu = doc["cudnn_in_use"]
     assert iu["path"] == own["cudnn_in_use"]["path"] == real_old
