@@ -66,7 +66,7 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
         return value
     text = str(value).strip()
     source = "--runtime-env"
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):  # JSON text; anything else names a file
         from .files import read_regular  # start-up cost: only a runtime env given as a file
 
         try:
