@@ -63,8 +63,8 @@ class ProcessReport:
         return doc
 
     def text(self) -> str:
-        import shlex  # start-up cost: the renderer only when shown
-
+        # start-up cost: the renderer only when shown
+        import shlex
         from .render.report import report_text
         from .safetext import safe_text
 
