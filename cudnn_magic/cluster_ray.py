@@ -97,8 +97,23 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
     return env
 
 
-def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) -> bool:
-    """Connect unless already connected; True when this call connected (and must disconnect)."""
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT`` (``[v6]:PORT`` too); None for ``auto``
+    and anything without a numeric port."""
+    rest = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, timeout: float) -> bool:
+    """Connect unless already connected; True when this call connected (and must disconnect).
+
+    Bounded by ``timeout``: ``ray.init`` to an address where no Ray answers retries for minutes
+    (measured with Ray 2.60: more than 5 minutes for ``127.0.0.1:1``), so a ``HOST:PORT`` is first
+    tried with a plain TCP connection, and ``ray.init`` itself runs in a daemon thread that is given
+    up after ``timeout`` (it disconnects at once if it connects later)."""
     if ray.is_initialized():
         current = None
         try:
@@ -110,15 +125,42 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None) 
                 f"this process is already connected to the Ray cluster at {current}; to check {address}, call "
                 "ray.shutdown() first, or leave out the address to check the connected cluster")
         return False
-    try:
-        ray.init(address=address or "auto", runtime_env=runtime_env, logging_level=logging.ERROR,
-                 log_to_driver=False)
-    except (ConnectionError, TimeoutError) as exc:
-        raise ClusterCheckError(f"could not connect to the Ray cluster at {address or 'auto'}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - a bad address, a bad runtime env: one line
+    where = address or "auto"
+    hp = _host_port(where)
+    if hp is not None:
+        import socket  # start-up cost: only when connecting to a Ray cluster
+
+        try:
+            socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
+        except OSError as exc:
+            raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
+                                    f"{hp[0]}:{hp[1]} ({exc.strerror or exc})") from None
+    import threading  # start-up cost: as above
+
+    result: dict[str, Any] = {}
+    gave_up = threading.Event()
+
+    def init() -> None:
+        try:
+            ray.init(address=where, runtime_env=runtime_env, logging_level=logging.ERROR, log_to_driver=False)
+            result["ok"] = True
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result["error"] = exc
+            return
+        if gave_up.is_set():  # connected after the caller gave up: leave nothing connected
+            ray.shutdown()
+
+    th = threading.Thread(target=init, name="cudnn-magic-ray-init", daemon=True)
+    th.start()
+    th.join(timeout)
+    if th.is_alive():
+        gave_up.set()
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where} within {timeout:g} s "
+                                "(ray.init did not return; is a Ray head running there, and is this its GCS port?)")
+    exc = result.get("error")
+    if exc is not None:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise ClusterCheckError(f"could not connect to the Ray cluster at {address or 'auto'}: "
-                                f"{type(exc).__name__}: {text}") from None
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: {type(exc).__name__}: {text}")
     return True
 
 
@@ -155,8 +197,9 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
         runtime_env: the job's runtime environment (a dict, JSON text or a JSON/YAML file path);
             given with an existing connection it applies to the probe tasks only (Ray merges its
             ``env_vars`` into the job's and takes its other fields instead of the job's).
-        timeout: seconds to wait for the nodes' answers (all are asked at once, so the whole
-            check takes about this long at most, connecting aside).
+        timeout: seconds to wait for the nodes' answers (all are asked at once), and at most
+            as long again to connect when this call connects: the whole check takes about
+            twice this at most.
 
     Returns:
         A :class:`ClusterReport` with ``kind="ray"``, one row per alive node (``address``
@@ -181,7 +224,7 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     t0 = time.monotonic()
-    own = _connect(ray, address, env)
+    own = _connect(ray, address, env, timeout)
     refs: dict[Any, tuple[str, float]] = {}
     try:
         try:

@@ -8,8 +8,11 @@ first on its workers' ``LD_LIBRARY_PATH``. The job's runtime environment has a
 ``worker_process_setup_hook`` (tests/ray_cudnn_hook.py) that loads ``libcudnn.so.9`` by soname,
 as a framework import does. Steps:
 
-1. ``ray_check()`` from a driver already connected with that runtime environment: it must use
-   that connection and leave it connected;
+0. the CLI against a closed port and a port where something that is not Ray listens: one line,
+   exit 2, within about ``--timeout``;
+1. ``ray_check()`` from a driver already connected with that runtime environment, and
+   ``%cudnn_check --ray`` in a real IPython shell of that driver: they must use that connection
+   and leave it connected;
 2. ``cudnn-magic check --ray ADDRESS --runtime-env FILE.yaml --json`` (the CLI connects itself,
    with the hook) and the same without ``--runtime-env`` (no hook: nothing mapped);
 3. a third node whose raylet is stopped (SIGSTOP: a hung node) while ``ray_check(timeout=T)``
@@ -69,8 +72,9 @@ def _probe_processes() -> list[str]:
 
 def _cli(address: str, *extra: str) -> dict:
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--ray", address, "--json", "--timeout", "120",
-                        *extra], capture_output=True, text=True, timeout=300)
+    extra = extra if "--timeout" in extra else ("--timeout", "120", *extra)
+    p = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--ray", address, "--json", *extra],
+                       capture_output=True, text=True, timeout=300)
     try:
         doc = json.loads(p.stdout)
     except ValueError:
@@ -79,13 +83,14 @@ def _cli(address: str, *extra: str) -> dict:
 
 
 def _start(cluster_class):  # type: ignore[no-untyped-def]
-    """The head node. Ray gives a raylet 30 s to register (a constant in ray/_private/node.py),
-    which a loaded 2-core machine can miss: then once more, from scratch."""
-    for attempt in (1, 2):
+    """The head node. Ray gives a raylet 30 s to register (a constant in ray/_private/node.py; the
+    GCS side waits RAY_raylet_start_wait_time_s, set longer by the test), which a loaded 2-core
+    machine can miss: then again, from scratch."""
+    for attempt in (1, 2, 3):
         try:
             return cluster_class(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
-            if attempt == 2 or "timed out during startup" not in str(exc):
+            if attempt == 3 or "timed out during startup" not in str(exc):
                 raise
             import ray
 
@@ -102,6 +107,17 @@ def main(out_path: str, old_lib: str) -> None:
 
     from cudnn_magic.cluster_ray import ray_check
 
+    # No Ray at the address: a closed port, and a port where something else listens (ray.init to it
+    # would retry for minutes): one line, exit 2, within about --timeout.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        closed_port = closed.getsockname()[1]
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen(8)
+        out["no_ray"] = {"closed": _cli(f"127.0.0.1:{closed_port}", "--timeout", "5"),
+                         "not_ray": _cli(f"127.0.0.1:{other.getsockname()[1]}", "--timeout", "5")}
+
     hook = {"worker_process_setup_hook": "ray_cudnn_hook.load_by_soname"}
     cluster = _start(Cluster)
     try:
@@ -116,6 +132,14 @@ def main(out_path: str, old_lib: str) -> None:
         rep = ray_check(None, timeout=120)
         out["api"] = {"json": rep.to_json(), "text": rep.text(), "html": rep.html(), "elapsed_s": time.monotonic() - t0,
                       "still_connected": ray.is_initialized()}
+        # The magic in a real IPython shell connected the same way: the connection is used as it is.
+        from IPython.core.interactiveshell import InteractiveShell
+
+        ip = InteractiveShell.instance()
+        ip.run_line_magic("load_ext", "cudnn_magic")
+        magic = ip.run_line_magic("cudnn_check", "--ray --json --timeout 120")
+        out["magic"] = {"json": magic, "still_connected": ray.is_initialized(),
+                        "view": type(ip.run_line_magic("cudnn_check", "--ray")).__name__}
         ray.shutdown()
 
         env_file = Path(out_path).with_suffix(".runtime_env.yaml")

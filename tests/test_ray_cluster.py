@@ -30,6 +30,7 @@ def scenario(tmp_path_factory):
     out = tmp_path_factory.mktemp("ray") / "scenario.json"
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTEST_CURRENT_TEST", "RAY_ADDRESS")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS)])
+    env["RAY_raylet_start_wait_time_s"] = "180"  # a loaded 2-core machine: let a raylet take longer to register
     p = subprocess.run(netns_command(str(TESTS / "ray_scenario.py"), str(out), str(old)), env=env,
                        capture_output=True, text=True, timeout=900)
     if p.returncode == 97:
@@ -79,6 +80,26 @@ def test_two_nodes_the_second_with_an_older_cudnn_is_the_one_differing_row(scena
     assert "(head)" in api["text"] and "1 differ from the majority (or, with none, the head node)" in api["text"]
     rows_html = [r for r in api["html"].split("<tr")[1:] if "<code>127.0.0.1:" in r]
     assert len(rows_html) == 2 and all(("cm-diff" in r) == (f"<code>{old_node}</code>" in r) for r in rows_html)
+
+
+@pytest.mark.native
+def test_the_magic_uses_the_kernels_connection(scenario):
+    magic, api = scenario["magic"], scenario["api"]["json"]
+    assert magic["still_connected"] is True and magic["view"] == "ClusterReport"
+    doc = magic["json"]
+    assert doc["kind"] == "ray" and doc["address"] == api["address"] and doc["head"] == api["head"]
+    assert {n["address"]: _mapped(n) for n in doc["nodes"]} == {n["address"]: _mapped(n) for n in api["nodes"]}
+    assert set(doc["differences"]) == set(api["differences"])
+
+
+@pytest.mark.native
+def test_no_ray_at_the_address_is_one_line_within_the_timeout(scenario):
+    for kind, words in (("closed", "nothing answers at"), ("not_ray", "within 5 s")):
+        run = scenario["no_ray"][kind]
+        assert run["rc"] == 2 and run["doc"] is None, run
+        mine = [ln for ln in run["stderr"].splitlines() if ln.startswith("cudnn-magic: ")]
+        assert len(mine) == 1 and words in mine[0] and "could not connect to the Ray cluster" in mine[0], run["stderr"]
+        assert run["elapsed_s"] < 5 + 25, run["elapsed_s"]  # the timeout, plus starting Python and Ray's import
 
 
 @pytest.mark.native
