@@ -87,6 +87,9 @@ class ProcessReport:
         body = report_text(self.report, where="process").replace("in this process", f"in process {p['pid']}")
         return "\n".join(out) + body
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.text())
+
 
 def check_process(pid: Any) -> ProcessReport:
     """Check the running process ``pid`` from outside (module docstring).
