@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ray_scenario import netns_command  # noqa: E402  (the tests' private-namespace launcher)
+from ray_scenario import kill_namespace, netns_command  # noqa: E402  (the tests' private-namespace launcher)
 
 NOOP_CLI = r"""
 import sys, ray
@@ -103,8 +103,16 @@ def main() -> None:
     raw = results / "ray.raw.json"
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "RAY_ADDRESS")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
-    p = subprocess.run(netns_command(__file__, "--repeat", str(a.repeat), "--repeat-cli", str(a.repeat_cli),
-                                     "--inside", str(raw)), env=env, timeout=3600, capture_output=True, text=True)
+    ns_file = results / "ray.netns"
+    env["CUDNN_MAGIC_NETNS_FILE"] = str(ns_file)
+    try:
+        p = subprocess.run(netns_command(__file__, "--repeat", str(a.repeat), "--repeat-cli", str(a.repeat_cli),
+                                         "--inside", str(raw)), env=env, timeout=3600, capture_output=True, text=True)
+    finally:  # what Ray left in the private namespace, if the run was cut short
+        if ns_file.exists():
+            if ns_file.read_text() != os.readlink("/proc/self/ns/net"):
+                kill_namespace(ns_file.read_text())
+            ns_file.unlink()
     if p.returncode != 0:
         sys.exit(f"the benchmark failed (exit {p.returncode}):\n{p.stderr[-4000:]}")
     res = json.loads(raw.read_text())

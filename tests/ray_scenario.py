@@ -47,13 +47,34 @@ if libc.unshare(0x40000000) != 0:
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 flags = struct.unpack("16sh", fcntl.ioctl(s, 0x8913, struct.pack("16sh", b"lo", 0)))[1]
 fcntl.ioctl(s, 0x8914, struct.pack("16sh", b"lo", flags | 1))
+if os.environ.get("CUDNN_MAGIC_NETNS_FILE"):
+    with open(os.environ["CUDNN_MAGIC_NETNS_FILE"], "w") as fh:
+        fh.write(os.readlink("/proc/self/ns/net"))
 os.execv(sys.executable, [sys.executable] + sys.argv[1:])
 """
 
 
 def netns_command(*argv: str) -> list[str]:
-    """``python -c NETNS argv...``: run ``python argv...`` in a private network namespace."""
+    """``python -c NETNS argv...``: run ``python argv...`` in a private network namespace (its
+    ``/proc/self/ns/net`` link is written to ``$CUDNN_MAGIC_NETNS_FILE`` when that is set)."""
     return [sys.executable, "-c", NETNS, *argv]
+
+
+def kill_namespace(link: str) -> list[int]:
+    """SIGKILL every process whose network namespace is ``link`` (``net:[INODE]``): what Ray
+    started in the private namespace (raylets, GCS, agents, workers) when the scenario was cut
+    short. Only that namespace: a process of this machine's own namespace is never touched."""
+    killed = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{d}/ns/net") == link:
+                os.kill(int(d), signal.SIGKILL)
+                killed.append(int(d))
+        except OSError:
+            continue
+    return killed
 
 
 def _probe_processes() -> list[str]:

@@ -18,12 +18,15 @@ from support import REPO, require_real_cudnn
 
 TESTS = REPO / "tests"
 TIMEOUT_S = 10  # as tests/ray_scenario.py
+SCENARIO_TIMEOUT_S = 900  # the whole scenario: about 1.5-3 minutes, more on a loaded 2-core machine
+# The first test starts the scenario (module fixture): pytest-timeout's 300 s would cut it short.
+pytestmark = pytest.mark.timeout(SCENARIO_TIMEOUT_S + 60)
 
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudnn-magic[ray]'")
-    from ray_scenario import netns_command  # the scenario's own module: imports no Ray
+    from ray_scenario import kill_namespace, netns_command  # the scenario's own module: imports no Ray
 
     wheel = require_real_cudnn()
     old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
@@ -31,8 +34,14 @@ def scenario(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTEST_CURRENT_TEST", "RAY_ADDRESS")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS)])
     env["RAY_raylet_start_wait_time_s"] = "180"  # a loaded 2-core machine: let a raylet take longer to register
-    p = subprocess.run(netns_command(str(TESTS / "ray_scenario.py"), str(out), str(old)), env=env,
-                       capture_output=True, text=True, timeout=900)
+    ns_file = out.with_suffix(".netns")
+    env["CUDNN_MAGIC_NETNS_FILE"] = str(ns_file)
+    try:
+        p = subprocess.run(netns_command(str(TESTS / "ray_scenario.py"), str(out), str(old)), env=env,
+                           capture_output=True, text=True, timeout=SCENARIO_TIMEOUT_S)
+    finally:  # whatever Ray left in the private namespace (a cut-short run) goes with it
+        if ns_file.exists() and ns_file.read_text() != os.readlink("/proc/self/ns/net"):
+            kill_namespace(ns_file.read_text())
     if p.returncode == 97:
         pytest.fail("a private network namespace is needed to keep Ray on loopback: " + p.stderr.strip())
     assert p.returncode == 0 and out.exists(), p.stderr[-6000:]
