@@ -8,7 +8,7 @@ order), the title's rule-bearing words and the parsed versions. The facts are bu
 model types (``cudnn_magic.model``), the failures are real log lines of the frameworks (the same
 lines as tests/test_diagnose.py and tests/test_facts_edges.py).
 
-Sources of the rules: README "What `%cudnn_check` shows" ("A failing cell's diagnosis with the
+Sources of the rules: docs/report.md ("A failing cell's diagnosis with the
 live facts"); docs/ids.md (the catalogue ids, evidence order: facts, then native log
 lines, then the Python exception); docs/facts.md "Which runtime cuDNN each framework accepts" and
 "cuDNN version encoding"; the check's findings as ``cudnn_magic.check`` writes them (ids
@@ -694,7 +694,7 @@ def test_an_exception_that_is_no_text_is_ignored(exception):
 @pytest.mark.parametrize("free, text", [(1023 * MiB, "1023 MiB"), (GiB, "1.0 GiB"), (GiB + GiB // 2, "1.5 GiB"),
                                         (2 * GiB - MiB, "2.0 GiB")])
 def test_a_nearly_full_fact_gives_the_amount_in_its_unit(free, text):
-    # 40 GiB total: under 5 % (2 GiB) free is nearly full (README "A failing cell's diagnosis with the live facts")
+    # 40 GiB total: under 5 % (2 GiB) free is nearly full (docs/report.md "A failing cell's diagnosis with the live facts")
     top = diagnose(log=HANDLE, report=Report(gpus=(Gpu(0, "A100", total_bytes=40 * GiB, free_bytes=free),)))[0]
     assert top.id == "gpu-out-of-memory"
     assert _facts(top) == [f"fact: GPU 0 (A100) has {text} free of 40.0 GiB"]
@@ -760,7 +760,7 @@ def test_a_refined_wording_keeps_its_own_id_as_the_alternative(exception, ids):
 # A generic failure (a handle not created, an internal error, a kernel that failed, no engine) does not
 # single out its cause: a framework's cuDNN mismatch, a driver below the floor or a nearly full GPU
 # explains it and ranks first. A failure with a meaning of its own (BAD_PARAM, MAPPING_ERROR,
-# ARCH_MISMATCH) stays first (README "A failing cell's diagnosis with the live facts").
+# ARCH_MISMATCH) stays first (docs/report.md "A failing cell's diagnosis with the live facts").
 def _tf(verdict="mismatch", used="8.6.0"):
     return FrameworkBuild("TensorFlow", "tensorflow", "2.15.0", imported=True, cudnn_compiled="8.9", cuda_compiled="12.2",
                           cudnn_used=used, cudnn_used_path="/site/nvidia/cudnn/lib/libcudnn.so.8", verdict=verdict)
@@ -1263,7 +1263,7 @@ def test_a_pasted_warning_hard_wrapped_at_40_columns_is_found_unless_told_not_to
 # diagnose (the public entry), _is_core, _drop_unnamed_loads, _clean: the edges of what is read
 # (survivors of the second mutation run; the reasons for the others are in tests/mutation_survivors.md)
 # ===================================================================================================
-# Rules, from diagnose()'s docstring and comments (README "A failing cell's diagnosis"):
+# Rules, from diagnose()'s docstring and comments (docs/report.md "A failing cell's diagnosis"):
 # an exception message or traceback longer than MAX_EXCEPTION_CHARS (256 KiB) is cut to its ends,
 # "the decisive words are at the ends of a message": the first and the last half of the limit are
 # read, the middle is not; the traceback repeats the message (its raise line): its wordings

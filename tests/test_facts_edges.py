@@ -1,7 +1,7 @@
 """diagnose() joining a log with this kernel's live facts, at the edges of each rule (issue 20:
 mutation testing of ``diagnose._refine_with_facts`` / ``_note_missing_driver``).
 
-What the facts change is stated in README "What `%cudnn_check` shows" ("A failing cell's
+What the facts change is stated in docs/report.md ("A failing cell's
 diagnosis with the live facts"):
 
 * a GPU is nearly full when it has less than 256 MiB free or less than 5 % of its memory free; a
@@ -381,7 +381,7 @@ def test_the_failing_call_refines_a_bare_status_found_after_other_diagnoses(log,
 ALGO_SEARCH_MEMORY = [
     # free, total, ids in rank order. Find*/Get*Algorithm allocate every candidate's workspace
     # (knowledge/calls.py REFINES "algo-search"): memory is added as the second possibility; a nearly
-    # full GPU (< 256 MiB free, README "A failing cell's diagnosis with the live facts") then puts it
+    # full GPU (< 256 MiB free, docs/report.md "A failing cell's diagnosis with the live facts") then puts it
     # first, on the one memory diagnosis.
     # (on 4 GiB 5 % is 204.8 MiB: the 256 MiB edge decides)
     (255 * MiB, 4 * GiB, ["gpu-out-of-memory", "cudnn-internal-error"]),
