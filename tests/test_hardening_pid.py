@@ -231,7 +231,7 @@ def test_root_runs_nothing_as_root_for_another_users_process(tmp_path):
         assert all(uid == NOBODY for _, uid in lines), lines  # nothing ran as root
         assert doc is not None, err
         py = doc["process"]["python"]
-        assert py is not None and py["prefix"] == str(home) and f"as user nobody (uid {NOBODY})" in py["how"]
+        assert py is not None and py["base_prefix"] == str(home) and f"as user nobody (uid {NOBODY})" in py["how"]
         mapped = [c for c in doc["cudnn_loaded"] if c["main"]]
         assert [c["path"] for c in mapped] == [str(lib / "libcudnn.so.9")] and mapped[0]["version"] is None
         assert any("not loaded" in n and "libcudnn.so.9" in n for n in doc["notes"]), doc["notes"]
@@ -331,24 +331,25 @@ def test_a_kernel_thread_is_one_true_line():
     assert len(lines) == 1 and f"process {pid}" in lines[0] and "kernel thread" in lines[0], err
 
 
-def test_root_without_ptrace_rights_is_told_the_real_reason(tmp_path):
-    """Root whose capability bounding set lacks ``CAP_SYS_PTRACE`` may not read the maps of a root
-    process holding more capabilities (``ptrace(2)``, "Ptrace access mode checking"): the message
-    said to run "as that user, or as root" to root itself."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv")
-    t = Target([sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.readline()"], _plain_env(),
-               tmp_path)
+def test_a_process_this_root_may_not_read_is_told_the_real_reason():
+    """Process 1 of this kind of machine (a VM's init) refuses ptrace read access even to root: the
+    message said to run "as that user, or as root" to root itself."""
     try:
-        rc, doc, err, _ = _check(t.pid, prefix=["setpriv", "--bounding-set=-sys_ptrace,-sys_module", "--inh-caps=-all"])
-    finally:
-        t.stop()
+        with open("/proc/1/maps", "rb") as fh:
+            fh.read(1)
+        pytest.skip("process 1 is readable here: no process refuses this user")
+    except PermissionError:
+        pass
+    except OSError as exc:
+        pytest.skip(f"/proc/1/maps: {exc}")
+    rc, doc, err, _ = _check(1)
     assert rc == 2 and doc is None
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    if "refused" not in lines[0] and "or as root" in lines[0]:
-        pytest.fail(f"told root to run as root: {lines[0]}")
-    assert "CAP_SYS_PTRACE" in lines[0] or "may not read" in lines[0], lines[0]
+    if os.geteuid() == 0:
+        assert "or as root" not in lines[0] and "refused" in lines[0] and "CAP_SYS_PTRACE" in lines[0], lines[0]
+    else:
+        assert "run cudnn-magic as that user" in lines[0], lines[0]
 
 
 EXEC_CHILD = r"""
@@ -461,3 +462,32 @@ def test_a_process_in_another_mount_namespace_is_read_where_it_sees_its_files(tm
     assert mains == [(str(here / "libcudnn.so.9"), "9.12.0")], mains
     assert doc["process"]["same_root"] is False
     assert any("mount namespace" in n for n in doc["notes"]), doc["notes"]
+
+
+@pytest.mark.native
+def test_a_cudnn_file_replaced_on_disk_since_it_was_loaded_is_not_read_for_it(tmp_path):
+    """A long job loaded cuDNN 9.12, then a reinstall put 9.27's files at the same paths (pip
+    removes the old files and writes new ones): ``/proc/PID/maps`` marks the old mapping
+    `` (deleted)``. The check read the new file at that path and said the process had 9.27 mapped."""
+    from real_wheels import install_wheel
+
+    old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
+    new = install_wheel("nvidia-cudnn-jit-cu12", "9.27.0.42") / "nvidia" / "cudnn_jit" / "lib"
+    lib = tmp_path / "lib"
+    shutil.copytree(old, lib)
+    code = ("import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.cudnnGetVersion.restype = ctypes.c_size_t; "
+            "print(l.cudnnGetVersion(), flush=True); sys.stdin.readline()")
+    t = Target([sys.executable, "-c", code, str(lib / "libcudnn.so.9")], _plain_env(), tmp_path)
+    try:
+        assert t.first.strip() == "91200"
+        for f in lib.iterdir():  # what pip does: remove each old file, write the new one
+            f.unlink()
+        for f in new.iterdir():
+            shutil.copy2(f, lib / f.name)
+        rc, doc, err, _ = _check(t.pid)
+    finally:
+        t.stop()
+    assert doc is not None, err
+    mains = [(c["path"], c["version"]) for c in doc["cudnn_loaded"] if c["main"]]
+    assert mains == [(str(lib / "libcudnn.so.9"), None)], mains
+    assert any("removed or replaced on disk since it was loaded" in n for n in doc["notes"]), doc["notes"]
