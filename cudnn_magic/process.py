@@ -70,11 +70,19 @@ class ProcessReport:
 
         p = self.process
         cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
-        cmd = cmd if len(cmd) <= 400 else cmd[:400] + "..."
+        cmd = cmd if len(cmd) <= 400 else cmd[:400] + f"... ({len(cmd)} characters; whole in --json)"
+
+        def pathlist(value: str | None) -> str:  # a variable of the process can be 128 KiB long
+            if value is None:
+                return "(unset)"
+            if len(value) <= 400:
+                return value
+            return f"{value[:400]}... ({value.count(':') + 1} entries, {len(value)} characters; whole in --json)"
+
         out = [f"Process {p['pid']} (user {p['user']}): {cmd or '(no command line)'}",
                f"  executable: {p['executable'] or '(unreadable)'}", f"  working directory: {p['cwd'] or '(unreadable)'}",
-               f"  LD_LIBRARY_PATH at start: {p['ld_library_path'] if p['ld_library_path'] is not None else '(unset)'}",
-               f"  PYTHONPATH at start: {p['pythonpath'] if p['pythonpath'] is not None else '(unset)'}"]
+               f"  LD_LIBRARY_PATH at start: {pathlist(p['ld_library_path'])}",
+               f"  PYTHONPATH at start: {pathlist(p['pythonpath'])}"]
         py = p.get("python")
         if isinstance(py, dict):
             out.append(f"  Python {py['version']}: {py['executable']} (prefix {py['prefix']})")

@@ -491,3 +491,21 @@ def test_a_cudnn_file_replaced_on_disk_since_it_was_loaded_is_not_read_for_it(tm
     mains = [(c["path"], c["version"]) for c in doc["cudnn_loaded"] if c["main"]]
     assert mains == [(str(lib / "libcudnn.so.9"), None)], mains
     assert any("removed or replaced on disk since it was loaded" in n for n in doc["notes"]), doc["notes"]
+
+
+def test_huge_variables_and_command_line_are_cut_in_the_text_and_whole_in_json(tmp_path):
+    """A variable of the process may be 128 KiB (``MAX_ARG_STRLEN``): the text printed a 100 KB
+    ``LD_LIBRARY_PATH`` line; now the text names its size and ``--json`` has it whole."""
+    ldp = ":".join(["/"] * 10000 + [f"/nonexistent{i}" for i in range(5000)])
+    code = "import sys; print('ready', flush=True); sys.stdin.readline()"
+    t = Target([sys.executable, "-c", code, "y" * 100000], _plain_env(LD_LIBRARY_PATH=ldp, PYTHONPATH=ldp), tmp_path)
+    try:
+        rc, doc, err, took = _check(t.pid)
+        e = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTEST_CURRENT_TEST")}
+        text = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", "--pid", str(t.pid)], capture_output=True,
+                              text=True, env={**e, "PYTHONPATH": str(REPO)}, timeout=120).stdout
+    finally:
+        t.stop()
+    assert doc is not None and doc["process"]["ld_library_path"] == ldp and doc["process"]["argv"][-1] == "y" * 100000
+    assert max(len(line) for line in text.splitlines()) < 1000
+    assert "15000 entries" in text and "whole in --json" in text
