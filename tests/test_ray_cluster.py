@@ -6,6 +6,7 @@ when Ray is not installed (``pip install 'cudnn-magic[ray]'``; ``.ci/run`` insta
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -188,3 +189,56 @@ def test_runtime_env_input_and_bad_timeouts_are_one_clear_sentence(tmp_path):
             parse_runtime_env(bad)
     with pytest.raises(ClusterCheckError, match="more than 0"):
         ray_check("auto", timeout=0)
+
+
+_RAY_LOG = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+ [DIWEF] \d+ \d+\]|^\(raylet\)|\x1b\[")
+
+
+@pytest.mark.native
+def test_rays_own_logs_reach_neither_stderr_nor_a_later_cell(scenario):
+    """Ray's driver logs from C++ threads for as long as it lives (a ``ray.init`` to a port that
+    accepts and never answers retries for more than ten minutes): its warnings went to the CLI's
+    stderr beside the one line, and in a kernel into the output of whatever cell ran later, from a
+    thread the check left running."""
+    for kind in ("closed", "not_ray"):
+        err = scenario["no_ray"][kind]["stderr"].strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("cudnn-magic: "), err
+    k = scenario["kernel_silent"]
+    lines = [ln for ln in k["silent"].splitlines() if ln.strip()]
+    assert len(lines) == 1 and "could not connect to the Ray cluster" in lines[0], k["silent"]
+    assert k["silent_s"] < 3 + 30, k["silent_s"]
+    later = k["later"].splitlines()
+    assert not [ln for ln in later if _RAY_LOG.search(ln)], later
+    assert "cudnn-magic-ray" not in k["later"], later
+
+
+@pytest.mark.native
+def test_an_interrupt_mid_check_leaves_the_kernel_usable_and_no_task_running(scenario):
+    steps = scenario["kernel_interrupt"]
+    for mode in ("child", "connected"):
+        s = steps[mode]
+        assert s["status"] == "error" and s["ename"] == "KeyboardInterrupt", (mode, s)
+        assert s["interrupt_s"] < 20 and s["next_s"] < 20 and "alive 2" in s["next"], (mode, s)
+        assert s["children"] == [], (mode, s)  # the check's child process ended with it
+        assert s["probes_after"] == [], (mode, s)  # no probe started once the hung node resumed
+
+
+@pytest.mark.native
+def test_a_node_that_dies_mid_check_is_a_row_and_the_json_stays_json(scenario):
+    d = scenario["node_died"]
+    assert d["doc"] is not None, d["stdout_head"]
+    rows = _rows(d["doc"])
+    dead = scenario["hung_node"]
+    assert rows[dead]["status"] in ("error", "timeout") and rows[dead]["reason"], rows[dead]
+    assert all(r["status"] == "ok" for a, r in rows.items() if a != dead), [(a, r["reason"]) for a, r in rows.items()]
+    assert d["rc"] == 1 and d["elapsed_s"] < 2 * 60 + 30
+    assert len(d["stderr"].strip().splitlines()) <= 1, d["stderr"]
+
+
+@pytest.mark.native
+def test_a_runtime_env_ray_refuses_is_one_line_that_says_so(scenario):
+    r = scenario["refused_env"]
+    assert r["rc"] == 2 and r["doc"] is None
+    lines = r["stderr"].strip().splitlines()
+    assert len(lines) == 1 and "Ray refused the runtime environment (--runtime-env)" in lines[0], lines
+    assert "/nonexistent-dir" in lines[0] and "could not connect" not in lines[0]
