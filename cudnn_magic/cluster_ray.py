@@ -107,12 +107,37 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
 
 def _host_port(address: str) -> tuple[str, int] | None:
     """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT`` (``[v6]:PORT`` too); None for ``auto``
-    and anything without a numeric port."""
+    and anything without a numeric port.
+
+    Raises:
+        ClusterCheckError: the port is a number that no port can be (0, or above 65535).
+    """
     rest = address.split("://", 1)[-1].rstrip("/")
     host, sep, port = rest.rpartition(":")
     if not sep or not port.isdigit() or not host:
         return None
+    if not 0 < int(port) < 65536:
+        raise ClusterCheckError(f"{address}: {port} is not a port number (1-65535)")
     return host.strip("[]"), int(port)
+
+
+def _reachable(where: str, timeout: float) -> None:
+    """A plain TCP connection to ``HOST:PORT`` (when the address has one), so that nothing answering
+    there is one sentence at once rather than a ``ray.init`` that retries for minutes.
+
+    Raises:
+        ClusterCheckError: not a port number, or nothing answers there.
+    """
+    hp = _host_port(where)
+    if hp is None:
+        return
+    import socket  # start-up cost: only when connecting to a Ray cluster
+
+    try:
+        socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
+    except (OSError, OverflowError) as exc:
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
+                                f"{hp[0]}:{hp[1]} ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, timeout: float) -> bool:
@@ -133,16 +158,8 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, 
                 f"this process is already connected to the Ray cluster at {current}; to check {address}, call "
                 "ray.shutdown() first, or leave out the address to check the connected cluster")
         return False
-    where = address or "auto"
-    hp = _host_port(where)
-    if hp is not None:
-        import socket  # start-up cost: only when connecting to a Ray cluster
-
-        try:
-            socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
-        except OSError as exc:
-            raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
-                                    f"{hp[0]}:{hp[1]} ({exc.strerror or exc})") from None
+    where = (address or "").strip() or "auto"
+    _reachable(where, timeout)
     import threading  # start-up cost: as above
 
     result: dict[str, Any] = {}
@@ -167,7 +184,8 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, 
                                 "(ray.init did not return; is a Ray head running there, and is this its GCS port?)")
     exc = result.get("error")
     if exc is not None:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        text = " ".join(str(exc).split())  # Ray's own message, on one line (some run over several)
+        text = text if len(text) <= 400 else text[:400] + "..."
         if runtime_env is not None and isinstance(exc, (ValueError, TypeError)) and not isinstance(exc, ConnectionError):
             # ray.init validates the runtime environment before it connects (RuntimeEnv's checks):
             # the cluster was not the problem
@@ -234,6 +252,8 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
     if ray is not None and getattr(ray, "is_initialized", lambda: False)():
         return _check_here(ray, address, env, timeout)
     _import_ray()  # the clear "not installed" sentence here, before a child is started
+    address = (address or "").strip() or None
+    _reachable(address or "auto", timeout)  # a wrong port: one sentence now, not after starting Ray
     return _check_in_child(address, env, timeout)
 
 

@@ -190,6 +190,27 @@ def _evil_home(base: Path, marker: Path, python: str) -> Path:
     return base
 
 
+def hostile_venv(base: Path, python: str) -> tuple[Path, Path, Path, Path]:
+    """In ``base`` (a folder others may enter): the marker (anyone may append), a standard library
+    of ``python`` that writes it (:func:`_evil_home`), a venv whose ``pyvenv.cfg`` ``home`` points
+    there, and a folder with a ``libcudnn.so.9`` whose constructor writes it. Returns (marker,
+    home, venv, library folder)."""
+    marker = base / "marker"
+    marker.touch()
+    home = _evil_home(base / "home", marker, python)
+    venv = base / "venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(python, venv / "bin" / "python")
+    (venv / "pyvenv.cfg").write_text(f"home = {home / 'bin'}\ninclude-system-site-packages = false\n")
+    lib = base / "lib"
+    lib.mkdir()
+    build_c_library(f'#define MARKER "{marker}"\n' + CTOR_C, lib / "libcudnn.so.9", soname="libcudnn.so.9")
+    for p in [base, *base.rglob("*")]:
+        if not p.is_symlink():
+            p.chmod(0o777 if p.is_dir() else 0o666 if p == marker else 0o755)
+    return marker, home, venv, lib
+
+
 @pytest.mark.native
 def test_root_runs_nothing_as_root_for_another_users_process(tmp_path):
     """Root checks a process of ``nobody`` whose venv's ``pyvenv.cfg`` points its standard library at
@@ -204,20 +225,7 @@ def test_root_runs_nothing_as_root_for_another_users_process(tmp_path):
     python = _system_python()
     base = world_readable_dir()
     try:
-        marker = base / "marker"
-        marker.touch()
-        marker.chmod(0o666)
-        home = _evil_home(base / "home", marker, python)
-        venv = base / "venv"
-        (venv / "bin").mkdir(parents=True)
-        os.symlink(python, venv / "bin" / "python")
-        (venv / "pyvenv.cfg").write_text(f"home = {home / 'bin'}\ninclude-system-site-packages = false\n")
-        lib = base / "lib"
-        lib.mkdir()
-        build_c_library(f'#define MARKER "{marker}"\n' + CTOR_C, lib / "libcudnn.so.9", soname="libcudnn.so.9")
-        for p in [base, *base.rglob("*")]:
-            if not p.is_symlink():
-                p.chmod(0o777 if p.is_dir() else 0o666 if p == marker else 0o755)
+        marker, home, venv, lib = hostile_venv(base, python)
         code = "import ctypes, sys; ctypes.CDLL('libcudnn.so.9'); print('ready', flush=True); sys.stdin.readline()"
         t = Target([str(venv / "bin" / "python"), "-c", code], _plain_env(LD_LIBRARY_PATH=str(lib)), base,
                    prefix=["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"])

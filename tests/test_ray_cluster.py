@@ -242,3 +242,33 @@ def test_a_runtime_env_ray_refuses_is_one_line_that_says_so(scenario):
     lines = r["stderr"].strip().splitlines()
     assert len(lines) == 1 and "Ray refused the runtime environment (--runtime-env)" in lines[0], lines
     assert "/nonexistent-dir" in lines[0] and "could not connect" not in lines[0]
+
+
+def test_address_typos_are_one_sentence_at_once():
+    """A port no port can be, spaces around the address (pasted), and an empty address (an unset
+    shell variable: ``--ray "$RAY_ADDR"``): the port was tried as is, the spaces made ``ray.init``
+    retry until the timeout, and ``--ray ""`` ran the plain check of this machine, exit 0."""
+    import socket
+    import time
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudnn-magic[ray]'")
+    from cudnn_magic.cluster import ClusterCheckError
+    from cudnn_magic.cluster_ray import ray_check
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    for addr, words in (("127.0.0.1:99999", "99999 is not a port number"), ("127.0.0.1:0", "0 is not a port number"),
+                        (f" 127.0.0.1:{port} ", f"nothing answers at 127.0.0.1:{port}")):
+        t0 = time.monotonic()
+        with pytest.raises(ClusterCheckError, match=words):
+            ray_check(addr, timeout=30)
+        assert time.monotonic() - t0 < 10, addr
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "RAY_ADDRESS")}
+    env["PYTHONPATH"] = str(REPO)
+    for flag in ("--ray", "--dask"):
+        r = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", flag, " "], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 2 and r.stdout == "", (flag, r)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{flag} needs the cluster's address" in lines[0], (flag, r.stderr)
