@@ -46,14 +46,14 @@ import time
 try:  # imported as cudnn_magic.capture.helper (the kernel side reads these through it)
     from .protocol import (
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 except ImportError:  # run as a script, python -I -S helper.py: isolated mode puts no directory on sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from protocol import (  # type: ignore[no-redef]
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 
@@ -644,19 +644,28 @@ def main(argv: list) -> int:
     last_alive_check = time.monotonic()
 
     def handle(items: list) -> None:
+        # called while gen is odd: the kernel sees the new offset only once the chunk is logged
+        # and queued (protocol: a settled offset is in the log, and ``queued`` covers it)
         nonlocal offset
         for item in items:
             if isinstance(item, bytes):
                 if item:
                     offset += len(item)
+                    fwd.put(item)  # forwarding starts while the chunk is logged
                     log.write(item, offset)
-                    fwd.put(item)
             elif item.startswith("D"):
                 fwd.skip()
                 fwd.add_ack(item, offset)
             else:
                 fwd.add_ack(item, offset)
         publish_counts()
+        struct.pack_into("<Q", state, QUEUED_AT, fwd.queued)
+        struct.pack_into("<Q", state, 8, offset)
+
+    def bump() -> None:
+        nonlocal gen
+        gen += 1
+        struct.pack_into("<Q", state, 0, gen)
 
     def on_kernel_gone(clean: bool) -> None:
         nonlocal kernel_gone
@@ -695,7 +704,9 @@ def main(argv: list) -> int:
                 save_meta()
         if not events:
             if parser.pending:
+                bump()
                 handle([parser.flush()])
+                bump()
             if not kernel_gone and now - last_alive_check > 1.0:
                 last_alive_check = now
                 if not _pid_alive(args.kernel_pid):
@@ -703,8 +714,7 @@ def main(argv: list) -> int:
             continue
         for fd, ev in events:
             if fd == data_fd:
-                gen += 1
-                struct.pack_into("<Q", state, 0, gen)
+                bump()  # odd before the read: a chunk that has left the pipe is always visible
                 try:
                     chunk = os.read(data_fd, READ_SIZE)
                 except InterruptedError:
@@ -716,11 +726,8 @@ def main(argv: list) -> int:
                     items = parser.feed(chunk)
                 else:
                     items = []
-                count = sum(len(x) for x in items if isinstance(x, bytes))
-                struct.pack_into("<Q", state, 8, offset + count)
-                gen += 1
-                struct.pack_into("<Q", state, 0, gen)
                 handle(items)
+                bump()
                 del items
                 if chunk and len(chunk) < BATCH_BELOW and MAGIC not in chunk:
                     # small writes: let more accumulate instead of waking for every one (each

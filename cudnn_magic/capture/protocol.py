@@ -24,6 +24,10 @@ Shared state (``--state``, a :data:`STATE_SIZE`-byte file mapped by both sides, 
   ``[32] dropped`` (data bytes never forwarded: beyond the bounds, or the spool could not be
   written), ``[40] skipped`` (data bytes skipped on request). The kernel reads these to tell,
   in about a microsecond, whether a cell wrote anything to fd 2 and what happened to it.
+  ``[56] queued`` (stream bytes accepted for forwarding: data and notices). A chunk is read,
+  logged, queued and counted while ``gen`` is odd: once ``gen`` is even and the pipe is empty,
+  the log holds every byte up to ``offset`` and every byte written so far is delivered when
+  ``forwarded`` reaches ``queued``.
 * written by the kernel: ``[48] clean`` (uint64: 1 clean exit, 2 uninstall; written into the
   mapping, so it lands even when the disk is full and ``meta.json`` cannot be rewritten), and
   at every ``pre_run_cell`` (no syscall, no wake-up of the helper): ``[64] seq`` (uint64, odd
@@ -84,6 +88,9 @@ COUNTS_AT = 24
 
 
 CLEAN_AT = 48
+
+
+QUEUED_AT = 56
 
 
 STATE_SIZE = 8192

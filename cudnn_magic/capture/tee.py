@@ -63,6 +63,7 @@ SETTLE_TIMEOUT_S = 0.005
 """Longest wait (seconds) in :meth:`Tee.settled` for the helper to take the pipe's bytes."""
 
 _CELL_SEQ = struct.Struct("<Q")
+_QUEUED = struct.Struct("<Q")
 _FIONREAD = termios.FIONREAD
 _FIONREAD_BUF = array.array("i", [0])
 _MAIN_THREAD = threading.main_thread().ident
@@ -430,9 +431,9 @@ class Tee:
         seconds; ``None`` when it did not settle (a writer still running, the helper busy).
 
         Cheaper than :meth:`sync` (no marker, no round trip, no wait for forwarding), but it
-        does not order the forwarded bytes before what is shown next, and the helper writes a
-        counted chunk to the log file just after counting it: a reader that gets fewer bytes
-        than this offset must :meth:`sync` and read again.
+        does not order the forwarded bytes before what is shown next (:meth:`delivered` does).
+        The helper counts a chunk only once it is in the log, so the log holds every byte up to
+        the offset returned.
         """
         st = self.state
         if st is None or not self.active or self.pipe_w < 0:
@@ -450,6 +451,31 @@ class Tee:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.00005)
+
+    def delivered(self, timeout: float = SYNC_TIMEOUT_S) -> bool:
+        """After :meth:`settled`: wait until the helper has done with (written to the previous
+        fd 2, or dropped beyond its bounds) every byte it had accepted when this was called. No
+        marker and no round trip: two reads of the shared counters per look, waking every 50 µs
+        at first and at most every millisecond. The wait lasts as long as the helper makes
+        progress, and ends after ``timeout`` seconds without any. ``KeyboardInterrupt``
+        propagates. Returns True when everything was delivered."""
+        st = self.state
+        if st is None or not self.active:
+            return False
+        target = _QUEUED.unpack_from(st, _helper.QUEUED_AT)[0]
+        seen = -1
+        deadline = nap = 0.0
+        while True:
+            fwd = _helper._STATE.unpack_from(st, 0)[2]
+            if fwd >= target:
+                return True
+            now = time.monotonic()
+            if fwd != seen:
+                seen, deadline, nap = fwd, now + timeout, 0.00005
+            elif now >= deadline or not self.active:
+                return False
+            time.sleep(nap)
+            nap = min(nap * 2, 0.001)
 
     def forwarded(self) -> int:
         """Bytes the helper has written to the previous fd 2 so far."""
@@ -685,27 +711,81 @@ def _prune(keydir: Path, keep: int) -> None:
             pass
 
 
-def drain_ipykernel(timeout: float = 1.0) -> None:
-    """Wait until ipykernel's own fd-capture pipe is empty, then flush ``sys.stderr``.
+def drain_ipykernel(timeout: float = 1.0, flush: bool = True) -> None:
+    """Wait until ipykernel's own fd-capture reader has taken every byte out of its pipe and
+    handed it to ``sys.stderr`` (so the end-of-cell flush, or the ``flush`` here, sends it),
+    then flush ``sys.stderr`` when ``flush`` is set.
 
-    ipykernel's reader thread reads that pipe 1,000 bytes at a time and needs the GIL to turn
-    them into stream output; this waits (releasing the GIL) until the pipe is empty and a
-    further 2 ms pass with it still empty, then flushes, so the bytes precede what comes next
-    (the traceback). A no-op outside ipykernel or when its capture is off.
+    ipykernel's reader thread (``OutStream._watch_pipe_fd``) reads that pipe 1,000 bytes at a
+    time and needs the GIL to turn them into stream output. Done means: the pipe is empty and
+    the thread is blocked outside the interpreter (back in ``read`` on it, or copying to the original
+    stderr what it has already handed on: :class:`_ReaderState`, Linux). Where that cannot be
+    told, the pipe must stay empty for a further 2 ms.
+    The wait releases the GIL (sleeps of 50 µs, growing to 1 ms) and lasts at most ``timeout``
+    seconds (a thread that never stops writing cannot hold the cell). A no-op outside ipykernel
+    or when its capture is off.
     """
     err = sys.stderr
     fid = getattr(err, "_fid", None)
     if isinstance(fid, int) and fid >= 0:
+        reader = _ReaderState.of(getattr(err, "watch_fd_thread", None))
         deadline = time.monotonic() + timeout
         quiet = 0
-        while time.monotonic() < deadline and quiet < 2:
+        nap = 0.00005
+        while time.monotonic() < deadline:
             if fionread(fid):
                 quiet = 0
-                time.sleep(0.001)
             else:
-                quiet += 1
-                time.sleep(0.001)
-    try:
-        err.flush()
-    except Exception:  # noqa: BLE001
-        pass
+                idle = reader.idle() if reader is not None else None
+                if idle:
+                    break
+                if idle is None:  # running, or no wchan to read: the 2 ms rule
+                    quiet += 1
+                    time.sleep(0.001)
+                    if quiet >= 2:
+                        break
+                    continue
+            time.sleep(nap)
+            nap = min(nap * 2, 0.001)
+    if flush:
+        try:
+            err.flush()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class _ReaderState:
+    """Where ipykernel's pipe-reader thread sleeps, read from ``/proc/self/task/<tid>/wchan`` (the
+    kernel function it is blocked in: ``pipe_read``/``anon_pipe_read`` while it waits for bytes,
+    a ``futex`` wait while it waits for the GIL or a lock, ``0`` while it runs or where the kernel
+    hides it). The file is opened once per thread and re-read with ``pread`` (about 4 µs)."""
+
+    _cache: "dict[tuple[int, int], _ReaderState]" = {}
+
+    def __init__(self, tid: int) -> None:
+        self.fd = os.open(f"/proc/self/task/{tid}/wchan", os.O_RDONLY | os.O_CLOEXEC)
+
+    @classmethod
+    def of(cls, thread: object) -> "_ReaderState | None":
+        tid, ident = getattr(thread, "native_id", None), getattr(thread, "ident", None)
+        if not isinstance(tid, int) or not isinstance(ident, int) or not getattr(thread, "is_alive", lambda: False)():
+            return None
+        hit = cls._cache.get((tid, ident))
+        if hit is None:
+            try:
+                hit = cls._cache[(tid, ident)] = cls(tid)
+            except OSError:
+                return None
+        return hit
+
+    def idle(self) -> bool | None:
+        """True while the thread is blocked outside the interpreter (waiting on its pipe, or
+        copying bytes it has already handed on to the original stderr), False while it waits
+        for the GIL or a lock, None when this cannot tell (running, or wchan hidden)."""
+        try:
+            where = os.pread(self.fd, 64, 0)
+        except OSError:
+            return None
+        if not where or where == b"0":
+            return None
+        return b"futex" not in where

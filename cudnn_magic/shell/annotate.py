@@ -30,7 +30,6 @@ import html
 import logging
 import os
 import sys
-import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -301,7 +300,7 @@ class Annotator:
             if self.enabled:
                 self._check_warnings(tee)
             else:
-                self._sync()
+                self._deliver(tee, tee.settled())
         except BaseException:  # noqa: BLE001 - including a second interrupt during our part
             log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
 
@@ -412,58 +411,67 @@ class Annotator:
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
         return data, last
 
-    def _check_warnings(self, tee: Any) -> None:
-        """A succeeding cell wrote to fd 2: look for "GPU silently unused" warnings.
+    def _deliver(self, tee: Any, end: int | None) -> int | None:
+        """A succeeding cell wrote to fd 2: every byte it wrote reaches the notebook before the
+        cell ends, as without the extension, and before anything shown after this. Without a
+        marker round trip: once the helper has taken the bytes (``end``, from
+        :meth:`Tee.settled`), wait until it has handed them on (:meth:`Tee.delivered`) and, in a
+        kernel, until ipykernel's reader has taken them from its pipe, then flush
+        (:func:`~cudnn_magic.capture.tee.drain_ipykernel`). Bytes that reached ipykernel's
+        reader after its flush at the end of the request would wait for its next timed flush
+        (``OutStream.flush_interval``, 0.2 s: ``benchmarks/bench_delivery.py``). What could not
+        be settled (a writer still running) takes the marker round trip (:meth:`_sync`).
+        Returns the log offset the cell's bytes reach, or None without capture."""
+        try:
+            if end is None or not tee.delivered():
+                return self._sync()
+        except KeyboardInterrupt:
+            self._skip_backlog()
+            self._drain()
+            return None
+        if getattr(sys.stderr, "_fid", None) is not None:
+            self._drain()
+        self._say_spill()
+        return end
 
-        The cost scales with what can matter (issue 14; ``benchmarks/bench_cell_overhead.py``):
-        no marker round trip unless something is shown (:meth:`Tee.settled` instead of
-        :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
-        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
-        knowledge base. Ordering: when nothing is shown, the cell's bytes are forwarded as
-        without the extension (no round trip); an interrupted cell never gets here
-        (:meth:`post_run_cell` skips its backlog)."""
-        synced = False
+    def _check_warnings(self, tee: Any) -> None:
+        """A succeeding cell wrote to fd 2: deliver its bytes (:meth:`_deliver`), then look in
+        them for "GPU silently unused" warnings.
+
+        The cost scales with what can matter (``benchmarks/bench_cell_overhead.py``): no marker
+        round trip (:meth:`Tee.settled` and :meth:`Tee.delivered` instead of :meth:`Tee.sync`),
+        nothing decoded, and only the lines that hold a warning literal (found in bytes by
+        :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the knowledge base. The
+        scan runs after the bytes were handed to the front end, so it never delays them. An
+        interrupted cell never gets here (:meth:`post_run_cell` skips its backlog)."""
         if tuple(tee.counts()[:2]) != tuple(self.noted):
             # the cell overflowed the capture's memory bound: deliver its bytes, then say so
-            end, synced = self._sync(), True
+            end = self._sync()
         else:
-            end = tee.settled()
-        data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
-        if not synced and end is not None and 0 <= reached < end:
-            # the helper counts a chunk just before it writes it to the log: read the rest as it lands
-            from ..capture.tee import read_range
-
-            for _ in range(40):
-                time.sleep(0.00005)
-                more, first, last, _ = read_range(tee.directory, reached, end)
-                if more and first != reached:
-                    break  # the log rotated meanwhile: no gaps, take the exact way below
-                data, reached = data + more, (last if more else reached)
-                if reached >= end:
-                    break
-        if not synced and (end is None or reached < end):
-            end, synced = self._sync(), True  # unsettled, or the log write still lags: the exact way
-            if end is None:
-                return
-            data, _ = self._cell_bytes(end)
-        if not data:
+            end = self._deliver(tee, tee.settled())
+        if end is None:
             return
+        data, _ = self._cell_bytes(end)
+        found = self._warnings_in(data) if data else []
+        if found:
+            self._display(found, _decode(data), warning=True)
+
+    def _warnings_in(self, data: bytes) -> list:
+        """The "GPU silently unused" diagnoses in this cell's fd-2 bytes (only the lines that
+        hold a warning literal are decoded)."""
         from ..capture.fastfind import memmem_finder  # start-up cost: not at %load_ext, only when this runs
         from ..knowledge.matcher import keyword_lines
 
         lines = keyword_lines(data, find=memmem_finder())
         if not lines:
-            return
+            return []
         from ..diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
 
         text = _decode(lines)
         found = gpu_unused_warnings(text, joined=False)
         if not found:
-            return
-        found = gpu_unused_warnings(text, report=_report(), joined=False) or found
-        if not synced:
-            self._sync()  # what the cell printed reaches the notebook before the warning
-        self._display(found, _decode(data), warning=True)
+            return []
+        return gpu_unused_warnings(text, report=_report(), joined=False) or found
 
     # -- errors --------------------------------------------------------------------------------------
 
