@@ -251,6 +251,14 @@ def elf_facts(path: str) -> ElfDynamic | str:
     return value
 
 
+def remember_elf(path: str, st: os.stat_result, value: ElfDynamic | str) -> None:
+    """Seed :func:`elf_facts`'s cache with ``value``, read from ``path`` when it had the stat
+    ``st`` (the consumer scan's disk cache: :mod:`cudnn_magic.probes.disk_cache`)."""
+    with _lock:
+        _elf_cache[path] = ((st.st_ino, st.st_size, st.st_mtime_ns), value)
+        _stats["elf_cached"] += 1
+
+
 def cache_stats() -> dict[str, int]:
     """How many ELF files were read and how many answers came from the cache (for benchmarks)."""
     with _lock:
