@@ -233,3 +233,45 @@ def test_store_and_load_refuse_what_they_should(tmp_path, monkeypatch):
     if os.geteuid() != 0:  # root writes anyway
         assert disk_cache.store("scan", "k", {}) is False
     assert disk_cache.load("scan", "k") is None
+
+
+# ----------------------------------------------------------------------------- the loader's own facts
+
+RTLD = r"""
+import json, subprocess
+calls = []
+run = subprocess.run
+def counted(*a, **k):
+    calls.append(a[0][:2])
+    return run(*a, **k)
+subprocess.run = counted
+from cudnn_magic.probes.loader import rtld_facts
+f = rtld_facts()
+print(json.dumps({"children": len(calls), "facts": [list(f.system_dirs), f.dst_lib, f.platform, list(f.subdirs)]}))
+"""
+
+
+def rtld(cache: Path, **env: str) -> dict:
+    e = dict(os.environ, XDG_CACHE_HOME=str(cache), **env)
+    p = subprocess.run([sys.executable, "-c", RTLD], capture_output=True, text=True, env=e, timeout=60)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_the_loaders_own_facts_are_asked_once_per_machine(tmp_path):
+    """``ld.so --list-diagnostics`` and its ``LD_DEBUG=libs`` search path: two child processes the
+    first time, none in the next process; asked again when what they depend on changes
+    (``GLIBC_TUNABLES`` can take hardware capabilities away), and when the cache is corrupt."""
+    if not any(os.path.exists(r) for r in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")):
+        pytest.skip("no glibc loader at a known place")
+    cache = tmp_path / "xdg"
+    first = rtld(cache)
+    assert first["children"] == 2
+    again = rtld(cache)
+    assert again == {"children": 0, "facts": first["facts"]}
+    tuned = rtld(cache, GLIBC_TUNABLES="glibc.cpu.hwcaps=-AVX2")
+    assert tuned["children"] == 2
+    for f in (cache / "cudnn_magic" / "rtld").glob("*.json"):
+        f.write_bytes(b"[1, 2")
+    assert rtld(cache)["children"] == 2
+    assert rtld(cache) == {"children": 0, "facts": first["facts"]}

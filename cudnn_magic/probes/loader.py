@@ -129,12 +129,26 @@ def _parse_subdirs(debug: str) -> tuple[str, ...]:
 def rtld_facts() -> RtldFacts:
     """The running loader's own facts (:class:`RtldFacts`), read once per process from
     ``ld.so --list-diagnostics`` (glibc 2.33 and later) and from its ``LD_DEBUG=libs`` search path
-    for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. Never raises."""
+    for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. What the two
+    child processes said is kept on disk (:mod:`cudnn_magic.probes.disk_cache`, kind ``rtld``),
+    keyed by the loader's and ``/bin/true``'s (device, inode, size, mtime), this CPU's feature
+    flags (the hardware-capability subdirectories and ``$PLATFORM`` follow them) and
+    ``GLIBC_TUNABLES``: a new process on the same machine starts no child. Never raises."""
     global _rtld_facts
     if _rtld_facts is not None:
         return _rtld_facts
     facts = RtldFacts()
     rtld = next((r for r in _RTLD if os.path.exists(r)), None)
+    true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
+    key = _rtld_key(rtld, true) if rtld is not None else None
+    if key is not None:
+        # start-up cost: only the loader model needs the cache
+        from .disk_cache import load
+
+        cached = _facts_from_json(load("rtld", key))
+        if cached is not None:
+            _rtld_facts = cached
+            return cached
     if rtld is not None:
         try:
             import subprocess  # start-up cost: only the loader model needs it, once per process
@@ -144,7 +158,6 @@ def rtld_facts() -> RtldFacts:
             dirs = _parse_system_dirs(diag.stdout) if diag.returncode == 0 else ()
             lib = _diag_value(diag.stdout, "dl_dst_lib") if diag.returncode == 0 else None
             plat = _diag_value(diag.stdout, "dl_platform") if diag.returncode == 0 else None
-            true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
             sub: tuple[str, ...] = ()
             if true:
                 dbg = subprocess.run([rtld, true], capture_output=True, text=True, timeout=5,
@@ -152,10 +165,38 @@ def rtld_facts() -> RtldFacts:
                 sub = _parse_subdirs(dbg.stderr)
             facts = RtldFacts(dirs or facts.system_dirs, lib or facts.dst_lib, plat or facts.platform,
                               sub or facts.subdirs)
+            if key is not None and dirs and sub:  # what the loader said, not our defaults
+                from .disk_cache import store  # start-up cost: as above
+
+                store("rtld", key, [list(facts.system_dirs), facts.dst_lib, facts.platform, list(facts.subdirs)])
         except Exception:  # noqa: BLE001 - OSError, SubprocessError, a timeout: glibc's defaults stand
             facts = RtldFacts()
     _rtld_facts = facts
     return facts
+
+
+def _rtld_key(rtld: str, true: str | None) -> str | None:
+    """What :func:`rtld_facts`' answer depends on, as one string; None when it cannot be read."""
+    from .disk_cache import file_key  # start-up cost: only the loader model needs the cache
+
+    try:
+        parts = [rtld, file_key(os.stat(rtld)), true, file_key(os.stat(true)) if true else None, os.uname().machine,
+                 os.environ.get("GLIBC_TUNABLES", "")]
+        with open("/proc/cpuinfo", "rb") as fh:  # the first CPU's feature flags
+            head = fh.read(32 << 10)
+        flags = next((ln for ln in head.split(b"\n") if ln.startswith((b"flags", b"Features"))), b"")
+        parts.append(flags.decode("ascii", "replace"))
+        return "|".join(map(str, parts))
+    except OSError:
+        return None
+
+
+def _facts_from_json(raw: object) -> RtldFacts | None:
+    if (isinstance(raw, list) and len(raw) == 4 and isinstance(raw[0], list) and isinstance(raw[3], list)
+            and all(isinstance(x, str) for x in raw[0] + raw[3]) and isinstance(raw[1], str) and isinstance(raw[2], str)
+            and raw[0] and raw[3] and raw[3][-1] == ""):
+        return RtldFacts(tuple(raw[0]), raw[1], raw[2], tuple(raw[3]))
+    return None
 
 
 def default_dirs() -> tuple[str, ...]:
