@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 FLOOR = r"""
-import ctypes, glob, json, os, sys
+import ctypes, glob, json, os, re, sys
 facts = {}
 with open("/proc/self/maps") as fh:
     facts["mapped"] = sorted({l.split()[-1] for l in fh if "libcudnn" in l})
@@ -55,7 +55,7 @@ dirs += glob.glob("/usr/local/cuda*/lib64") + ["/usr/lib/x86_64-linux-gnu", "/us
 try:
     with open("/etc/ld.so.cache", "rb") as fh:
         cache = fh.read()
-    facts["ldcache"] = sorted({cache[i:cache.index(b"\0", i)].decode() for i in range(len(cache)) if cache.startswith(b"libcudnn", i)})
+    facts["ldcache"] = sorted({m.decode() for m in re.findall(rb"libcudnn[^\0]*", cache)})
 except OSError:
     facts["ldcache"] = []
 files = []

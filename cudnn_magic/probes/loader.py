@@ -41,11 +41,13 @@ import stat
 import sys
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..model import Preload, Resolution
 from ..files import file_kind, note_skipped
 from .elf import ElfDynamic, NotElf, read_dynamic
+from .scope import exists, racy, realpath, stat as _scoped_stat
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
            "expand_entry", "default_dirs", "DEFAULT_DIRS"]
@@ -212,9 +214,8 @@ def candidates_in(directory: str, soname: str) -> list[str]:
     """The paths glibc tries for ``soname`` in one search directory, in its order: each
     hardware-capability subdirectory (:attr:`RtldFacts.subdirs`: ``glibc-hwcaps/x86-64-v3``, the
     legacy ``tls``, ``haswell``...) that exists, then the directory itself."""
-    try:
-        st = os.stat(directory)
-    except OSError:
+    st = _scoped_stat(directory)
+    if st is None:
         return []
     hit = _listing_cache.get(directory)
     if hit is None or hit[0] != st.st_mtime_ns:
@@ -223,8 +224,9 @@ def candidates_in(directory: str, soname: str) -> list[str]:
         except OSError:
             names = frozenset()
         hit = (st.st_mtime_ns, names)
-        with _lock:
-            _listing_cache[directory] = hit
+        if not racy(st):  # a folder changed just now may change again within its mtime's tick
+            with _lock:
+                _listing_cache[directory] = hit
     names = hit[1]
     out = []
     for sub in rtld_facts().subdirs:
@@ -242,7 +244,7 @@ def ld_library_path_entries(value: str, executable: str | None = None, cwd: str 
     ``$ORIGIN`` (the executable's directory), ``$LIB`` and ``$PLATFORM`` expanded. Returns
     (directory, entry as written)."""
     facts = rtld_facts()
-    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    exe = executable if executable is not None else _exe()
     base = cwd if cwd is not None else os.getcwd()
     out = []
     parts = re.split(r"[:;]", value) if value else []
@@ -266,10 +268,12 @@ def elf_facts(path: str) -> ElfDynamic | str:
     """The dynamic section of ``path`` (SONAME, NEEDED, RPATH, RUNPATH), or a sentence saying
     why it could not be read. Cached by (inode, size, mtime) for the life of the process, so a
     second ``%cudnn_check`` reads no file that did not change. Never raises."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return f"cannot stat: {exc.strerror or exc}"
+    st = _scoped_stat(path)  # once per check (probes.scope)
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror or exc}"
     key = (st.st_ino, st.st_size, st.st_mtime_ns)
     with _lock:
         hit = _elf_cache.get(path)
@@ -312,18 +316,21 @@ def expand_entry(entry: str, origin: str, cwd: str | None = None) -> tuple[str, 
     links not resolved), ``$LIB`` and ``$PLATFORM`` what this glibc says (:func:`rtld_facts`).
     Returns (directory, note); the note says when the entry is relative to the working directory
     (glibc opens it from there)."""
-    facts = rtld_facts()
+    out = _expanded(entry, origin, rtld_facts())
+    if os.path.isabs(out):
+        return out, ""
+    base = cwd if cwd is not None else os.getcwd()
+    return os.path.normpath(os.path.join(base, out)), f" (relative: looked up from the working directory {base})"
+
+
+@lru_cache(maxsize=4096)
+def _expanded(entry: str, origin: str, facts: RtldFacts) -> str:
     out = entry
     for tok in ("${ORIGIN}", "$ORIGIN"):
         out = out.replace(tok, origin)
     out = out.replace("${LIB}", facts.dst_lib).replace("$LIB", facts.dst_lib)
     out = out.replace("${PLATFORM}", facts.platform).replace("$PLATFORM", facts.platform)
-    note = ""
-    if not os.path.isabs(out):
-        base = cwd if cwd is not None else os.getcwd()
-        note = f" (relative: looked up from the working directory {base})"
-        out = os.path.join(base, out)
-    return os.path.normpath(out), note
+    return os.path.normpath(out) if os.path.isabs(out) else out
 
 
 @dataclass(frozen=True)
@@ -344,7 +351,7 @@ def interpreter_loaders() -> list[str]:
     """The objects above a Python extension module in its loader chain: the shared libpython
     that calls ``dlopen`` for ``import`` (when the interpreter uses one), then the executable.
     Read from ``/proc/self/maps``; ``[sys.executable]`` where that is unavailable."""
-    exe = os.path.realpath(sys.executable) if sys.executable else ""
+    exe = _exe()
     out: list[str] = []
     try:
         with open("/proc/self/maps", "rb") as fh:
@@ -378,7 +385,34 @@ def search_steps(requester: str | None, chain: list[str], *, environ: dict[str, 
         executable: the main program (default: this interpreter).
     """
     env = os.environ if environ is None else environ
-    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    exe = executable if executable is not None else _exe()
+    objs = ([requester] if requester else []) + list(chain) + ([exe] if exe else [])
+    # the answer follows from these facts alone: a file that changed has new facts (elf_facts)
+    key = (requester, tuple(chain), exe, tuple(elf_facts(o) for o in objs), env.get("LD_LIBRARY_PATH", ""),
+           cwd if cwd is not None else os.getcwd(), rtld_facts())
+    hit = _steps_cache.get(key)
+    if hit is None:
+        hit = _steps_cache[key] = tuple(_search_steps(requester, chain, env, exe, cwd))
+        with _lock:
+            while len(_steps_cache) > 1024:
+                _steps_cache.pop(next(iter(_steps_cache)))
+    return list(hit)
+
+
+_steps_cache: dict[tuple, tuple[LoaderStep, ...]] = {}
+
+
+def _exe() -> str:
+    """The running interpreter's real file (once per process: it is the program running)."""
+    return _real_exe(sys.executable) if sys.executable else ""
+
+
+@lru_cache(maxsize=4)
+def _real_exe(executable: str) -> str:
+    return os.path.realpath(executable)  # keep: once per process
+
+
+def _search_steps(requester: str | None, chain: list[str], env: Any, exe: str, cwd: str | None) -> list[LoaderStep]:
     steps: list[LoaderStep] = []
     req_facts = elf_facts(requester) if requester else None
     has_runpath = isinstance(req_facts, ElfDynamic) and bool(req_facts.runpath)
@@ -424,7 +458,7 @@ def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tu
     for p in preloads:
         if not os.path.exists(p.path):
             continue
-        real = os.path.realpath(p.path)
+        real = realpath(p.path)
         facts = elf_facts(real)
         names = {os.path.basename(p.path), os.path.basename(real)}
         if isinstance(facts, ElfDynamic) and facts.soname:
@@ -448,8 +482,8 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
     """
     try:
         if "/" in soname:
-            p = soname if os.path.exists(soname) else None
-            return Resolution(consumer, requester, os.path.basename(soname), os.path.realpath(p) if p else None,
+            p = soname if exists(soname) else None
+            return Resolution(consumer, requester, os.path.basename(soname), realpath(p) if p else None,
                               "opened by path" if p else f"{soname} does not exist")
         hit = loaded_sonames(mapped).get(soname)
         if hit:
@@ -464,17 +498,17 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
                 continue
             seen_dirs.add(step.directory)
             for cand in candidates_in(step.directory, soname):
-                if os.path.exists(cand):
+                if exists(cand):
                     sub = os.path.relpath(os.path.dirname(cand), step.directory)
-                    hits.append((os.path.realpath(cand), step.why + (f" (its {sub}/ subdirectory)" if sub != "." else ""),
+                    hits.append((realpath(cand), step.why + (f" (its {sub}/ subdirectory)" if sub != "." else ""),
                                  cand))
         for p in (ldcache or {}).get(soname, []):
-            if os.path.exists(p):
-                hits.append((os.path.realpath(p), "ld.so cache", p))
+            if exists(p):
+                hits.append((realpath(p), "ld.so cache", p))
         for d in default_dirs():
             for cand in candidates_in(d, soname):
-                if os.path.exists(cand):
-                    hits.append((os.path.realpath(cand), f"default dir {d}", cand))
+                if exists(cand):
+                    hits.append((realpath(cand), f"default dir {d}", cand))
         uniq: list[tuple[str, str, str]] = []
         for h in hits:
             if all(h[0] != u[0] for u in uniq):
@@ -578,7 +612,7 @@ def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None 
                 return Resolution(consumer, None, so, names[so], "was-already-loaded-from-elsewhere: already mapped in this "
                                   "process (cuda-pathfinder checks with RTLD_NOLOAD, and that copy wins)")
         if found is not None:
-            return Resolution(consumer, None, soname, os.path.realpath(found[0]), found[1])
+            return Resolution(consumer, None, soname, realpath(found[0]), found[1])
         system = resolve_in_chain(soname, consumer, None, [], environ=dict(env), ldcache=ldcache)
         if system.picked:
             return Resolution(consumer, None, soname, system.picked, f"system-search: dlopen(\"{soname}\") ({system.reason})",
@@ -588,12 +622,12 @@ def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None 
             for rel in spec.env_rel_dirs if root else ():
                 p = os.path.join(root, rel, soname)  # type: ignore[arg-type]
                 if os.path.isfile(p):
-                    return Resolution(consumer, None, soname, os.path.realpath(p), f"{var}: ${var}/{rel}")
+                    return Resolution(consumer, None, soname, realpath(p), f"{var}: ${var}/{rel}")
         home = env.get("CUDA_PATH") or env.get("CUDA_HOME")
         for rel in spec.anchor_rel_dirs if home else ():
             p = os.path.join(home, rel, soname)  # type: ignore[arg-type]
             if os.path.isfile(p):
-                return Resolution(consumer, None, soname, os.path.realpath(p), f"CUDA_PATH: {home}/{rel}")
+                return Resolution(consumer, None, soname, realpath(p), f"CUDA_PATH: {home}/{rel}")
         return Resolution(consumer, None, soname, None, "not found by cuda-pathfinder (DynamicLibNotFoundError)")
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return Resolution(consumer, None, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")

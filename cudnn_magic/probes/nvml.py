@@ -515,7 +515,12 @@ def not_answering(timeout_s: float, started: bool) -> str:
 
 def driver_and_gpus_within(timeout_s: float = NVML_DEADLINE_S) -> tuple[Driver | Unavailable | None, tuple[Gpu, ...]]:
     """:func:`driver_and_gpus` with a deadline (:func:`within_deadline`): ``(Unavailable(NVML is not
-    answering ...), ())`` when it passes. Never raises."""
+    answering ...), ())`` when it passes. Once NVML is known not to load in this process (no
+    driver library: :func:`init_error`'s lasting failures), the reason is given at once, without
+    a worker thread. Never raises."""
+    failure = _init_failure
+    if failure is not None:  # NVML is not loaded in this process and never will be: no call can hang
+        return Unavailable(failure), ()
     answered, value, started = within_deadline("driver", driver_and_gpus, timeout_s)
     if not answered or value is None:
         return Unavailable(not_answering(timeout_s, started) if not answered else "NVML probe failed"), ()

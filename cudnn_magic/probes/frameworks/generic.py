@@ -31,6 +31,8 @@ from ...model import LibraryCopy
 from .. import libnames
 from ..elf import ElfDynamic
 from ..loader import elf_facts
+from ..record_scan import is_native_name, native_lines
+from ..scope import listdir
 
 __all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment", "site_dirs",
            "is_native_name", "CUDNN_DISTRIBUTION"]
@@ -38,38 +40,18 @@ __all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment
 _SEP = re.compile(r"[-_.]+")
 #: Distributions that ARE cuDNN (pip wheels and conda packages): their files are not consumers.
 CUDNN_DISTRIBUTION = re.compile(r"^(nvidia-cudnn(-jit)?(-cu\d+)?|cudnn|libcudnn\d*(-dev)?|cudnn-jit)$")
-_NATIVE = re.compile(r"(\.so(\.\d+)*|\.pyd|\.dll)$", re.IGNORECASE)
 _MAX_RECORD = 64 << 20
 
 
 def _native_rows(data: bytes) -> list[str]:
     """Paths (the first CSV field, PEP 376/627 RECORD format) of the rows naming a native
-    library. Finds the few ``.so``/``.pyd``/``.dll`` hits with ``bytes.find`` and looks at their
-    line only: TensorFlow's RECORD has 20,000 rows and about 150 libraries."""
-    starts: set[int] = set()
-    out: list[str] = []
-    for needle in (b".so", b".pyd", b".dll", b".DLL"):
-        pos = data.find(needle)
-        while pos >= 0:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
-            end = len(data) if end < 0 else end
-            if start not in starts:
-                starts.add(start)
-                rel = data[start:end].decode("utf-8", "replace").rsplit(",", 2)[0].strip().strip('"')
-                if rel and is_native_name(rel):
-                    out.append(rel)
-            pos = data.find(needle, end)
-    return out
+    library (:func:`cudnn_magic.probes.record_scan.native_lines`: TensorFlow's RECORD has 20,000
+    rows and about 150 libraries)."""
+    return [rel for rel, _ in native_lines(data)]
 
 
 def _norm(name: str) -> str:
     return _SEP.sub("-", name).lower()
-
-
-def is_native_name(path: str) -> bool:
-    """``foo.so``, ``libfoo.so.1.2``, ``_ext.cpython-311-x86_64-linux-gnu.so``, ``x.pyd``, ``x.dll``."""
-    return bool(_NATIVE.search(os.path.basename(path)))
 
 
 @dataclass(frozen=True)
@@ -188,7 +170,7 @@ def site_dirs(paths: list[str] | None = None) -> list[str]:
             out.append(ap)
             continue
         try:
-            if any(e.endswith(".dist-info") for e in os.listdir(ap)):
+            if any(e.endswith(".dist-info") for e in listdir(ap)):  # by the folder's mtime (probes.scope)
                 out.append(ap)
         except OSError:
             continue
@@ -352,8 +334,9 @@ def _scan_location(scan: EnvironmentScan, location: str, source: str, lists: lis
             continue
         counts["native_dists"] += 1
         scan.native_names.update(os.path.basename(r) for r in got[2])
-        rels = tuple(r for r in got[2] if os.path.normpath(os.path.join(location, r)) not in seen_paths)
-        seen_paths.update(os.path.normpath(os.path.join(location, r)) for r in rels)
+        fresh = [(r, os.path.normpath(os.path.join(location, r))) for r in got[2]]
+        rels = tuple(r for r, p in fresh if p not in seen_paths)
+        seen_paths.update(p for _, p in fresh)
         counts["native_libraries"] += len(rels)
         if relevant is False:
             continue  # unchanged since a scan that found no library of it needing cuDNN
@@ -390,7 +373,9 @@ class _SiteCache:
         self._dc = disk_cache
         self.key = f"{source}:{location}"
         self.location = location
-        doc = disk_cache.load("scan", self.key)
+        doc = _docs.get(self.key)  # what this process last read or wrote: no file read
+        if doc is None:
+            doc = disk_cache.load("scan", self.key)
         ok = isinstance(doc, dict) and isinstance(doc.get("lists"), dict) and isinstance(doc.get("libs"), dict)
         self.lists: dict[str, list] = doc["lists"] if ok else {}
         self.libs: dict[str, list] = doc["libs"] if ok else {}
@@ -451,9 +436,19 @@ class _SiteCache:
         return value
 
     def save(self) -> None:
+        doc = {"lists": self.used_lists, "libs": self.used_libs}
+        with _lock:
+            _docs[self.key] = doc
+            while len(_docs) > 64:
+                _docs.pop(next(iter(_docs)))
         if not self.dirty and len(self.used_lists) == len(self.lists) and len(self.used_libs) == len(self.libs):
             return
-        self._dc.store("scan", self.key, {"lists": self.used_lists, "libs": self.used_libs})
+        self._dc.store("scan", self.key, doc)
+
+
+#: The last document of each site directory in this process (every entry in it is checked
+#: against the files each time, as one read from disk is).
+_docs: dict[str, dict] = {}
 
 
 def _elf_to_json(value: ElfDynamic | str) -> list | str:
