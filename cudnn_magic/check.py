@@ -8,7 +8,6 @@ annotation: it re-probes only when the set of mapped ``libcudnn*`` files changed
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 import sys
@@ -651,6 +650,8 @@ def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None
         return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=sysconfig.get_paths()["purelib"],
                                search_dirs=dirs if fw.consumer_library else None)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the fix as it was
+        import logging  # start-up cost: only when the replay fails
+
         logging.getLogger("cudnn_magic").debug("the pip fix replay failed", exc_info=True)
         return None
 

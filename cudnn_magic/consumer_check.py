@@ -318,9 +318,6 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
-    # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.subprocess_probe import query_versions
-
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
         m = loaded.get(rep.copies[i].path)
@@ -329,6 +326,9 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
             todo.remove(i)
     if not todo:
         return
+    # start-up cost: child processes (signal, subprocess) only for a copy whose version nothing else tells
+    from .probes.subprocess_probe import query_versions
+
     res = query_versions([rep.copies[i].path for i in todo], env=env)
     for i in todo:
         c = rep.copies[i]

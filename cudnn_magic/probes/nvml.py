@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -471,8 +469,35 @@ def _reset_for_tests() -> None:
 NVML_DEADLINE_S = 5.0
 #: The start of the reason given when NVML did not answer in time.
 NOT_ANSWERING = "NVML is not answering"
-_inflight: dict[str, Future] = {}
+_inflight: dict[str, "_Answer"] = {}
 _inflight_lock = threading.Lock()
+
+
+class _Answer:
+    """One NVML query's outcome, filled in by its worker thread (what ``concurrent.futures.Future``
+    does here, without importing it: that and ``logging`` cost about 5 ms of every check)."""
+
+    __slots__ = ("_event", "value", "error")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def settle(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value, self.error = value, error
+        self._event.set()
+
+    def result(self, timeout: float) -> Any:
+        """The value; raises TimeoutError after ``timeout`` seconds, or what the query raised."""
+        if not self._event.wait(timeout):
+            raise TimeoutError
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 def within_deadline(key: str, fn: Callable[[], Any], timeout_s: float = NVML_DEADLINE_S) -> tuple[bool, Any, bool]:
@@ -487,18 +512,19 @@ def within_deadline(key: str, fn: Callable[[], Any], timeout_s: float = NVML_DEA
         fut = _inflight.get(key)
         started = fut is None or fut.done()
         if started:
-            fut = _inflight[key] = Future()
+            fut = _inflight[key] = _Answer()
 
-            def work(f: Future = fut) -> None:
+            def work(f: _Answer = fut) -> None:
                 try:
-                    f.set_result(fn())
+                    f.settle(fn())
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller, who decides
-                    f.set_exception(exc)
+                    f.settle(error=exc)
 
             threading.Thread(target=work, name=f"cudnn-magic-nvml-{key}", daemon=True).start()
+    assert fut is not None
     try:
-        return True, fut.result(timeout=timeout_s), started
-    except FutureTimeout:
+        return True, fut.result(timeout_s), started
+    except TimeoutError:
         return False, None, started
     except KeyboardInterrupt:
         raise

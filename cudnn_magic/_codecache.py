@@ -1,0 +1,150 @@
+"""Compile the methods ``dataclasses`` writes for this package's classes once per machine, not once
+per process.
+
+Every ``@dataclass`` class gets its ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and, frozen,
+``__setattr__``/``__delattr__``) written as source text and compiled with ``exec`` when the class
+is created: about 1 ms per class, 40-50 ms of every ``cudnn-magic check`` for the 47 classes it
+loads (``benchmarks/bench_check_floor.py``). Python keeps the bytecode of a module's own source in
+``__pycache__``; this keeps the bytecode of that generated text the same way: ``dataclasses`` calls
+``exec`` by its global name, and :func:`install` gives the ``dataclasses`` module an ``exec`` that,
+for source text executed in this package's modules' globals, reuses a code object compiled from
+the very same text (any other caller's ``exec`` is passed through untouched). The same text
+compiles to the same code, so the classes are exactly what ``dataclasses`` makes.
+
+The code objects are kept in ``$XDG_CACHE_HOME/cudnn_magic/code/<cache tag>-<sys.hexversion>.marshal``
+(``marshal``, as ``.pyc`` files are; per interpreter version), read only when it is a regular file
+of this user's that no one else may write (as :mod:`cudnn_magic.probes.disk_cache` reads), and
+written back at exit when something new was compiled (a new unique name, then renamed over the
+old). A file that cannot be read or is not a ``{str: code}`` mapping is ignored. Nothing here
+raises.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import stat
+import sys
+import threading
+from types import CodeType
+from typing import Any
+
+__all__ = ["install"]
+
+_PREFIX = __name__.split(".")[0]
+_MAX_BYTES = 8 << 20
+_MAX_ENTRIES = 4096
+_codes: dict[str, CodeType] | None = None
+_added = False
+_lock = threading.Lock()
+
+
+def _path() -> str | None:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    # the exact interpreter release: marshal's format and the bytecode both follow it
+    tag = sys.implementation.cache_tag or "python"
+    return os.path.join(base, "cudnn_magic", "code", f"{tag}-{sys.hexversion:x}.marshal")
+
+
+def _trusted_dir(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _load() -> dict[str, CodeType]:
+    import marshal  # start-up cost: as above
+
+    path = _path()
+    if path is None:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return {}
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022
+                or st.st_size > _MAX_BYTES or not _trusted_dir(os.path.dirname(path))):
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = marshal.loads(fh.read(_MAX_BYTES + 1))
+    except Exception:  # noqa: BLE001 - a bad cache is no cache (marshal raises ValueError, EOFError, TypeError)
+        return {}
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if type(k) is str and type(v) is CodeType}
+
+
+def _save() -> None:
+    import marshal  # start-up cost: as above
+
+    path = _path()
+    codes = _codes
+    if path is None or not codes:
+        return
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        for d in (os.path.dirname(folder), folder):
+            try:
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(d, 0o700, exist_ok=True)
+            if not _trusted_dir(d):
+                return
+        data = marshal.dumps(dict(list(codes.items())[-_MAX_ENTRIES:]))
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(6).hex()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except Exception:  # noqa: BLE001 - the cache is only a speed-up
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+    """``exec`` as ``dataclasses`` calls it; source text run in this package's modules reuses its code."""
+    global _codes, _added
+    if type(source) is str and type(globals) is dict and str(globals.get("__name__", "")).split(".")[0] == _PREFIX:
+        with _lock:
+            if _codes is None:
+                _codes = _load()
+            code = _codes.get(source)
+            if code is None:
+                code = _codes[source] = compile(source, "<string>", "exec")
+                if not _added:
+                    _added = True
+                    import atexit  # start-up cost: only when something new was compiled
+
+                    atexit.register(_save)
+        return builtins.exec(code, globals, locals, *args, **kwargs)
+    return builtins.exec(source, globals, locals, *args, **kwargs)
+
+
+def install() -> None:
+    """Give ``dataclasses`` the caching ``exec`` (once per process; harmless when its ``exec``
+    calls change: they then simply do not come here)."""
+    import dataclasses  # start-up cost: every result type is a dataclass; IPython imports it anyway
+
+    if getattr(dataclasses, "exec", None) is not _exec:
+        dataclasses.exec = _exec  # type: ignore[attr-defined]
