@@ -22,8 +22,23 @@ def _read_log(fh: "BinaryIO") -> bytes:
     head = fh.read(SAMPLE)
     if len(head) < SAMPLE or binary_kind(head):
         return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
-    rest = fh.read()
-    return head + rest if rest else head
+    try:
+        seekable = fh.seekable()
+    except (OSError, ValueError):
+        seekable = False
+    if seekable:  # a file: read whole in one piece (head + rest would hold the log twice at once)
+        try:
+            fh.seek(0)
+            return fh.read()
+        except OSError:
+            pass
+    parts = [head]
+    while True:  # a pipe: the rest in pieces, joined once
+        more = fh.read(1 << 20)
+        if not more:
+            break
+        parts.append(more)
+    return b"".join(parts)
 
 
 def cli_explain(args: argparse.Namespace, out: TextIO) -> int:

@@ -180,9 +180,7 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         return []
     try:
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-        if len(data) > SCAN_CHUNK:
-            return _scan_chunked(data, source, warnings)
-        hits = _scan_data(data, source, warnings)
+        hits = _scan_chunked(data, source, warnings) if len(data) > SCAN_CHUNK else _scan_data(data, source, warnings)
         if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
             joined, covered = _scan_joined(data, source, warnings, hits)
             if joined:
@@ -315,13 +313,17 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
     return b"\n".join(data[a:b] for a, b in merged)
 
 
-SCAN_CHUNK = MAX_JOIN_BYTES  #: inputs above this are scanned in line-aligned chunks of this size
+#: Inputs above this (256 KiB) are scanned line by line in line-aligned chunks of this size: each
+#: chunk is lower-cased on its own, so a log needs about two chunks of memory beside itself
+#: (``benchmarks/bench_explain.py --memory``: at most 2x the input from 1 MiB up). The wrapped-paste
+#: pass (:data:`MAX_JOIN_BYTES`) does not depend on it.
+SCAN_CHUNK = 256 * 1024
 
 
 def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
-    log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
-    whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
+    log needs about two chunks of memory beside itself (the chunk and its lower-cased copy), not a
+    lower-cased copy of the whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
     with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost (a match in the
     overlap, seen by both chunks, counts once). As within one
     chunk, a line repeated in several chunks counts once, at its latest place, and each
@@ -415,13 +417,22 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
     low = data.lower()
     sigs = signatures()
     n = len(low)
-    # Newline offsets, found once: a line's bounds are then a bisection, never a search along a
-    # long line (a multi-megabyte single-line message would otherwise cost time quadratic in it).
-    newlines = [m.start() for m in re.finditer(b"\n", low)]
+    # A line's bounds: a bounded look each way (a line of up to MAX_LINE bytes on each side of the
+    # keyword, nearly every line of a log); beyond that, the newline offsets, found once and
+    # bisected, never a search along a long line (a multi-megabyte single-line message would
+    # otherwise cost time quadratic in it).
+    newlines: list[int] = []
 
     def bounds(p: int) -> tuple[int, int]:
+        a = low.rfind(b"\n", max(0, p - MAX_LINE), p)
+        b = low.find(b"\n", p, p + MAX_LINE)
+        if (a >= 0 or p <= MAX_LINE) and (b >= 0 or p + MAX_LINE >= n):
+            return a + 1, (b if b >= 0 else n)
+        if not newlines:
+            newlines.extend(m.start() for m in re.finditer(b"\n", low))
+            newlines.append(n + 1)  # not empty even without a newline: found once
         i = bisect.bisect_left(newlines, p)
-        return (newlines[i - 1] + 1 if i else 0), (newlines[i] if i < len(newlines) else n)
+        return (newlines[i - 1] + 1 if i else 0), min(newlines[i], n)
 
     # line start -> (line end, {keyword offset: signature ids})
     cands: dict[int, tuple[int, dict[int, tuple[int, ...]]]] = {}
