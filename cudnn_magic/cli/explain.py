@@ -32,13 +32,17 @@ def _read_log(fh: "BinaryIO") -> bytes:
             return fh.read()
         except OSError:
             pass
-    parts = [head]
-    while True:  # a pipe: the rest in pieces, joined once
+    import io  # a pipe: the rest in pieces, into one growing buffer whose bytes are returned as they are
+
+    buf = io.BytesIO()
+    buf.write(head)
+    del head
+    while True:
         more = fh.read(1 << 20)
         if not more:
             break
-        parts.append(more)
-    return b"".join(parts)
+        buf.write(more)
+    return buf.getvalue()
 
 
 def cli_explain(args: argparse.Namespace, out: TextIO) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import io
 import itertools
 import re
 from typing import Callable, Iterable
@@ -367,19 +368,32 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     return out
 
 
+def _line(x: bytes) -> bytes:
+    """A line as read from ``io.BytesIO`` without its end (``\n``, or ``\r\n``)."""
+    if x.endswith(b"\n"):
+        x = x[:-2] if x.endswith(b"\r\n") else x[:-1]
+    return x
+
+
 def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
     """Cheap test: a small paste (up to 64 KiB: always worth a second look), lines cut at one
     fixed column (two or more distinct lines of exactly the longest length, 40-400 bytes), or
     an input up to 256 KiB where line-by-line matching found nothing."""
     if len(data) <= 64 * 1024:
         return True
-    lines = data.replace(b"\r\n", b"\n").split(b"\n")
-    width = max(map(len, lines))
+    # line by line from the bytes (no copy of the text, no list of its lines: this runs on every
+    # input up to MAX_JOIN_BYTES); distinct lines are told apart by their hash
+    width = max(len(_line(x)) for x in io.BytesIO(data))
     if 40 <= width <= 400:
-        distinct = set(lines)
-        at_width = sum(1 for x in distinct if len(x) == width)
-        long_ones = sum(1 for x in distinct if len(x) >= width * 0.8)
-        if at_width >= 2 and at_width * 2 >= long_ones:
+        at: set[int] = set()
+        long: set[int] = set()
+        for x in io.BytesIO(data):
+            x = _line(x)
+            if len(x) >= width * 0.8:
+                long.add(hash(x))
+                if len(x) == width:
+                    at.add(hash(x))
+        if len(at) >= 2 and len(at) * 2 >= len(long):
             return True
     if not any(not h.signature.generic and not h.signature.supports for h in hits):
         return len(data) <= 256 * 1024
