@@ -46,16 +46,27 @@ import time
 try:  # imported as cudnn_magic.capture.helper (the kernel side reads these through it)
     from .protocol import (
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 except ImportError:  # run as a script, python -I -S helper.py: isolated mode puts no directory on sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from protocol import (  # type: ignore[no-redef]
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
+
+
+def _hex_literals(arg: str) -> tuple[bytes, ...]:
+    out = []
+    for h in arg.split(","):
+        try:
+            if h:
+                out.append(bytes.fromhex(h))
+        except ValueError:
+            pass
+    return tuple(out)
 
 
 class _Log:
@@ -515,6 +526,7 @@ def main(argv: list) -> int:
     p.add_argument("--memory-bytes", type=int, default=MEMORY_BYTES)
     p.add_argument("--spool-bytes", type=int, default=SPOOL_BYTES)
     p.add_argument("--meta", default="{}", help="JSON object merged into meta.json")
+    p.add_argument("--flag", default="", help="comma-separated hex of lower-case literals to flag chunks by")
     args = p.parse_args(argv)
 
     for sig in ("SIGINT", "SIGPIPE", "SIGHUP", "SIGTSTP", "SIGTTOU"):
@@ -614,9 +626,17 @@ def main(argv: list) -> int:
     kernel_gone = False
     last_alive_check = time.monotonic()
 
+    try:
+        # start-up cost of the helper process: ctypes for memmem, only in the helper
+        from .fastfind import ChunkFlagger
+    except ImportError:  # run as a script: from its own folder, as protocol above
+        from fastfind import ChunkFlagger  # type: ignore[no-redef]
+    flagger = ChunkFlagger(_hex_literals(args.flag))
+
     def handle(items: list) -> None:
-        # called while gen is odd: the kernel sees the new offset only once the chunk is logged
-        # and queued (protocol: a settled offset is in the log, and ``queued`` covers it)
+        # called while gen is odd: the kernel sees the new offset only once the chunk is logged,
+        # queued and flagged (protocol: a settled offset is in the log, ``queued`` covers it, and
+        # ``flagged`` says whether a warning literal was in it)
         nonlocal offset
         for item in items:
             if isinstance(item, bytes):
@@ -624,6 +644,8 @@ def main(argv: list) -> int:
                     offset += len(item)
                     fwd.put(item)  # forwarding starts while the chunk is logged
                     log.write(item, offset)
+                    if flagger.literals and flagger.holds(item):
+                        struct.pack_into("<Q", state, FLAGGED_AT, offset)
             elif item.startswith("D"):
                 fwd.skip()
                 fwd.add_ack(item, offset)

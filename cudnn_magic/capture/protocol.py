@@ -37,6 +37,7 @@ Shared state (``--state``, a :data:`STATE_SIZE`-byte file mapped by both sides, 
   into ``meta.json``'s ``last_cell`` at most every :data:`META_EVERY_S` seconds and when the
   kernel goes; the file itself also holds it (it is a shared file mapping), so a reader can
   take it from ``state`` with :func:`read_cell_record` even if the helper was killed.
+* written by the helper: ``[8184] flagged`` (:data:`FLAGGED_AT`).
 
 Log layout (in the instance directory): ``fd2.<start>.log`` segments, ``<start>`` being the
 log offset (12 decimal digits) of the segment's first byte. A new segment starts when the
@@ -107,7 +108,13 @@ QUEUED_AT = 56
 
 
 STATE_SIZE = 8192
-"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
+"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 108`` of them)."""
+
+
+FLAGGED_AT = STATE_SIZE - 8
+"""Byte of ``flagged`` (uint64): the log offset just past the last chunk that held one of the
+literals the helper was given (``--flag``), 0 for none; written before ``gen`` goes even. At the
+end of the file, so state files of either layout read the same cell record."""
 
 
 CELL_HEAD = struct.Struct("<QqQdI")

@@ -6,7 +6,8 @@ a bounded on-disk file and forwards it to the previous fd 2 without ever blockin
 Ordering is made exact only when it matters (a failing cell, or a cell that wrote something):
 :meth:`Tee.sync` sends a marker through fd 2 and waits for the helper's ack, which comes after
 everything written before the marker has been handed to the previous fd 2;
-:func:`drain_ipykernel` then waits for ipykernel's own pipe to empty and flushes ``sys.stderr``.
+:func:`cudnn_magic.capture.drain.drain_ipykernel` then waits for ipykernel's own pipe to empty and
+flushes ``sys.stderr``.
 
 Records live in ``<root>/<key>/<instance>/`` where ``root`` is
 ``jupyter_runtime_dir()/cudnn-magic`` (or ``<tempdir>/cudnn-magic-<uid>`` without jupyter_core),
@@ -60,10 +61,15 @@ SPOOL_ENV = "CUDNN_MAGIC_CAPTURE_SPOOL_MB"
 """Environment variable: the helper's spool-file bound in MiB (default 512; 0: no spool)."""
 
 SETTLE_TIMEOUT_S = 0.005
-"""Longest wait (seconds) in :meth:`Tee.settled` for the helper to take the pipe's bytes."""
+"""Longest wait (seconds) in :meth:`Tee.settled` while bytes are still in the pipe (a writer may
+still be running)."""
+
+BUSY_TIMEOUT_S = 0.5
+"""Longest wait (seconds) in :meth:`Tee.settled` for the helper to finish the chunk it took once
+the pipe is empty."""
 
 _CELL_SEQ = struct.Struct("<Q")
-_QUEUED = struct.Struct("<Q")
+_QUEUED = _FLAG = struct.Struct("<Q")
 _FIONREAD = termios.FIONREAD
 _FIONREAD_BUF = array.array("i", [0])
 _MAIN_THREAD = threading.main_thread().ident
@@ -182,6 +188,7 @@ class Tee:
         self.last_forwarded = 0
         self.memory_bytes = _helper.MEMORY_BYTES
         self.spool_bytes = _helper.SPOOL_BYTES
+        self.flag_literals: tuple[bytes, ...] = ()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -189,7 +196,7 @@ class Tee:
     def install(cls, key: str, root: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                 fallback_fd: int | None = None, meta: dict | None = None,
                 on_death: Callable[[str], None] | None = None, memory_bytes: int | None = None,
-                spool_bytes: int | None = None) -> "Tee":
+                spool_bytes: int | None = None, flag_literals: tuple[bytes, ...] = ()) -> "Tee":
         """Start the helper and point fd 2 at it.
 
         Args:
@@ -205,6 +212,8 @@ class Tee:
                 ``$CUDNN_MAGIC_CAPTURE_MEMORY_MB`` MiB, else 16 MiB; at least 1 MiB).
             spool_bytes: bytes waiting in the spool file beyond that (default
                 ``$CUDNN_MAGIC_CAPTURE_SPOOL_MB`` MiB, else 512 MiB); more is dropped and said.
+            flag_literals: lower-case literals the helper looks for in every chunk (ASCII case
+                folded): :meth:`flagged` then tells whether any byte after an offset held one.
 
         Raises:
             OSError: the helper could not be started (fd 2 is then left as it was, and no
@@ -219,6 +228,7 @@ class Tee:
         inst = keydir / f"{time.time_ns()}-{os.getpid()}"
         _private_dir(inst)
         try:
+            self.flag_literals = tuple(x.lower() for x in flag_literals if x)
             return self._start(inst, key, max_bytes, fallback_fd, meta, on_death,
                                _bound(memory_bytes, MEMORY_ENV, _helper.MEMORY_BYTES),
                                _bound(spool_bytes, SPOOL_ENV, _helper.SPOOL_BYTES))
@@ -257,7 +267,8 @@ class Tee:
                "--fallback", str(fb), "--ack", str(ack_w), "--ctl", str(ctl_r),
                "--kernel-pid", str(os.getpid()), "--max-bytes", str(int(max_bytes)),
                "--memory-bytes", str(int(memory_bytes)), "--spool-bytes", str(int(spool_bytes)),
-               "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True)]
+               "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True),
+               "--flag", ",".join(x.hex() for x in self.flag_literals)]
         env = dict(os.environ)
         try:
             self.proc = subprocess.Popen(
@@ -428,7 +439,8 @@ class Tee:
     def settled(self, timeout: float = SETTLE_TIMEOUT_S) -> int | None:
         """The log offset once the helper has taken every byte written to fd 2 so far out of
         the pipe and counted it (FIONREAD 0, ``gen`` even), waiting at most ``timeout``
-        seconds; ``None`` when it did not settle (a writer still running, the helper busy).
+        seconds while bytes wait in the pipe and :data:`BUSY_TIMEOUT_S` for the chunk the helper
+        holds; ``None`` when it did not settle (a writer still running, the helper stuck).
 
         Cheaper than :meth:`sync` (no marker, no round trip, no wait for forwarding), but it
         does not order the forwarded bytes before what is shown next (:meth:`delivered` does).
@@ -438,19 +450,27 @@ class Tee:
         st = self.state
         if st is None or not self.active or self.pipe_w < 0:
             return None
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = start + timeout
+        nap = 0.00005
         while True:
             try:
                 waiting = fionread(self.pipe_w)
             except OSError:
                 return None
+            now = time.monotonic()
             if not waiting:
                 gen, offset, _ = _helper._STATE.unpack_from(st, 0)
                 if not gen & 1 and not fionread(self.pipe_w):
                     return offset
-            if time.monotonic() >= deadline:
+                # the pipe is empty and the helper is still at its last chunk (a MiB to log, queue
+                # and look through): no writer is behind it, so its end is worth waiting for
+                if now >= start + BUSY_TIMEOUT_S:
+                    return None
+            elif now >= deadline:
                 return None
-            time.sleep(0.00005)
+            time.sleep(nap)  # from 50 µs, growing: a long wait costs few wake-ups
+            nap = min(nap * 1.5, 0.0005)
 
     def delivered(self, timeout: float = SYNC_TIMEOUT_S) -> bool:
         """After :meth:`settled`: wait until the helper has done with (written to the previous
@@ -477,6 +497,17 @@ class Tee:
             time.sleep(nap)
             nap = min(nap * 2, 0.001)
 
+    def flagged(self) -> int:
+        """The log offset just past the last chunk that held one of :attr:`flag_literals` (0:
+        none yet). Read after :meth:`settled`: every byte up to its offset has been looked at."""
+        st = self.state
+        if st is None:
+            return 0
+        try:
+            return _FLAG.unpack_from(st, _helper.FLAGGED_AT)[0]
+        except (ValueError, TypeError):  # closed mapping
+            return 0
+
     def forwarded(self) -> int:
         """Bytes the helper has written to the previous fd 2 so far."""
         st = self.state
@@ -487,12 +518,12 @@ class Tee:
     def note_cell(self, number: Optional[int], source: str, offset: int) -> None:
         """Record that a cell started, for ``meta.json``'s ``last_cell``: written into the
         shared state mapping (no syscall, no wake-up of the helper; about 1 µs). The source is
-        cut to the first 8,092 bytes of UTF-8."""
+        cut to the first 8,084 bytes of UTF-8."""
         st = self.state
         if st is None:
             return
         self._cell_seq += 2
-        data = source.encode("utf-8", "replace")[:_helper.STATE_SIZE - _helper.SOURCE_AT]
+        data = source.encode("utf-8", "replace")[:_helper.FLAGGED_AT - _helper.SOURCE_AT]
         _CELL_SEQ.pack_into(st, _helper.CELL_AT, self._cell_seq - 1)  # odd: being written
         st[_helper.SOURCE_AT:_helper.SOURCE_AT + len(data)] = data
         _helper.CELL_HEAD.pack_into(st, _helper.CELL_AT, self._cell_seq - 1, -1 if number is None else number,
@@ -709,83 +740,3 @@ def _prune(keydir: Path, keep: int) -> None:
             old.rmdir()
         except OSError:
             pass
-
-
-def drain_ipykernel(timeout: float = 1.0, flush: bool = True) -> None:
-    """Wait until ipykernel's own fd-capture reader has taken every byte out of its pipe and
-    handed it to ``sys.stderr`` (so the end-of-cell flush, or the ``flush`` here, sends it),
-    then flush ``sys.stderr`` when ``flush`` is set.
-
-    ipykernel's reader thread (``OutStream._watch_pipe_fd``) reads that pipe 1,000 bytes at a
-    time and needs the GIL to turn them into stream output. Done means: the pipe is empty and
-    the thread is blocked outside the interpreter (back in ``read`` on it, or copying to the original
-    stderr what it has already handed on: :class:`_ReaderState`, Linux). Where that cannot be
-    told, the pipe must stay empty for a further 2 ms.
-    The wait releases the GIL (sleeps of 50 µs, growing to 1 ms) and lasts at most ``timeout``
-    seconds (a thread that never stops writing cannot hold the cell). A no-op outside ipykernel
-    or when its capture is off.
-    """
-    err = sys.stderr
-    fid = getattr(err, "_fid", None)
-    if isinstance(fid, int) and fid >= 0:
-        reader = _ReaderState.of(getattr(err, "watch_fd_thread", None))
-        deadline = time.monotonic() + timeout
-        quiet = 0
-        nap = 0.00005
-        while time.monotonic() < deadline:
-            if fionread(fid):
-                quiet = 0
-            else:
-                idle = reader.idle() if reader is not None else None
-                if idle:
-                    break
-                if idle is None:  # running, or no wchan to read: the 2 ms rule
-                    quiet += 1
-                    time.sleep(0.001)
-                    if quiet >= 2:
-                        break
-                    continue
-            time.sleep(nap)
-            nap = min(nap * 2, 0.001)
-    if flush:
-        try:
-            err.flush()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-class _ReaderState:
-    """Where ipykernel's pipe-reader thread sleeps, read from ``/proc/self/task/<tid>/wchan`` (the
-    kernel function it is blocked in: ``pipe_read``/``anon_pipe_read`` while it waits for bytes,
-    a ``futex`` wait while it waits for the GIL or a lock, ``0`` while it runs or where the kernel
-    hides it). The file is opened once per thread and re-read with ``pread`` (about 4 µs)."""
-
-    _cache: "dict[tuple[int, int], _ReaderState]" = {}
-
-    def __init__(self, tid: int) -> None:
-        self.fd = os.open(f"/proc/self/task/{tid}/wchan", os.O_RDONLY | os.O_CLOEXEC)
-
-    @classmethod
-    def of(cls, thread: object) -> "_ReaderState | None":
-        tid, ident = getattr(thread, "native_id", None), getattr(thread, "ident", None)
-        if not isinstance(tid, int) or not isinstance(ident, int) or not getattr(thread, "is_alive", lambda: False)():
-            return None
-        hit = cls._cache.get((tid, ident))
-        if hit is None:
-            try:
-                hit = cls._cache[(tid, ident)] = cls(tid)
-            except OSError:
-                return None
-        return hit
-
-    def idle(self) -> bool | None:
-        """True while the thread is blocked outside the interpreter (waiting on its pipe, or
-        copying bytes it has already handed on to the original stderr), False while it waits
-        for the GIL or a lock, None when this cannot tell (running, or wchan hidden)."""
-        try:
-            where = os.pread(self.fd, 64, 0)
-        except OSError:
-            return None
-        if not where or where == b"0":
-            return None
-        return b"futex" not in where

@@ -198,21 +198,8 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         return []
 
 
-#: Lower-case literals one of which every line that can raise a "GPU silently unused" warning
-#: holds (``gpu_unused_warnings``): cuDNN's own name, TensorFlow's "Could not load dynamic
-#: library", "Cannot dlopen some GPU libraries", "Skipping registering GPU devices" and
-#: "Ignoring visible gpu device", JAX's "a CUDA-enabled jaxlib is not installed" and "CUDA
-#: backend failed to initialize", ONNX Runtime's "Failed to create CUDAExecutionProvider",
-#: cuDNN 8's "Could not locate zlibwapi.dll". Long, specific literals: each is one fast pass
-#: and matches few ordinary lines. A line that also holds the keyword of a signature reading
-#: fields from the lines after its own (``window``: JAX's "Outdated cuDNN installation found"
-#: then "Installed version: 8600") keeps those lines. ``tests/test_warning_prefilter.py`` checks
-#: that every wording of the knowledge tables and the corpus gets the same warnings through
-#: :func:`keyword_lines` as over the whole text.
-WARNING_LITERALS: tuple[bytes, ...] = (
-    b"cudnn", b"load dynamic librar", b"gpu librar", b"gpu device", b"cudaexecutionprovider", b"cuda backend",
-    b"jaxlib", b"zlibwapi",
-)
+from .literals import WARNING_LITERALS  # noqa: E402 - the data lives apart: the capture helper reads it
+
 WARNING_TAIL = 1024  #: bytes of the end of the text kept with the lines (which framework printed it)
 WARNING_MAX_LINES = 2048  #: lines kept at most per literal (the first half and the last half)
 

@@ -173,7 +173,7 @@ def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
     writes it (the name as given, then the :class:`~packaging.specifiers.SpecifierSet`:
     ``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement. Built from the
     specifier alone: a diagnosis names it without importing ``packaging.requirements``."""
-    from packaging.specifiers import InvalidSpecifier
+    from packaging.specifiers import InvalidSpecifier  # loaded with SpecifierSet already: a name only
 
     if not _DIST_NAME.match(package):
         return None

@@ -183,12 +183,14 @@ class Annotator:
             return
         try:
             from ..capture.tee import Tee, record_key  # start-up cost: not at %load_ext, only when this runs
+            from ..knowledge.literals import WARNING_LITERALS
 
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
                 meta={"shell": type(self.ip).__name__, "python": sys.executable,
                       "python_version": "%d.%d.%d" % sys.version_info[:3]},
+                flag_literals=WARNING_LITERALS,
             )
             self.mark = self.tee.mark()
         except Exception as exc:  # noqa: BLE001 - annotation still works from the exception alone
@@ -354,7 +356,7 @@ class Annotator:
             return None
 
     def _drain(self) -> None:
-        from ..capture.tee import drain_ipykernel  # start-up cost: not at %load_ext, only when this runs
+        from ..capture.drain import drain_ipykernel  # start-up cost: not at %load_ext, only when this runs
 
         try:
             drain_ipykernel()
@@ -417,7 +419,7 @@ class Annotator:
         marker round trip: once the helper has taken the bytes (``end``, from
         :meth:`Tee.settled`), wait until it has handed them on (:meth:`Tee.delivered`) and, in a
         kernel, until ipykernel's reader has taken them from its pipe, then flush
-        (:func:`~cudnn_magic.capture.tee.drain_ipykernel`). Bytes that reached ipykernel's
+        (:func:`~cudnn_magic.capture.drain.drain_ipykernel`). Bytes that reached ipykernel's
         reader after its flush at the end of the request would wait for its next timed flush
         (``OutStream.flush_interval``, 0.2 s: ``benchmarks/bench_delivery.py``). What could not
         be settled (a writer still running) takes the marker round trip (:meth:`_sync`).
@@ -440,8 +442,10 @@ class Annotator:
 
         The cost scales with what can matter (``benchmarks/bench_cell_overhead.py``): no marker
         round trip (:meth:`Tee.settled` and :meth:`Tee.delivered` instead of :meth:`Tee.sync`),
-        nothing decoded, and only the lines that hold a warning literal (found in bytes by
-        :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the knowledge base. The
+        nothing read back unless the helper flagged a warning literal in the cell's bytes
+        (:meth:`Tee.flagged`), nothing decoded, and only the lines that hold a warning literal
+        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
+        knowledge base. The
         scan runs after the bytes were handed to the front end, so it never delays them. An
         interrupted cell never gets here (:meth:`post_run_cell` skips its backlog)."""
         if tuple(tee.counts()[:2]) != tuple(self.noted):
@@ -451,6 +455,8 @@ class Annotator:
             end = self._deliver(tee, tee.settled())
         if end is None:
             return
+        if tee.flag_literals and self.mark is not None and tee.flagged() <= self.mark.offset:
+            return  # the helper saw no warning literal in any of this cell's bytes: nothing to read back
         data, _ = self._cell_bytes(end)
         found = self._warnings_in(data) if data else []
         if found:
