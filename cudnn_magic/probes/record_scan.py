@@ -14,7 +14,7 @@ import re
 __all__ = ["native_lines", "is_native_name"]
 
 _NATIVE = re.compile(r"(\.so(\.\d+)*|\.pyd|\.dll)$", re.IGNORECASE)
-_NEEDLES = (b".so", b".pyd", b".dll", b".DLL", b".PYD", b".SO")
+_NEEDLES = (b".so", b".pyd", b".dll")
 
 
 def is_native_name(path: str) -> bool:
@@ -26,11 +26,12 @@ def native_lines(data: bytes) -> list[tuple[str, str]]:
     """``(path, the whole line)`` of every row of ``data`` (a ``RECORD``) whose path names a native
     library, in file order, each once; the path is the first CSV field, unquoted."""
     starts: dict[int, tuple[str, str]] = {}
+    low = data.lower()  # the suffixes in any case (".DLL" in Windows wheels): three passes, not six
     for needle in _NEEDLES:
-        pos = data.find(needle)
+        pos = low.find(needle)
         while pos >= 0:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
+            start = low.rfind(b"\n", 0, pos) + 1
+            end = low.find(b"\n", pos)
             end = len(data) if end < 0 else end
             if start not in starts:
                 line = data[start:end].decode("utf-8", "replace").rstrip("\r")
@@ -41,5 +42,5 @@ def native_lines(data: bytes) -> list[tuple[str, str]]:
                     starts[start] = (rel, line)
                 else:
                     starts[start] = ("", "")
-            pos = data.find(needle, end)
+            pos = low.find(needle, end)
     return [v for _, v in sorted(starts.items()) if v[0]]
