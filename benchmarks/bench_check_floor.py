@@ -17,7 +17,8 @@ Environments (built once under ``benchmarks/``; ``--sizes`` picks them):
   distributions, made from the test environment's own: each ``.dist-info`` (METADATA, WHEEL,
   RECORD) copied under a new name, its RECORD's paths moved into a package folder of its own, and
   every native library it lists there as a hard link of the real file (so each is a real ELF file
-  to read; pure-Python files are not made: neither side opens them).
+  to read; pure-Python files are not made: neither side opens them). cuDNN's wheels and cudnn-magic
+  are not cloned (a renamed copy would be one more cuDNN, not one more ordinary distribution).
 
 Every run is a fresh process, the kinds alternating run by run (load hits all alike); wall and CPU
 (user + system of the child) medians and min..max, the load average noted. ``check`` runs twice per
@@ -40,12 +41,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_startup import FLOOR  # noqa: E402
+from bench_startup import FLOOR, timed  # noqa: E402
 
 #: The consumer scan in the plainest way: every RECORD on sys.path, each listed native library's
 #: DT_NEEDED (program headers -> PT_DYNAMIC -> DT_STRTAB mapped through PT_LOAD -> the names).
@@ -110,18 +110,6 @@ print(json.dumps(facts))
 FLOOR_WITH_CONSUMERS = FLOOR.replace("print(json.dumps(facts))", CONSUMER_FLOOR)
 assert FLOOR_WITH_CONSUMERS != FLOOR
 
-TIMED = r"""
-import os, resource, subprocess, sys, time
-t0 = time.perf_counter()
-p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-wall = time.perf_counter() - t0
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-if p.returncode not in (0, 1):
-    sys.stderr.write(p.stderr.decode()[-3000:]); sys.exit(3)
-print(wall, ru.ru_utime + ru.ru_stime, len(p.stdout))
-"""
-
-
 def ensure_small() -> Path:
     """``benchmarks/.venv-small``: ``pip install . ipykernel`` plus the real cuDNN jit wheel (built once)."""
     venv = ROOT / "benchmarks" / ".venv-small"
@@ -152,7 +140,10 @@ def make_extra(n: int) -> Path:
     site = Path(subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c",
                                 "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    infos = sorted(p for p in site.iterdir() if p.name.endswith(".dist-info") and (p / "RECORD").is_file())
+    # cuDNN's own wheels and this package are not cloned: a copy under another name would be one
+    # more cuDNN (a vendored copy) or one more cudnn-magic, not one more ordinary distribution
+    infos = sorted(p for p in site.iterdir() if p.name.endswith(".dist-info") and (p / "RECORD").is_file()
+                   and not p.name.lower().startswith(("nvidia_cudnn", "cudnn_magic")))
     for i in range(n):
         src = infos[i % len(infos)]
         name, _, version = src.name[: -len(".dist-info")].partition("-")
@@ -183,14 +174,6 @@ def make_extra(n: int) -> Path:
         (dst / "RECORD").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / ".complete").write_text(f"{n}\n")
     return folder
-
-
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", TIMED, *cmd], capture_output=True, text=True, env=env, cwd="/")
-    if out.returncode:
-        raise SystemExit(f"{cmd[:3]} failed: {out.stderr[-3000:]}")
-    wall, cpu, _ = out.stdout.split()
-    return float(wall), float(cpu)
 
 
 def main() -> int:
@@ -240,7 +223,7 @@ def main() -> int:
                     e["XDG_CACHE_HOME"] = str(d)
                 elif cache == "warm":
                     e["XDG_CACHE_HOME"] = str(caches[cmd[-1] + e["PYTHONPATH"]])
-                t = timed(cmd, e)
+                t = timed(cmd, e, "/")
                 if rnd:
                     times[name].append(t)
             loads.append(os.getloadavg()[0])

@@ -38,30 +38,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cell_overhead import NATIVE_LOG  # noqa: E402 - the same TensorFlow-style lines
 
-SETUP = r"""
-STARTUP = [
-    b"2023-12-12 16:48:38.112233: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders.",
-    b"2021-06-02 13:10:30.333333: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudnn.so.8",
-    b"2023-12-12 16:48:40.200000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1929] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 22290 MB memory:  -> device: 0, name: NVIDIA A10G, pci bus id: 0000:00:1e.0, compute capability: 8.6",
-    b"2023-12-12 16:48:41.000000: I external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:531] Loaded cuDNN version 8906",
-]
-LINES = [
-    b"I0000 00:00:1700000000.000000   4242 device_compiler.h:186] Compiled cluster using XLA!  This line is logged at most once for the lifetime of the process.",
-    b"W0000 00:00:1700000000.100000   4242 gpu_timer.cc:114] Skipping the delay kernel, measurement accuracy will be reduced",
-    b"2023-12-12 16:49:40.100000: I external/local_xla/xla/stream_executor/cuda/cuda_executor.cc:901] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero.",
-    b"I0000 00:00:1700000000.200000   4242 some_native.cc:12] step 4400: loss 1.2345, 51234 tokens/s",
-]
-def native_log(size):
-    out = [x + b"\n" for x in STARTUP]
-    n, i = sum(map(len, out)), 0
-    while n < size:
-        line = LINES[i % len(LINES)].replace(b"4242", b"%04d" % (i % 10000)) + b"\n"
-        out.append(line); n += len(line); i += 1
-    return b"".join(out)[:size - 1] + b"\n"
-import os
-LOGS = {}
-"""
+SETUP = NATIVE_LOG + "import os\nLOGS = {}\n"
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 

@@ -12,10 +12,10 @@ the very same text (any other caller's ``exec`` is passed through untouched). Th
 compiles to the same code, so the classes are exactly what ``dataclasses`` makes.
 
 The code objects are kept in ``$XDG_CACHE_HOME/cudnn_magic/code/<cache tag>-<sys.hexversion>.marshal``
-(``marshal``, as ``.pyc`` files are; per interpreter version), read only when it is a regular file
-of this user's that no one else may write (as :mod:`cudnn_magic.probes.disk_cache` reads), and
-written back at exit when something new was compiled (a new unique name, then renamed over the
-old). A file that cannot be read or is not a ``{str: code}`` mapping is ignored. Nothing here
+(``marshal``, as ``.pyc`` files are; per interpreter version), read and written the way
+:mod:`cudnn_magic.probes.disk_cache` reads and writes (a regular file of this user's that no one
+else may write; written at exit, when something new was compiled, under a new unique name and
+renamed over the old). A file that cannot be read or is not a ``{str: code}`` mapping is ignored. Nothing here
 raises.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import stat
 import sys
 import threading
 from types import CodeType
@@ -40,47 +39,28 @@ _lock = threading.Lock()
 
 
 def _path() -> str | None:
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
+    from .probes.disk_cache import cache_root  # start-up cost: only once, when the first class is made
+
+    root = cache_root()
+    if root is None:
+        return None
     # the exact interpreter release: marshal's format and the bytecode both follow it
     tag = sys.implementation.cache_tag or "python"
-    return os.path.join(base, "cudnn_magic", "code", f"{tag}-{sys.hexversion:x}.marshal")
-
-
-def _trusted_dir(path: str) -> bool:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+    return os.path.join(root, "code", f"{tag}-{sys.hexversion:x}.marshal")
 
 
 def _load() -> dict[str, CodeType]:
     import marshal  # start-up cost: as above
+    from .probes.disk_cache import read_trusted
 
     path = _path()
-    if path is None:
+    raw = read_trusted(path, _MAX_BYTES) if path is not None else None
+    if raw is None:
         return {}
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022
-                or st.st_size > _MAX_BYTES or not _trusted_dir(os.path.dirname(path))):
-            return {}
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = marshal.loads(fh.read(_MAX_BYTES + 1))
+        data = marshal.loads(raw)
     except Exception:  # noqa: BLE001 - a bad cache is no cache (marshal raises ValueError, EOFError, TypeError)
         return {}
-    finally:
-        os.close(fd)
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if type(k) is str and type(v) is CodeType}
@@ -88,38 +68,16 @@ def _load() -> dict[str, CodeType]:
 
 def _save() -> None:
     import marshal  # start-up cost: as above
+    from .probes.disk_cache import write_trusted
 
     path = _path()
     codes = _codes
     if path is None or not codes:
         return
-    folder = os.path.dirname(path)
-    tmp = None
     try:
-        for d in (os.path.dirname(folder), folder):
-            try:
-                os.mkdir(d, 0o700)
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                os.makedirs(d, 0o700, exist_ok=True)
-            if not _trusted_dir(d):
-                return
-        data = marshal.dumps(dict(list(codes.items())[-_MAX_ENTRIES:]))
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(6).hex()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-        tmp = None
+        write_trusted(path, marshal.dumps(dict(list(codes.items())[-_MAX_ENTRIES:])))
     except Exception:  # noqa: BLE001 - the cache is only a speed-up
         pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /, *args: Any, **kwargs: Any) -> Any:  # noqa: A002

@@ -20,13 +20,11 @@ replaced, never followed, and a reader never sees half a file. Nothing here rais
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
 from typing import Any
 
-__all__ = ["cache_root", "load", "store", "file_key", "FORMAT", "MAX_BYTES"]
+__all__ = ["cache_root", "load", "store", "file_key", "read_trusted", "write_trusted", "trusted_dir", "FORMAT", "MAX_BYTES"]
 
 #: Bumped whenever what a kind stores changes: files of another format are ignored.
 FORMAT = 1
@@ -58,10 +56,13 @@ def _path(kind: str, key: str) -> str | None:
     root = cache_root()
     if root is None:
         return None
+    import hashlib  # start-up cost: only a check reads the cache (the code cache does not need it)
+
     return os.path.join(root, kind, hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40] + ".json")
 
 
-def _own_dir(path: str) -> bool:
+def trusted_dir(path: str) -> bool:
+    """``path`` is a real folder (not a link) of this user's that no one else may write."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -69,33 +70,73 @@ def _own_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
-def load(kind: str, key: str) -> Any:
-    """The value stored under ``(kind, key)``, or None (missing, or not to be trusted: module
-    docstring). Never raises."""
-    path = _path(kind, key)
-    if path is None:
-        return None
+def read_trusted(path: str, limit: int = MAX_BYTES) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of this user's that no one else may write,
+    of at most ``limit`` bytes, in a trusted folder inside a trusted folder (module docstring);
+    None otherwise. Opened ``O_NOFOLLOW | O_NONBLOCK``: never through a link, never a FIFO's wait."""
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022 or st.st_size > MAX_BYTES:
-            return None
-        if not _own_dir(os.path.dirname(path)) or not _own_dir(os.path.dirname(os.path.dirname(path))):
-            return None
-        chunks = []
-        while True:
-            b = os.read(fd, 1 << 20)
-            if not b:
-                break
-            chunks.append(b)
-        doc = json.loads(b"".join(chunks))
-    except (OSError, ValueError, RecursionError):
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022 or st.st_size > limit
+                    or not trusted_dir(os.path.dirname(path)) or not trusted_dir(os.path.dirname(os.path.dirname(path)))):
+                return None
+            data = fh.read(limit + 1)
+    except OSError:
         return None
+    return data if len(data) <= limit else None
+
+
+def write_trusted(path: str, data: bytes) -> bool:
+    """Write ``data`` to ``path`` as the only file of that name: its folder and the folder above
+    made 0700 when missing and used only when trusted (:func:`trusted_dir`), the bytes written
+    under a new unique name (``O_CREAT | O_EXCL | O_NOFOLLOW``, 0600) and renamed over ``path`` (a
+    planted link there is replaced, not followed). False when it could not be. Never raises."""
+    folder = os.path.dirname(path)
+    tmp = None
+    try:
+        for d in (os.path.dirname(folder), folder):
+            try:
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(d, 0o700, exist_ok=True)
+            if not trusted_dir(d):
+                return False
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(6).hex()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        tmp = None
+        return True
+    except OSError:
+        return False
     finally:
-        os.close(fd)
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def load(kind: str, key: str) -> Any:
+    """The value stored under ``(kind, key)``, or None (missing, or not to be trusted: module
+    docstring). Never raises."""
+    path = _path(kind, key)
+    raw = read_trusted(path) if path is not None else None
+    if raw is None:
+        return None
+    import json  # start-up cost: as above
+
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("kind") != kind or doc.get("key") != key:
         return None
     return doc.get("value")
@@ -107,37 +148,12 @@ def store(kind: str, key: str, value: Any) -> bool:
     path = _path(kind, key)
     if path is None:
         return False
-    folder = os.path.dirname(path)
-    tmp = None
+    import json  # start-up cost: as above
+
     try:
-        for d in (os.path.dirname(folder), folder):
-            try:
-                os.mkdir(d, 0o700)
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                os.makedirs(d, 0o700, exist_ok=True)
-            if not _own_dir(d):
-                return False
         # ASCII with escapes: a path that is not UTF-8 (surrogate escapes) comes back the same
         data = json.dumps({"format": FORMAT, "kind": kind, "key": key, "value": value},
                           separators=(",", ":")).encode("ascii")
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(6).hex()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)  # a planted link at ``path`` is replaced, not followed
-        tmp = None
-        return True
-    except (OSError, ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError, RecursionError):
         return False
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    return write_trusted(path, data)

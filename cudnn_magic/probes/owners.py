@@ -26,6 +26,7 @@ import base64
 import glob
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -253,8 +254,13 @@ def ships_cudnn(dist_info: str) -> bool:
     return stamp is not None and _ships_cudnn_cached(dist_info, stamp)
 
 
+_RELEVANT_RE = re.compile("|".join(map(re.escape, _RELEVANT)))
+
+
 def _relevant(dist_info: str) -> bool:
-    return any(k in os.path.basename(dist_info).lower() for k in _RELEVANT)
+    """The ``.dist-info`` name holds a word of :data:`_RELEVANT` (one C-speed search per name: an
+    environment of 10,000 distributions is looked through on every check)."""
+    return _RELEVANT_RE.search(os.path.basename(dist_info).lower()) is not None
 
 
 def distributions_in(folder: str, relevant_only: bool = True, natives_only: bool = False) -> list[DistRecord]:
@@ -586,7 +592,7 @@ def _conda_files(prefix: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
     out = []
     for meta in glob.glob(os.path.join(prefix, "conda-meta", "*.json")):
         base = os.path.basename(meta)
-        if not any(k in base.lower() for k in _RELEVANT):
+        if not _RELEVANT_RE.search(base.lower()):
             continue
         try:
             data = load_json_regular(meta, 64 << 20)
