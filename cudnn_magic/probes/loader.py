@@ -38,7 +38,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,6 +45,7 @@ from typing import Any
 
 from ..model import Preload, Resolution
 from ..files import file_kind, note_skipped
+from . import pyenv
 from .elf import ElfDynamic, NotElf, read_dynamic
 from .scope import exists, racy, realpath, stat as _scoped_stat
 
@@ -354,7 +354,7 @@ def interpreter_loaders() -> list[str]:
     exe = _exe()
     out: list[str] = []
     try:
-        with open("/proc/self/maps", "rb") as fh:
+        with open(pyenv.maps_path(), "rb") as fh:
             for line in fh:
                 if b"libpython" not in line:
                     continue
@@ -403,8 +403,10 @@ _steps_cache: dict[tuple, tuple[LoaderStep, ...]] = {}
 
 
 def _exe() -> str:
-    """The running interpreter's real file (once per process: it is the program running)."""
-    return _real_exe(sys.executable) if sys.executable else ""
+    """The real file of the interpreter the check is about (:func:`cudnn_magic.probes.pyenv.executable`:
+    this one, or another process's), resolved once per path."""
+    exe = pyenv.executable()
+    return _real_exe(exe) if exe else ""
 
 
 @lru_cache(maxsize=4)
@@ -557,13 +559,10 @@ def pathfinder_site_dirs() -> list[str]:
     (``sys.prefix != sys.base_prefix``), at 0 outside one, when ``site.ENABLE_USER_SITE``
     (cuda-pathfinder ``_utils/find_sub_dirs.py`` ``find_sub_dirs_all_sitepackages``). Never raises."""
     try:
-        import site  # start-up cost: only the pathfinder step needs it
-
-        dirs = list(site.getsitepackages())
-        if site.ENABLE_USER_SITE:
-            user = site.getusersitepackages()
-            if user:
-                dirs.insert(1 if sys.prefix != sys.base_prefix else 0, user)
+        dirs = pyenv.site_packages()
+        user = pyenv.user_site()
+        if user:
+            dirs.insert(1 if pyenv.prefix() != pyenv.base_prefix() else 0, user)
         return dirs
     except Exception:  # noqa: BLE001 - a probe never raises
         return []

@@ -31,11 +31,11 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping
-import sys
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
 from ..files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
+from . import pyenv
 from .record_scan import is_native_name, native_lines
 from .scope import realpath, stat as scoped_stat
 
@@ -434,7 +434,7 @@ def _site_dirs() -> tuple[str, ...]:
     """Every directory on ``sys.path`` (site-packages, a ``pip install --target`` folder on
     ``PYTHONPATH``, a folder a ``.pth`` file adds), in order, once each."""
     out: dict[str, None] = {}
-    for p in sys.path:
+    for p in pyenv.search_path():
         p = os.fspath(p) if isinstance(p, os.PathLike) else p
         if isinstance(p, str) and os.path.isdir(p or os.curdir):
             out.setdefault(os.path.abspath(p or os.curdir), None)
@@ -463,7 +463,7 @@ def _is_site_dir(folder: str) -> bool:
     distribution whose ``.dist-info`` lies there is installed, not just unpacked somewhere."""
     if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
         return True
-    return realpath(folder) in _import_dirs(tuple(sys.path))
+    return realpath(folder) in _import_dirs(tuple(pyenv.search_path()))
 
 
 def owner_label(dist: DistRecord) -> str:

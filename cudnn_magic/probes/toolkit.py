@@ -102,11 +102,11 @@ def probe_toolkits(environ: dict[str, str] | None = None) -> tuple[CudaToolkit, 
 
 
 def _which(name: str, path: str) -> str | None:
-    """The first ``name`` on ``path`` that is an executable file, as ``shutil.which`` finds it on
-    POSIX (an empty entry is the working directory); without importing ``shutil`` (3-5 ms of
-    every check)."""
+    """The first ``name`` on ``path`` that exists, may be executed and is no folder, as
+    ``shutil.which`` finds it on POSIX (an empty entry is the working directory; a FIFO counts,
+    and is then named as skipped when read); without importing ``shutil`` (3-5 ms of every check)."""
     for d in path.split(os.pathsep):
         p = os.path.join(d or os.curdir, name)
-        if os.access(p, os.X_OK) and os.path.isfile(p):
+        if os.path.exists(p) and os.access(p, os.X_OK) and not os.path.isdir(p):
             return p
     return None
