@@ -12,7 +12,8 @@ processes (median of ``--repeat``):
   native libraries, and native libraries it looked at, and how many ELF files it read.
 
 The page cache is warm in every run (the files were read before); "cold" is about this tool's
-own cache. Usage: python benchmarks/bench_consumers.py [--repeat N] [--venv DIR]
+own caches: each process starts with an empty ``XDG_CACHE_HOME`` (the on-disk scan cache's effect
+on a new process is in ``bench_check_floor.py``, "warm"). Usage: python benchmarks/bench_consumers.py [--repeat N] [--venv DIR]
 Prints a markdown table (milliseconds) and writes benchmarks/results/consumers.json.
 """
 
@@ -57,9 +58,13 @@ print("RESULT" + json.dumps(out))
 
 
 def run(py: Path, with_scan: bool) -> dict:
+    import tempfile
+
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
-    p = subprocess.run([str(py), "-c", "import os\n" + RUN, "1" if with_scan else "0"], capture_output=True,
-                       text=True, env=env, timeout=600)
+    with tempfile.TemporaryDirectory() as cache:
+        env["XDG_CACHE_HOME"] = cache  # nothing on disk: "cold" is the first check after an install
+        p = subprocess.run([str(py), "-c", "import os\n" + RUN, "1" if with_scan else "0"], capture_output=True,
+                           text=True, env=env, timeout=600)
     if p.returncode:
         raise SystemExit(p.stderr[-3000:])
     return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1][6:])
