@@ -275,3 +275,59 @@ def test_the_loaders_own_facts_are_asked_once_per_machine(tmp_path):
         f.write_bytes(b"[1, 2")
     assert rtld(cache)["children"] == 2
     assert rtld(cache) == {"children": 0, "facts": first["facts"]}
+
+
+# ----------------------------------------------------------------------------- facts read from files
+
+FACTS = r"""
+import json, sys
+from cudnn_magic.probes import elf, loader, owners
+counts = {"elf": 0, "symbols": 0, "record": 0, "sha256": 0}
+def counting(name, module, attr):
+    real = getattr(module, attr)
+    def wrapped(*a, **k):
+        counts[name] += 1
+        return real(*a, **k)
+    setattr(module, attr, wrapped)
+counting("elf", loader, "read_dynamic")
+counting("symbols", elf, "read_symbol_bytes")
+counting("record", owners, "_record_bytes")
+counting("sha256", owners, "file_digest")
+from cudnn_magic.probes.installed import probe_installed
+from cudnn_magic.probes.scope import check_scope
+with check_scope():
+    inv = probe_installed(extra_dirs=((sys.argv[1], "test"),), query_unknown=False)
+print(json.dumps({"counts": counts, "copies": sorted((c.name, c.version, c.owner, c.owner_evidence) for c in inv.copies)}))
+"""
+
+
+def facts(folder: Path, cache: Path) -> dict:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    p = subprocess.run([sys.executable, "-c", FACTS, str(folder)], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_what_a_check_read_from_unchanged_files_is_not_read_again_in_a_new_process(tmp_path):
+    """The dynamic sections of the cuDNN files, the version constant in the graph library, the
+    shim's sha256 and the wheel RECORD's native rows: read by the first process, taken from the
+    disk cache by the next (the same inventory), read again for a file that changed."""
+    import shutil
+
+    wheel = tmp_path / "wheel"
+    shutil.copytree(install_wheel(*JIT), wheel, symlinks=True)
+    lib = wheel / "nvidia" / "cudnn_jit" / "lib"
+    age(*[p for p in wheel.rglob("*") if p.is_file()])
+    cache = tmp_path / "xdg"
+    first = facts(lib, cache)
+    assert all(first["counts"][k] > 0 for k in ("elf", "symbols", "record", "sha256")), first["counts"]
+    assert any(v == "9.27.0" for _, v, _, _ in first["copies"])
+    second = facts(lib, cache)
+    assert second["counts"] == {"elf": 0, "symbols": 0, "record": 0, "sha256": 0}
+    assert second["copies"] == first["copies"]
+    graph = lib / "libcudnn_graph.so.9"
+    st = os.stat(graph)
+    os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))  # "changed": another mtime, long ago
+    third = facts(lib, cache)
+    assert third["counts"]["elf"] == 1 and third["counts"]["symbols"] == 1, third["counts"]
+    assert third["copies"] == first["copies"]

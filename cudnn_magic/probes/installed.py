@@ -79,7 +79,21 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
 
 @lru_cache(maxsize=4)
 def _ldcache_cached(path: str, _stamp: tuple[int, int, int, int]) -> tuple[dict[str, list[str]], str | None]:
-    return _read_ldcache(path)
+    from . import filefacts  # start-up cost: only a check reads the ld.so cache
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    known = filefacts.get(path, st, "ldcache")
+    if (isinstance(known, list) and len(known) == 2 and isinstance(known[0], dict)
+            and (known[1] is None or isinstance(known[1], str))
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in known[0].values())):
+        return known[0], known[1]
+    value = _read_ldcache(path)
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == _stamp:
+        filefacts.put(path, st, "ldcache", [value[0], value[1]])
+    return value
 
 
 def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:

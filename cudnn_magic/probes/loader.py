@@ -282,18 +282,44 @@ def elf_facts(path: str) -> ElfDynamic | str:
             if not stat.S_ISREG(st.st_mode):  # said on every check, not only the first
                 note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
             return hit[1]
-    try:
-        value: ElfDynamic | str = read_dynamic(path)
-    except NotElf as exc:
-        value = f"not a shared library: {exc}"
-    except OSError as exc:
-        value = f"unreadable: {exc.strerror or exc}"
-    except Exception as exc:  # noqa: BLE001 - a malformed file must not break the check
-        value = f"unreadable: {type(exc).__name__}: {exc}"
+    from . import filefacts  # start-up cost: only a check reads ELF files
+
+    value: ElfDynamic | str | None = elf_from_json(filefacts.get(path, st, "elf")) if stat.S_ISREG(st.st_mode) else None
+    if value is None:
+        try:
+            value = read_dynamic(path)
+        except NotElf as exc:
+            value = f"not a shared library: {exc}"
+        except OSError as exc:
+            value = f"unreadable: {exc.strerror or exc}"
+        except Exception as exc:  # noqa: BLE001 - a malformed file must not break the check
+            value = f"unreadable: {type(exc).__name__}: {exc}"
+        # what a file says is kept; that it could not be read (a passing error) is not
+        if stat.S_ISREG(st.st_mode) and not (isinstance(value, str) and value.startswith("unreadable")):
+            filefacts.put(path, st, "elf", elf_to_json(value))
+        with _lock:
+            _stats["elf_reads"] += 1
     with _lock:
         _elf_cache[path] = (key, value)
-        _stats["elf_reads"] += 1
     return value
+
+
+def elf_to_json(value: ElfDynamic | str) -> list | str:
+    """An :func:`elf_facts` answer as JSON data (for the disk caches)."""
+    if isinstance(value, str):
+        return value
+    return [value.soname, list(value.needed), list(value.rpath), list(value.runpath), value.machine]
+
+
+def elf_from_json(raw: object) -> ElfDynamic | str | None:
+    """:func:`elf_to_json` back; None for anything else."""
+    if isinstance(raw, str):
+        return raw
+    if (isinstance(raw, list) and len(raw) == 5 and (raw[0] is None or isinstance(raw[0], str))
+            and all(isinstance(x, list) and all(isinstance(y, str) for y in x) for x in raw[1:4])
+            and isinstance(raw[4], int)):
+        return ElfDynamic(raw[0], tuple(raw[1]), tuple(raw[2]), tuple(raw[3]), raw[4])
+    return None
 
 
 def remember_elf(path: str, st: os.stat_result, value: ElfDynamic | str) -> None:

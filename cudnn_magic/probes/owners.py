@@ -204,10 +204,20 @@ def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord |
 
 @lru_cache(maxsize=512)
 def _read_natives_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
+    from . import filefacts  # start-up cost: only ownership needs it
+
+    record = os.path.join(dist_info, "RECORD")
+    st = scoped_stat(record)
+    known = filefacts.get(record, st, "natives") if st is not None else filefacts.MISSING
+    if isinstance(known, list) and all(isinstance(r, list) and len(r) == 3 and isinstance(r[0], str) for r in known):
+        return _dist_record(dist_info, [RecordEntry(p, d if isinstance(d, str) else None, n if isinstance(n, int) else None)
+                                        for p, d, n in known])
     data = _record_bytes(dist_info, _stamp)
     if data is None:
         return None
     entries = [e for e in (_parse_record_line(line) for _, line in native_lines(data)) if e is not None]
+    if st is not None and (st.st_mtime_ns, st.st_size) == _stamp:
+        filefacts.put(record, st, "natives", [[e.path, e.digest, e.size] for e in entries])
     return _dist_record(dist_info, entries)
 
 
@@ -348,14 +358,26 @@ def _digest_cached(path: str, _stamp: tuple[int, int, int]) -> str | None:
 
 def digest_if_small(path: str, limit: int = HASH_LIMIT_BYTES) -> str | None:
     """RECORD-style sha256 of ``path`` when it is at most ``limit`` bytes, else None. Cached
-    per (inode, mtime, size). Never raises."""
+    per (inode, mtime, size), also on disk (:mod:`.filefacts`). Never raises."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     if st.st_size > limit:
         return None
-    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    return _digest_kept(path, st)
+
+
+def _digest_kept(path: str, st: os.stat_result) -> str | None:
+    from . import filefacts  # start-up cost: only ownership needs it
+
+    known = filefacts.get(path, st, "sha256") if stat.S_ISREG(st.st_mode) else None
+    if isinstance(known, str):
+        return known
+    value = _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    if value is not None and stat.S_ISREG(st.st_mode):
+        filefacts.put(path, st, "sha256", value)
+    return value
 
 
 # --------------------------------------------------------------------------- ownership
@@ -518,7 +540,7 @@ def _digest_any(path: str) -> str | None:
         st = os.stat(path)
     except OSError:
         return None
-    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    return _digest_kept(path, st)
 
 
 def ownership(path: str) -> Ownership:

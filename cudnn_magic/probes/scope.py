@@ -1,5 +1,6 @@
 """One check sees one state of the file system: answers that follow from the file system alone
-(where a symbolic link leads) are worked out once per check, not once per question.
+(where a symbolic link leads) are worked out once per check, not once per question; when the
+check ends, what it read from files is written to the disk cache (:mod:`.filefacts`).
 
 :func:`check_scope` opens a scope for the calling thread (``run_check`` holds one for its whole
 run); inside it :func:`realpath` remembers each absolute path's answer. Outside a scope it is
@@ -31,6 +32,9 @@ def check_scope() -> Iterator[None]:
         yield
     finally:
         _local.memo = None
+        from .filefacts import flush  # start-up cost: the check has run by now
+
+        flush()  # what this check read from files that may be read again by the next process
 
 
 def realpath(path: str) -> str:

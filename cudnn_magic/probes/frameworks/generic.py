@@ -30,7 +30,7 @@ from ...model import LibraryCopy
 from .. import libnames
 from .. import pyenv
 from ..elf import ElfDynamic
-from ..loader import elf_facts
+from ..loader import elf_facts, elf_from_json, elf_to_json
 from ..record_scan import is_native_name, native_lines
 from ..scope import listdir
 
@@ -425,14 +425,14 @@ class _SiteCache:
         row = self.libs.get(rel)
         value: ElfDynamic | str | None = None
         if isinstance(row, list) and len(row) == 2 and row[0] == key:
-            value = _elf_from_json(row[1])
+            value = elf_from_json(row[1])
         if value is None:
             value = elf_facts(path)
             self.dirty = True
         else:
             remember_elf(path, st, value)
         if not self._racy(key):
-            self.used_libs[rel] = [key, _elf_to_json(value)]
+            self.used_libs[rel] = [key, elf_to_json(value)]
         return value
 
     def save(self) -> None:
@@ -449,22 +449,6 @@ class _SiteCache:
 #: The last document of each site directory in this process (every entry in it is checked
 #: against the files each time, as one read from disk is).
 _docs: dict[str, dict] = {}
-
-
-def _elf_to_json(value: ElfDynamic | str) -> list | str:
-    if isinstance(value, str):
-        return value
-    return [value.soname, list(value.needed), list(value.rpath), list(value.runpath), value.machine]
-
-
-def _elf_from_json(raw: object) -> ElfDynamic | str | None:
-    if isinstance(raw, str):
-        return raw
-    if (isinstance(raw, list) and len(raw) == 5 and (raw[0] is None or isinstance(raw[0], str))
-            and all(isinstance(x, list) and all(isinstance(y, str) for y in x) for x in raw[1:4])
-            and isinstance(raw[4], int)):
-        return ElfDynamic(raw[0], tuple(raw[1]), tuple(raw[2]), tuple(raw[3]), raw[4])
-    return None
 
 
 def elf_of(lib: NativeLibrary) -> ElfDynamic | None:
