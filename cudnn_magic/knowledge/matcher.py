@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import bisect
 import importlib
-import io
 import itertools
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 import logging
 
 from ..fixes.catalogue import ADVICE
@@ -355,11 +354,21 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     return out
 
 
-def _line(x: bytes) -> bytes:
-    """A line as read from ``io.BytesIO`` without its end (``\n``, or ``\r\n``)."""
-    if x.endswith(b"\n"):
-        x = x[:-2] if x.endswith(b"\r\n") else x[:-1]
-    return x
+def _chunk_lines(data: bytes) -> Iterator[list[bytes]]:
+    """The lines of ``data`` (without their ``\n`` or ``\r\n``), a list per line-aligned chunk of
+    about :data:`SCAN_CHUNK` bytes; a line longer than a chunk comes in pieces of at most a chunk."""
+    crlf = b"\r\n" in data
+    n, start = len(data), 0
+    while start < n:
+        stop = min(n, start + SCAN_CHUNK)
+        if stop < n:
+            nl = data.rfind(b"\n", start, stop)
+            stop = nl + 1 if nl >= 0 else stop
+        lines = data[start:stop].split(b"\n")
+        if crlf:
+            lines = [x[:-1] if x.endswith(b"\r") else x for x in lines]
+        yield lines
+        start = stop
 
 
 def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
@@ -368,18 +377,17 @@ def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
     an input up to 256 KiB where line-by-line matching found nothing."""
     if len(data) <= 64 * 1024:
         return True
-    # line by line from the bytes (no copy of the text, no list of its lines: this runs on every
-    # input up to MAX_JOIN_BYTES); distinct lines are told apart by their hash
-    width = max(len(_line(x)) for x in io.BytesIO(data))
+    # the lines a chunk at a time (no copy of the whole text, no list of all its lines: this runs
+    # on every input up to MAX_JOIN_BYTES); distinct lines are told apart by their hash
+    width = max(max(map(len, lines)) for lines in _chunk_lines(data))
     if 40 <= width <= 400:
         at: set[int] = set()
         long: set[int] = set()
-        for x in io.BytesIO(data):
-            x = _line(x)
-            if len(x) >= width * 0.8:
-                long.add(hash(x))
-                if len(x) == width:
-                    at.add(hash(x))
+        floor = width * 0.8
+        for lines in _chunk_lines(data):
+            near = set(x for x in lines if len(x) >= floor)  # distinct, before hashing
+            long.update(map(hash, near))
+            at.update(hash(x) for x in near if len(x) == width)
         if len(at) >= 2 and len(at) * 2 >= len(long):
             return True
     if not any(not h.signature.generic and not h.signature.supports for h in hits):
