@@ -43,8 +43,9 @@ t0 = time.perf_counter(); r2 = check.run_check(); warm = time.perf_counter() - t
 out = {"cold": cold, "warm": warm, "consumers": len(r2.consumers),
        "rows": [(f.name, f.version, f.verdict) for f in r2.frameworks]}
 if with_scan:
-    import cudnn_magic.probes.frameworks.generic as pc, cudnn_magic.probes.loader as pl
-    pc._list_cache.clear(); pl._elf_cache.clear()
+    import cudnn_magic.probes.frameworks.generic as pc, cudnn_magic.probes.loader as pl, cudnn_magic.probes.filefacts as ff
+    pc._list_cache.clear(); pl._elf_cache.clear(); pc._docs.clear(); ff._docs.clear()  # nothing remembered
+    os.environ["XDG_CACHE_HOME"] = os.path.join(os.environ["XDG_CACHE_HOME"], "empty")  # nothing on disk
     reads0 = loader.cache_stats()["elf_reads"]
     t0 = time.perf_counter(); s = scan_environment(); out["scan_cold"] = time.perf_counter() - t0
     out["elf_reads_cold"] = loader.cache_stats()["elf_reads"] - reads0
