@@ -56,10 +56,15 @@ def run(cache: Path) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def cache_files(cache: Path) -> list[Path]:
+    """One file per module that has dataclasses (``code/<tag>/<module>.marshal``)."""
+    files = sorted((cache / "cudnn_magic" / "code").glob("*/*.marshal"))
+    assert files and any(f.name == "cudnn_magic.model.report.marshal" for f in files), files
+    return files
+
+
 def cache_file(cache: Path) -> Path:
-    files = list((cache / "cudnn_magic" / "code").glob("*.marshal"))
-    assert len(files) == 1, files
-    return files[0]
+    return next(f for f in cache_files(cache) if f.name == "cudnn_magic.model.report.marshal")
 
 
 def same_classes(got: dict) -> None:
@@ -90,9 +95,9 @@ def test_a_corrupt_or_foreign_cache_is_ignored(tmp_path, garbage):
 
     cache = tmp_path / "xdg"
     run(cache)
-    f = cache_file(cache)
-    # None: a valid marshal file that is not {source: code} (a dict of other things)
-    f.write_bytes(marshal.dumps({"def __create_fn__(): pass": "not code", 1: 2}) if garbage is None else garbage)
+    for f in cache_files(cache):
+        # None: a valid marshal file that is not {source: code} (a dict of other things)
+        f.write_bytes(marshal.dumps({"def __create_fn__(): pass": "not code", 1: 2}) if garbage is None else garbage)
     got = run(cache)
     assert got["compiled_ours"] > 20
     same_classes(got)
@@ -104,12 +109,30 @@ def test_a_cache_others_may_write_or_a_link_is_not_used(tmp_path):
     run(cache)
     f = cache_file(cache)
     os.chmod(f, 0o666)
-    assert run(cache)["compiled_ours"] > 20
+    assert run(cache)["compiled_ours"] > 10  # the report's classes compiled again
     assert run(cache)["compiled_ours"] == 0  # replaced by one of ours
     victim = tmp_path / "victim"
     victim.write_bytes(f.read_bytes())
     f.unlink()
     f.symlink_to(victim)
     before = victim.read_bytes()
-    assert run(cache)["compiled_ours"] > 20  # not read through the link
+    assert run(cache)["compiled_ours"] > 10  # not read through the link
     assert victim.read_bytes() == before and not f.is_symlink()  # nor written through it
+
+
+def test_a_changed_modules_old_code_goes(tmp_path):
+    """A module's file holds exactly what the last process that compiled for it used: an entry of
+    an older version of the module (source text no class makes any more) is not kept."""
+    import marshal
+
+    cache = tmp_path / "xdg"
+    run(cache)
+    f = cache_file(cache)
+    codes = marshal.loads(f.read_bytes())
+    stale = "def __create_fn__():\n def __init__(self):\n  pass\n return __init__"
+    codes.pop(next(iter(codes)))  # one class "changed": its code must be compiled again
+    codes[stale] = compile(stale, "<string>", "exec")
+    f.write_bytes(marshal.dumps(codes))
+    assert run(cache)["compiled_ours"] == 1
+    kept = marshal.loads(f.read_bytes())
+    assert stale not in kept and len(kept) == len(codes)
