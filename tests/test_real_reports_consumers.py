@@ -561,3 +561,241 @@ def test_every_kind_has_real_wordings_and_near_misses():
         assert len(rows) >= 5, kind
     texts = [r[0] + r[1] + r[2] for rows in KINDS.values() for r in rows]
     assert len(texts) == len(set(texts))
+
+
+# --------------------------------------------------------------------------- what the diagnoses say
+
+
+def _row(table, source):
+    """The row of ``table`` whose source names ``source`` (rows are found by their report, not their index)."""
+    return next(r for r in table if source in r[4])
+
+
+def _top(exc="", log="", tb="", report=None):
+    res = diagnose(exception=exc, log=log, traceback=tb, report=report)
+    assert res, (exc, log)
+    return res
+
+
+def test_tensorrt_says_which_side_is_older_and_that_it_only_warns():
+    older = _top(log=_row(TENSORRT, 'stable-diffusion-webui-tensorrt/issues/3')[1])[0]
+    assert older.title.startswith("TensorRT loaded cuDNN 8.7.0, older than the 8.9.0 it was linked against")
+    assert "only warns" in older.title and "warning" in older.summary
+    assert (older.versions["loaded"], older.versions["compiled"]) == ("8.7.0", "8.9.0")
+    fix = next(f for f in older.fixes if f.id == "install-matching-cudnn")
+    assert '"nvidia-cudnn-cu12<9,>=8.9"' in fix.action  # at least the linked release, within its major
+    # TensorRT 5.1's wording: the same sides, "compiled against" X, "is linked against" Y
+    assert _top(log=_row(TENSORRT, 'server/issues/200')[1])[0].title.startswith("TensorRT loaded cuDNN 7.0.5, older than the 7.5.0")
+    # a newer minor of the same major: still the kind, said so, ranked lower, and nothing to change
+    newer = _top(log="[W] [TRT] TensorRT was linked against cuDNN 8.2.1 but loaded cuDNN 8.4.0")[0]
+    assert newer.id == "cudnn-version-mismatch" and newer.title.startswith("TensorRT loaded cuDNN 8.4.0, newer than the 8.2.1")
+    assert newer.fixes == () and newer.score < older.score
+
+
+def test_a_tensorrt_warning_after_a_cell_that_succeeded():
+    from cudnn_magic.diagnose import gpu_unused_warnings
+
+    assert [d.id for d in gpu_unused_warnings(_row(TENSORRT, 'stable-diffusion-webui-tensorrt/issues/3')[1])] == ["cudnn-version-mismatch"]
+    assert gpu_unused_warnings("[W] [TRT] TensorRT was linked against cuDNN 8.2.1 but loaded cuDNN 8.4.0") == []
+
+
+def test_myelin_names_cublaslt_cudnn_only_below_major_ten():
+    line = "Error Code 1: Myelin (Compiled against cuDNN {} but running against cuDNN {}.)"
+    assert not diagnose(log=line.format("11.4.1.0", "11.2.1.0"))  # cuBLASLt releases under cuDNN's name
+    assert _top(log=line.format("8.9.2", "8.6.0"))[0].id == "cudnn-version-mismatch"
+
+
+def test_bindings_get_their_own_fix_words_not_a_python_frameworks():
+    rust = _top(exc=_row(BINDINGS, 'cudarc/issues/529')[0])[0]
+    assert rust.title == "cudarc (Rust) found cuDNN under none of the names it tries"
+    fix = next(f for f in rust.fixes if f.id == "install-matching-cudnn")
+    assert "libcudnn.so.9" in fix.action and "tensorflow" not in fix.action
+    build = _top(log=_row(BINDINGS, 'darknet/issues/4445')[1])[0]  # /usr/bin/ld: cannot find -lcudnn
+    assert build.title == "The linker found no cuDNN library to link (cudnn)" and "LIBRARY_PATH" in build.summary
+    assert "CPATH" in build.fixes[0].action and "jax" not in build.fixes[0].action
+    api = _top(log=_row(BINDINGS, 'caffe/issues/6970')[1])[0]  # Caffe against cuDNN 8
+    assert api.id == "cudnn-version-mismatch" and "_SPECIFY_WORKSPACE_LIMIT, which the cudnn.h" in api.title
+
+
+def test_julia_names_the_file_a_sub_library_or_the_main_one():
+    main = _top(exc=_row(BINDINGS, 'Flux.jl/issues/1116')[0])[0]
+    assert main.id == "cudnn-library-not-found" and main.versions["soname"] == "cudnn64_7.dll"
+    assert main.title == "Julia could not load cudnn64_7.dll"
+    sub = _top(exc=_row(BINDINGS, 'CUDA.jl/issues/1291')[0])[0]
+    assert sub.id == "cudnn-sublibrary-load-failed" and sub.versions["soname"] == "cudnn_cnn_infer64_8.dll"
+
+
+def test_dlib_status_numbers_and_the_failing_call_decide():
+    init = _top(exc=_row(BINDINGS, 'dlib/issues/1772')[0])
+    assert [d.id for d in init][:2] == ["cudnn-init-failed", "cudnn-internal-error"]  # cudnnCreate returned 4
+    assert init[0].versions["call"] == "cudnnCreate" and init[0].versions["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+    # the status is the number's, whatever dlib's own reason string says
+    assert _top(exc=_row(BINDINGS, 'dlib/issues/2330')[0])[0].versions["status"] == "CUDNN_STATUS_NOT_SUPPORTED"
+
+
+def test_an_install_note_outranks_the_vaguer_failure_after_it():
+    paddle = _top(*_row(INSTALL_NOTES, 'the next cuDNN call)')[:2])
+    assert paddle[0].id == "cudnn-library-not-found" and "cudnn-init-failed" in [d.id for d in paddle]
+    assert paddle[0].title.startswith("PaddlePaddle could not load cuDNN")
+    nvrtc = _top(*_row(INSTALL_NOTES, 'then fails')[:2])
+    assert [d.id for d in nvrtc][:2] == ["cudnn-sublibrary-load-failed", "cudnn-unsupported-config"]
+    fix = nvrtc[0].fixes[0]
+    assert fix.id == "install-cudnn-deps" and "ln -s libnvrtc.so.<version> libnvrtc.so" in fix.action
+    assert not fix.applicable  # the CUDA wheel already ships NVRTC: pip would change nothing
+
+
+def test_an_unnamed_dll_failure_never_claims_cudnn_from_the_text():
+    d = _top(exc=_row(UNNAMED_DLL, 'dlib/issues/2079')[0])
+    assert [x.id for x in d] == ["unnamed-library-load-failed"]
+    assert d[0].title == "Windows could not load a DLL that dlib needs (the message does not say which)"
+    assert "cudnn-magic explain --facts" in d[0].summary and "os.add_dll_directory" in d[0].summary
+    assert d[0].versions["module"] == "dlib"
+    # a cuDNN DLL named anywhere decides
+    named = 'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\t\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.'
+    assert [x.id for x in _top(exc=named)] == ["cudnn-sublibrary-load-failed"]
+    assert [x.id for x in _top(exc=_row(UNNAMED_DLL, 'dlib/issues/1954')[0], log=_row(INSTALL_NOTES, 'preload_check')[1])][0] == "cudnn-library-not-found"
+
+
+def test_jax_without_its_plugin_is_a_cpu_build_unless_the_plugin_failed():
+    from cudnn_magic.diagnose import gpu_unused_warnings
+
+    alone = "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu."
+    assert [d.id for d in gpu_unused_warnings(alone)] == ["framework-cpu-build"]
+    failed = alone + "\nCUDA backend failed to initialize: Unable to load cuPTI. Is it installed?"
+    assert gpu_unused_warnings(failed) == []  # the plugin is installed: its failure is not cuDNN's
+    assert _top(exc=_row(CPU_BUILDS, 'dynalang/issues/6')[0])[0].id == "framework-cpu-build"
+
+
+@pytest.mark.parametrize("row, framework, command", [
+    (_row(CPU_BUILDS, 'MobileAgent/issues/60'), "PyTorch", "--index-url https://download.pytorch.org/whl/cu118"),  # nvidia-smi: CUDA 11.4
+    (_row(CPU_BUILDS, 'collect_env.py of a +cpu wheel'), "PyTorch", '"torch==2.1.0" --index-url https://download.pytorch.org/whl/cu121'),  # the +cpu version
+    (_row(CPU_BUILDS, 'dreamerv3/issues/18'), "JAX", 'pip install -U "jax[cuda12]"'),  # nvidia-smi: CUDA 12.0
+    (_row(CPU_BUILDS, 'sunone_aimbot/issues/195'), "ONNX Runtime", "python -m pip uninstall -y onnxruntime && python -m pip install onnxruntime-gpu"),
+    (_row(CPU_BUILDS, 'PARL/issues/929'), "PaddlePaddle", "python -m pip install paddlepaddle-gpu"),
+])
+def test_a_cpu_build_gets_the_cuda_build_of_its_framework(row, framework, command):
+    d = _top(row[0], row[1], row[2])[0]
+    assert d.id == "framework-cpu-build"
+    fix = d.fixes[0]
+    assert fix.id == "install-cudnn-build" and command in fix.action, fix.action
+    assert not fix.applicable and fix.restart_required
+
+
+def test_tensorflow_on_native_windows_and_ctranslate2_on_macos_have_no_cuda_build_to_offer():
+    mac = _top(*_row(CPU_BUILDS, 'faster-whisper)')[:3])[0]  # faster-whisper under /Users/
+    assert mac.id == "framework-cpu-build" and mac.fixes == ()
+    tf = _top(_row(CPU_BUILDS, 'tensorflow/issues/8093')[0])[0]
+    assert "tensorflow[and-cuda]" in tf.fixes[0].action and "native Windows" in tf.fixes[0].action
+
+
+# --------------------------------------------------------------------------- joined with the live facts
+
+
+def _report(cr, **kw):
+    """A Report from the consumer check's real search (what %cudnn_check and explain --facts hold)."""
+    from cudnn_magic.model import Report
+
+    return Report(frameworks=tuple(cr.frameworks), consumers=tuple(cr.consumers), findings=tuple(cr.findings),
+                  resolutions=tuple(cr.resolutions), **kw)
+
+
+DLL_FAILED = "ImportError: DLL load failed while importing libpaddle: The specified module could not be found."
+
+
+def test_an_unnamed_dll_failure_with_the_live_search_says_whether_cudnn_is_missing(tmp_path):
+    """PaddlePaddle 2.6.2's real version file and a stand-in libpaddle.so (gcc): the consumer check's
+    own search (glibc's order) finds no libcudnn.so, so cuDNN is what the unnamed failure misses;
+    with a stand-in cuDNN 8.9.7 on LD_LIBRARY_PATH it finds one, and no cuDNN claim is made."""
+    from test_consumers_frameworks import PADDLE_262, _cudnn_dir, _paddle_site
+
+    from cudnn_magic.consumer_check import check_consumers
+
+    site = _paddle_site(tmp_path, PADDLE_262, "paddlepaddle-gpu", "2.6.2")
+    missing = _report(check_consumers(paths=[str(site)], conda=False, environ={"LD_LIBRARY_PATH": ""}, ldcache={}))
+    res = diagnose(exception=DLL_FAILED, report=missing)
+    assert [d.id for d in res][:2] == ["cudnn-library-not-found", "unnamed-library-load-failed"]
+    assert res[0].title == "The library that failed to load is cuDNN: PaddlePaddle 2.6.2 will find no libcudnn.so"
+    assert any(e.startswith("fact: PaddlePaddle 2.6.2 will find no libcudnn.so.") for e in res[0].evidence)
+
+    cudnn = _cudnn_dir(tmp_path, "cudnn", "8.9.7", 8)
+    found = _report(check_consumers(paths=[str(site)], conda=False, environ={"LD_LIBRARY_PATH": str(cudnn)}, ldcache={}))
+    res = diagnose(exception=DLL_FAILED, report=found)
+    assert [d.id for d in res] == ["unnamed-library-load-failed"]
+    fact = next(e for e in res[0].evidence if e.startswith("fact: every cuDNN consumer here finds its cuDNN"))
+    assert str(cudnn) in fact and "not cuDNN" in fact
+    assert [d.id for d in diagnose(exception=DLL_FAILED)] == ["unnamed-library-load-failed"]  # no facts: no claim
+
+
+def _torch_cpu_row(tmp_path):
+    """PyTorch's row as the probe reads it from the real +cpu wheel's files."""
+    from test_frameworks_probe import local_wheel, probe_one, unpack
+
+    unpack(local_wheel("torch-*+cpu-*.whl"), tmp_path, [r"torch/version\.py", r"torch/__init__\.py"])
+    return probe_one(tmp_path, "PyTorch")[0]
+
+
+def test_a_cpu_build_with_the_live_facts(tmp_path):
+    import dataclasses
+
+    from cudnn_magic.model import Driver, Gpu, Report, Unavailable
+
+    row = _torch_cpu_row(tmp_path)
+    assert row.cpu_build
+    release = row.version.split("+")[0]
+    exc = "AssertionError: Torch not compiled with CUDA enabled"
+    gpu = Report(frameworks=(row,), gpus=(Gpu(0, "NVIDIA H200", compute_capability=(9, 0)),),
+                 driver=Driver("550.54.15", cuda_driver_version="12.4"), platform="linux")
+    d = _top(exc=exc, report=gpu)[0]
+    assert d.id == "framework-cpu-build"
+    assert f"fact: PyTorch {row.version} here is a CPU-only build" in "\n".join(d.evidence)
+    assert "fact: NVIDIA driver 550.54.15 supports CUDA 12.4; GPU 0: NVIDIA H200" in d.evidence
+    fix = d.fixes[0]
+    assert fix.title == "Install the CUDA build of PyTorch for CUDA 12"
+    assert fix.action.startswith(f'python -m pip install --force-reinstall "torch=={release}" --index-url '
+                                 "https://download.pytorch.org/whl/cu12")
+    # no NVIDIA GPU or driver here: a CUDA build would not use one either, so none is offered
+    none = Report(frameworks=(row,), driver=Unavailable("NVML not found: libnvidia-ml.so.1: cannot open"))
+    d = _top(exc=exc, report=none)[0]
+    assert d.id == "framework-cpu-build" and d.fixes == ()
+    assert any(e.startswith("fact: no NVIDIA GPU or driver on this machine (NVML not found)") for e in d.evidence)
+    # this environment's PyTorch is a CUDA build: the message came from elsewhere; nothing to install
+    cuda_row = dataclasses.replace(row, cpu_build=False, cuda_compiled="12.8", version=release + "+cu128")
+    d = _top(exc=exc, report=dataclasses.replace(gpu, frameworks=(cuda_row,)))[0]
+    assert d.fixes == () and any(e.startswith(f"note: PyTorch {release}+cu128 in this environment is a CUDA build")
+                                 for e in d.evidence)
+
+
+def test_the_check_and_the_diagnosis_name_the_same_cuda_build(tmp_path):
+    from cudnn_magic.check import judge_report
+    from cudnn_magic.model import Driver, Gpu
+
+    row = _torch_cpu_row(tmp_path)
+    gpus, driver = (Gpu(0, "NVIDIA H200", compute_capability=(9, 0)),), Driver("550.54.15", cuda_driver_version="12.4")
+    rep = judge_report(loaded=(), installed=(), frameworks=(row,), driver=driver, gpus=gpus)
+    finding = next(f for f in rep.findings if f.id == "framework-cpu-build")
+    d = _top(exc="AssertionError: Torch not compiled with CUDA enabled", report=rep)[0]
+    assert d.id == finding.id
+    command = finding.fixes[0].action.split("   #")[0]
+    assert command.startswith("python -m pip install --force-reinstall") and d.fixes[0].action.startswith(command)
+
+
+@pytest.mark.parametrize("framework, version, cuda, platform, command", [
+    ("PyTorch", "2.1.0+cpu", "12.2", "linux", '"torch==2.1.0" --index-url https://download.pytorch.org/whl/cu121'),
+    ("PyTorch", "2.7.1", "11.4", "win32", '"torch==2.7.1" --index-url https://download.pytorch.org/whl/cu118'),
+    ("PyTorch", None, "11.4", "linux", '"torch" --index-url https://download.pytorch.org/whl/cu118'),  # newest for CUDA 11
+    ("PyTorch", "2.9.0", "13.0", "linux", "https://download.pytorch.org/whl/cu130"),
+    ("JAX", "0.7.2", "13.0", "linux", 'pip install -U "jax[cuda13]"'),
+    ("JAX", None, "11.8", "linux", '"jax[cuda11_pip]==0.4.25"'),
+    ("ONNX Runtime", "1.18.0", "11.8", "linux", "pip install onnxruntime-gpu==1.18.0"),
+    ("ONNX Runtime", "1.20.0", "11.8", "linux", "_packaging/onnxruntime-cuda-11/pypi/simple/"),
+    ("TensorFlow", "2.15.0", "12.2", "linux", 'pip install "tensorflow[and-cuda]==2.15.0"'),
+    ("TensorFlow", "2.15.0", "12.2", "win32", ""),
+    ("PyTorch", "2.0.1", None, "darwin", ""),
+    ("PaddlePaddle", "3.0.0", "12.4", "linux", "https://www.paddlepaddle.org.cn/packages/stable/cu126/"),
+])
+def test_the_cuda_build_for_each_framework_and_cuda_major(framework, version, cuda, platform, command):
+    from cudnn_magic.rules.gpu_builds import gpu_build
+
+    build = gpu_build(framework, version, cuda, platform)
+    assert (command in build.command) if command else build.command == "", build
+    assert build.note

@@ -461,12 +461,12 @@ def _cpu_version(a: Any) -> str | None:
 
 
 def _platform_of(a: Any) -> str:
-    """The platform the quoted lines show: a drive-letter path is Windows, /Users/ macOS; "" unknown."""
-    lines = " ".join(h.line for _, h in getattr(a, "hits", ())) + " ".join(h.line for h in getattr(a, "support", ()))
-    if re.search(r"\b[A-Za-z]:\\", lines):
-        return "win32"
-    if "/Users/" in lines or "darwin" in lines.lower():
-        return "darwin"
+    """The platform the quoted paths show (knowledge.cpu_builds "platform-path": a drive letter is
+    Windows, /Users/ macOS); "" unknown."""
+    hits = [h for _, h in getattr(a, "hits", ())] + list(getattr(a, "support", ()))
+    for key, platform in (("platform_win32", "win32"), ("platform_darwin", "darwin")):
+        if any(key in h.groups for h in hits):
+            return platform
     return ""
 
 

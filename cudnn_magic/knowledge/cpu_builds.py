@@ -120,6 +120,15 @@ SIGNATURES = (
         source="nvidia-smi header ('Driver Version: 535.104.05   CUDA Version: 12.2'): the CUDA major the driver supports",
     ),
     sig(
+        "platform-path", "framework-cpu-build", "cpu_builds",
+        ["/users/", ":\\users\\", ":\\program files", "\\appdata\\", "\\anaconda3\\", "\\miniconda3\\",
+         "\\lib\\site-packages\\"],
+        [r"(?P<platform_darwin>(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/)", r"(?P<platform_win32>\b[A-Za-z]:\\[^\n]{0,200}\\)"],
+        0.0, supports=("framework-cpu-build",),
+        source="paths in tracebacks: /Users/<name>/ is macOS, a drive letter and backslashes Windows (which CUDA "
+               "build exists depends on it)",
+    ),
+    sig(
         "tf-no-gpu-device-registered", "framework-cpu-build", "cpu_builds",
         ["because no devices matching that specification are registered", "but available devices are ["],
         [r"Could not satisfy explicit device specification '/(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2}' "

@@ -108,20 +108,28 @@ def gpu_build(framework: str, version: str | None = None, driver_cuda: str | Non
     if platform.startswith("darwin"):
         return GpuBuild("", f"{framework} has no CUDA build for macOS: NVIDIA's CUDA does not run there")
     if framework == "PyTorch":
-        variants = PYTORCH_CUDA_VARIANTS[-1][1]
+        variants, later = PYTORCH_CUDA_VARIANTS[-1][1], ""
         if rel is not None:
             for minor, row in PYTORCH_CUDA_VARIANTS:
                 if Version(minor) == Version(f"{rel.major}.{rel.minor}"):
                     variants = row
                     break
+            else:
+                if Version(f"{rel.major}.{rel.minor}") > Version(PYTORCH_CUDA_VARIANTS[-1][0]):
+                    later = f" (PyTorch {rel.major}.{rel.minor} is newer than this table: pytorch.org's selector lists its CUDA builds)"
         tag = _pick(variants, driver_cuda, major)
+        if tag is None and rel is None:  # any release will do: the newest one built for this CUDA major
+            for _, row in reversed(PYTORCH_CUDA_VARIANTS):
+                tag = _pick(row, driver_cuda, major)
+                if tag is not None:
+                    break
         if tag is None:
             return GpuBuild("", f"PyTorch {rel or ''} was built for CUDA {', '.join(variants)}, none of CUDA {major}: "
                                 "a newer driver (or another PyTorch release) is needed".replace("  ", " "))
         index = "https://download.pytorch.org/whl/cu" + tag.replace(".", "")
         return GpuBuild(f'python -m pip install --force-reinstall "torch{same}" --index-url {index}',
-                        f"the CUDA {tag} build of the same release (pytorch.org's selector); install torchvision and "
-                        "torchaudio from the same index if they are installed")
+                        f"the CUDA {tag} build of the same release instead of the +cpu wheel (pytorch.org's selector); "
+                        "install torchvision and torchaudio from the same index if they are installed" + later)
     if framework == "TensorFlow":
         if platform.startswith("win"):
             return GpuBuild("", "TensorFlow 2.10 was the last release with GPU support on native Windows: use WSL2 "
@@ -137,16 +145,24 @@ def gpu_build(framework: str, version: str | None = None, driver_cuda: str | Non
         return GpuBuild(f'python -m pip install -U "jax[{extra}]"',
                         f"the CUDA plugin (jax-{extra}-plugin) with its CUDA and cuDNN wheels")
     if framework == "ONNX Runtime":
-        if major <= 11:
-            return GpuBuild("python -m pip uninstall -y onnxruntime && python -m pip install onnxruntime-gpu --index-url "
-                            "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/onnxruntime-cuda-11/pypi/simple/",
-                            "onnxruntime-gpu for CUDA 11 comes from its own feed since 1.19")
-        return GpuBuild(f"python -m pip uninstall -y onnxruntime && python -m pip install onnxruntime-gpu{same}",
-                        "the CPU wheel and onnxruntime-gpu both provide the onnxruntime module: remove the CPU one first")
+        first = "python -m pip uninstall -y onnxruntime && python -m pip install "
+        both = "the CPU wheel and onnxruntime-gpu both provide the onnxruntime module: the CPU one goes first"
+        feed = "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/onnxruntime-cuda-{}/pypi/simple/"
+        old = rel is not None and rel < Version("1.19")  # PyPI's onnxruntime-gpu was CUDA 11 before 1.19, 12 after
+        if major <= 11 and not old:
+            return GpuBuild(f"{first}onnxruntime-gpu{same} --index-url {feed.format(11)}",
+                            f"onnxruntime-gpu for CUDA 11 comes from its own feed since 1.19; {both}")
+        if major >= 12 and old:
+            return GpuBuild(f"{first}onnxruntime-gpu{same} --index-url {feed.format(12)}",
+                            f"onnxruntime-gpu for CUDA 12 came from its own feed before 1.19; {both}")
+        return GpuBuild(f"{first}onnxruntime-gpu{same}", both)
     if framework == "PaddlePaddle":
+        first = "python -m pip uninstall -y paddlepaddle && python -m pip install paddlepaddle-gpu"
+        if rel is None or rel < Version("3"):
+            return GpuBuild(f"{first}{same}", "PyPI's paddlepaddle-gpu (CUDA 11.8 for 2.5-2.6); PaddlePaddle's install page "
+                                              "lists its builds for other CUDA versions")
         tag = _PADDLE_VARIANT.get(major, "cu126")
-        return GpuBuild(f"python -m pip uninstall -y paddlepaddle && python -m pip install paddlepaddle-gpu{same} -i "
-                        f"https://www.paddlepaddle.org.cn/packages/stable/{tag}/",
+        return GpuBuild(f"{first}{same} -i https://www.paddlepaddle.org.cn/packages/stable/{tag}/",
                         f"the {tag} build from PaddlePaddle's own index")
     if framework == "CTranslate2":
         return GpuBuild(f'python -m pip install --force-reinstall "ctranslate2{same}"',
