@@ -650,7 +650,7 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     if a.id == "cudnn-version-mismatch" and values["age"] == "newer than":
         # the loaded copy already satisfies ">= compiled within its major": installing that changes nothing
         a.suppressed.add("install-matching-cudnn")
-        if fw == "TensorRT":  # TensorRT only warns and runs on a newer minor: nothing to change
+        if fw in ("TensorRT", "OpenCV"):  # they only warn and run on a newer minor: nothing to change
             a.suppressed.update(("import-order", "remove-shadowing-dir"))
     title = summary = None
     fix_ids: list[str] = []

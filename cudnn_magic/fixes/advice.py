@@ -495,6 +495,8 @@ _CUDNN_BUILD_ADVICE: dict[str, str] = {
                     "from source after cuDNN is installed",
     "Theano": "make cudnn.h and libcudnn visible to Theano: set [dnn] include_path and library_path in .theanorc "
               "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install",
+    "OpenCV": "build OpenCV with -D WITH_CUDA=ON -D WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON (and CUDA_ARCH_BIN for this GPU); "
+              "the opencv-python wheels from PyPI have no CUDA backend",
     "Deeplearning4j": "add the deeplearning4j-cuda-<CUDA version> dependency (the cuDNN helpers) matching nd4j-cuda, "
                       "with the cuDNN of that CUDA version on PATH/LD_LIBRARY_PATH (or the org.bytedeco cuda redist "
                       "artifact, which bundles it)",

@@ -101,6 +101,27 @@ def _dlib_status(groups, line):
     return st.diagnosis, _DLIB_WEIGHT.get(st.diagnosis, 66.0)
 
 
+def _opencv_versions(groups, line):
+    """OpenCV's checkVersions: 4.4-4.5.0 compare the encoded numbers exactly (a newer patch warns
+    too); later releases print major.minor and warn when incompatible, but until opencv#25841 (4.11)
+    they decoded cuDNN 9's encoding as "90.1" against a build's "9.1": the same release, no mismatch."""
+    from ..rules.cudnn_version import try_parse  # start-up cost: only a matched OpenCV line needs it
+
+    loaded, built = groups.get("loaded", ""), groups.get("compiled", "")
+    if "." in loaded:
+        major, minor = loaded.split(".", 1)
+        if int(major) >= 10:  # cuDNN 9's version formula read with cuDNN 8's divisors
+            loaded = f"{int(major) // 10}.{minor}"
+            groups["loaded"] = loaded
+    rt, src = try_parse(loaded), try_parse(built)
+    if rt is None or src is None:
+        return None
+    if (rt.major, rt.minor or 0, rt.patch or 0) == (src.major, src.minor or 0, src.patch or 0):
+        return (None, 0.0)
+    older = rt.major != src.major or (rt.minor or 0, rt.patch or 0) < (src.minor or 0, src.patch or 0)
+    return "cudnn-version-mismatch", 90.0 if older else 72.0
+
+
 #: what a failing call's role may refine (the call markers of family "calls")
 _REFINED = ("cudnn-init-failed", "cudnn-stream-set-failed", "cudnn-unsupported-config", "gpu-out-of-memory")
 
@@ -258,6 +279,23 @@ SIGNATURES = (
         summary=API_SUMMARY, fixes=("install-matching-cudnn",),
         source="gcc/nvcc/clang/cgo compile errors on cuDNN API removed or added between majors (cuDNN 8 and 9 "
                "API deprecation notes)",
+    ),
+    # ---- OpenCV's DNN module (C++ and its Python/Rust bindings)
+    sig(
+        "opencv-cudnn-reports-version", "cudnn-version-mismatch", "bindings",
+        ["with which opencv was built"],
+        [r"cuDNN reports version (?P<loaded>\d{1,6}(?:\.\d{1,3})?) which (?:does not match with|is not compatible with) "
+         r"the version (?P<compiled>\d{1,6}(?:\.\d{1,3})?) with which OpenCV was built"],
+        90.0, framework="OpenCV", refine=_opencv_versions, warning=True, gate="dnn",
+        title="OpenCV's DNN module loaded cuDNN {loaded}, {age} the {compiled} it was built with",
+        title_plain="OpenCV's DNN module loaded another cuDNN than the one it was built with",
+        summary="OpenCV's CUDA backend compares the cuDNN it loaded with the one it was built against and logs a "
+        "warning; an older minor or another major can then fail in cuDNN calls (CUDNN_STATUS_* from cuda4dnn). "
+        "OpenCV links cuDNN at build time, so the fix is the cuDNN it was built with on the loader's path, or "
+        "rebuilding OpenCV against the cuDNN installed.",
+        fixes=("install-matching-cudnn", "remove-shadowing-dir"),
+        source="OpenCV modules/dnn/src/cuda4dnn/init.hpp checkVersions (4.4: 'does not match with'; 4.5+: 'is not "
+               "compatible with')",
     ),
     # ---- dlib at run time
     sig(

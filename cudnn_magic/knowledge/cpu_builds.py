@@ -182,6 +182,18 @@ SIGNATURES = (
                "PaddleClas/PaddleDetection check_gpu",
     ),
     sig(
+        "opencv-dnn-not-built-with-cuda", "framework-cpu-build", "cpu_builds",
+        ["was not built with cuda backend"],
+        [r"DNN module was not built with CUDA backend;?\s{0,2}switching to CPU"],
+        80.0, framework="OpenCV", warning=True,
+        title_plain="This OpenCV was built without its CUDA backend: the DNN module runs on the CPU",
+        summary="OpenCV's DNN module has its CUDA backend (with cuDNN) only when OpenCV is built with WITH_CUDA, "
+        "WITH_CUDNN and OPENCV_DNN_CUDA; the opencv-python wheels on PyPI are built without it, so "
+        "setPreferableBackend(DNN_BACKEND_CUDA) falls back to the CPU.",
+        fixes=FIXES,
+        source="OpenCV modules/dnn/src/net_impl.cpp setUpNet ('DNN module was not built with CUDA backend; switching to CPU')",
+    ),
+    sig(
         "mxnet-compile-with-use-cuda", "framework-cpu-build", "cpu_builds",
         ["compile with use_cuda=1"],
         [r"Compile with USE_CUDA=1 to enable GPU usage"],
