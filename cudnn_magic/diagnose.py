@@ -94,15 +94,17 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: boo
     TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
     cuDNN library is among the missing ones, or none is named), ONNX Runtime "Failed to create
     CUDAExecutionProvider", JAX "CUDA backend failed to initialize" with a cuDNN reason, JAX
-    "a CUDA-enabled jaxlib is not installed", TensorFlow ignoring a GPU for its compute
-    capability, and cuDNN version/loading lines printed without an exception.
+    "a CUDA-enabled jaxlib is not installed" and ONNX Runtime's CPU build ("Specified provider
+    'CUDAExecutionProvider' is not in available provider names": ``framework-cpu-build``),
+    TensorFlow ignoring a GPU for its compute capability, TensorRT's and OpenCV's "loaded another
+    cuDNN" warnings, and cuDNN version/loading lines printed without an exception.
 
     ``joined=False`` skips the search for lines split by a hard wrap (a cell's own output,
     not a paste).
 
     Returns:
-        Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found`` or
-        ``cudnn-version-mismatch``), or []. Never raises.
+        Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found``,
+        ``cudnn-version-mismatch`` or ``framework-cpu-build``), or []. Never raises.
     """
     try:
         if not log or not isinstance(log, str):
