@@ -123,16 +123,24 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: boo
         return []
 
 
+#: a path of the platform whose CUDA builds differ: macOS home folders, Windows drive letters
+_PLATFORM_PATHS = ((re.compile(r"(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/", re.M), "darwin"),
+                   (re.compile(r"(?:^|[\s\"'(=])[A-Za-z]:\\[^\\\s]{1,60}\\", re.M), "win32"))
+
+
 @dataclass
 class _Context:
-    """Hints taken from all the text (which framework printed it)."""
+    """Hints taken from all the text (which framework printed it, on which platform)."""
 
     framework: str = ""
+    platform: str = ""
 
     @classmethod
     def build(cls, exc: str, log_text: str, tb: str) -> "_Context":
         # the exception's type, the innermost framework frame, then the words (bounded work)
-        return cls(raising_framework(exc, tb, log_text))
+        text = "\n".join((exc[:65_536], tb[-65_536:], log_text[:65_536], log_text[-65_536:]))
+        platform = next((p for rx, p in _PLATFORM_PATHS if rx.search(text)), "")
+        return cls(raising_framework(exc, tb, log_text), platform)
 
 
 @dataclass
@@ -146,6 +154,7 @@ class _Agg:
     extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
+    platform: str = ""  #: the platform the text's paths show ("win32", "darwin"), "" unknown
     title: str = ""  #: a title set by a refinement (the call that failed), formatted with the versions
     suppressed: set[str] = field(default_factory=set)  # fix ids the live facts show would change nothing
 
@@ -209,6 +218,7 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
         a.hits.sort(key=lambda wh: (-wh[0], -wh[1].position))
         a.versions = _versions(a)
         a.framework = _framework(a, ctx)
+        a.platform = ctx.platform
 
     if report is not None:
         _refine_with_facts(aggs, report)

@@ -461,13 +461,9 @@ def _cpu_version(a: Any) -> str | None:
 
 
 def _platform_of(a: Any) -> str:
-    """The platform the quoted paths show (knowledge.cpu_builds "platform-path": a drive letter is
-    Windows, /Users/ macOS); "" unknown."""
-    hits = [h for _, h in getattr(a, "hits", ())] + list(getattr(a, "support", ()))
-    for key, platform in (("platform_win32", "win32"), ("platform_darwin", "darwin")):
-        if any(key in h.groups for h in hits):
-            return platform
-    return ""
+    """The platform the text's paths show (the diagnosis's ``platform``: a drive letter is Windows,
+    /Users/ macOS); "" unknown."""
+    return str(getattr(a, "platform", "") or "")
 
 
 def install_cuda_build(fid: str, a: Any, report: Report | None) -> Fix | None:

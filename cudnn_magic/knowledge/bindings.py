@@ -129,7 +129,7 @@ SIGNATURES = (
     # ---- Rust: cudarc's dynamic loader
     sig(
         "cudarc-unable-to-load-cudnn", "cudnn-library-not-found", "bindings",
-        ['" shared library - searched for library names', "lib under the names"],
+        ['" shared library - searched for library names', "cudnn lib under the names"],
         [r"Unable to dynamically load the \\?\"(?P<library>cudnn)\\?\" shared library",
          r"Unable to find (?P<library>cudnn) lib under the names"],
         90.0, framework="cudarc (Rust)", names_missing="cudnn",
@@ -147,17 +147,15 @@ SIGNATURES = (
     ),
     sig(
         "cudarc-other-library", "cudnn-library-not-found", "bindings",
-        ['" shared library - searched for library names', "lib under the names"],
-        [r"Unable to dynamically load the \\?\"(?P<other_library>(?!cudnn\b)\w{1,30})\\?\" shared library",
-         r"Unable to find (?P<other_library>(?!cudnn\b)\w{1,30}) lib under the names"],
+        ['" shared library - searched for library names'],
+        [r"Unable to dynamically load the \\?\"(?P<other_library>(?!cudnn\b)\w{1,30})\\?\" shared library"],
         0.0, names_missing="other",
         source="cudarc src/lib.rs (a library other than cuDNN: cublas, nvrtc, curand, ...)",
     ),
     # ---- Julia: cuDNN.jl / CUDA.jl / Libdl
     sig(
         "julia-cudnn-not-available", "cudnn-library-not-found", "bindings",
-        ["cudnn is not available on your system", "cudnn is not available for your platform",
-         "as cudnn is missing"],
+        ["cudnn is not available", "cudnn is missing"],
         [r"cuDNN is not available on your system(?:\s{0,2}\(looked in (?P<searched>[^)\n]{1,400})\))?",
          r"cuDNN is not available for your platform(?:\s{0,2}\((?P<platform>[^)\n]{1,200})\))?",
          r"This functionality is unavailabl?e as CUDNN is missing"],
@@ -172,7 +170,7 @@ SIGNATURES = (
     ),
     sig(
         "julia-libdl-could-not-load-cudnn", "cudnn-library-not-found", "bindings",
-        ['could not load library "'],
+        ["could not load library"],
         [r"could not load library \"(?:[^\"\n]{0,400}[/\\])?(?P<soname>(?:lib)?cudnn[\w.\-]{0,60})\""],
         90.0, framework="Julia (Libdl)", names_missing="cudnn", refine=_main_or_sub, gate="librar",
         extras=[r"^\s{0,6}(?P<error>The specified module could not be found\.|Access is denied\.|[\w.\-]{1,80}: cannot open shared object file[^\n]{0,80})"],
@@ -188,7 +186,7 @@ SIGNATURES = (
     ),
     sig(
         "julia-libdl-other-library", "cudnn-library-not-found", "bindings",
-        ['could not load library "'],
+        ["could not load library"],
         [r"could not load library \"(?:[^\"\n]{0,400}[/\\])?(?P<other_library>(?!(?:lib)?cudnn)[A-Za-z][\w.\-]{0,60})\""],
         0.0, names_missing="other", gate="librar",
         source="Julia Libdl.dlopen naming a library other than cuDNN",
@@ -196,7 +194,7 @@ SIGNATURES = (
     # ---- Java: JavaCPP's cuDNN preset, Deeplearning4j
     sig(
         "javacpp-no-jnicudnn", "cudnn-library-not-found", "bindings",
-        ["jnicudnn", "in java.library.path"],
+        ["jnicudnn", "cudnn64_"],
         [r"no (?P<soname>jnicudnn) in java\.library\.path",
          r"(?P<soname>jnicudnn)\.(?:dll|so)[^\n]{0,40}Can't find dependent libraries",
          r"UnsatisfiedLinkError: no (?P<soname>cudnn\w{0,40}) in java\.library\.path"],
@@ -212,7 +210,7 @@ SIGNATURES = (
     ),
     sig(
         "dl4j-cudnn-not-found", "cudnn-library-not-found", "bindings",
-        ["cudnn not found: use cudnn for better gpu performance"],
+        ["cudnn not found"],
         [r"cuDNN not found: use cuDNN for better GPU performance by including the deeplearning4j-cuda module"],
         55.0, warning=True, framework="Deeplearning4j",
         title_plain="Deeplearning4j runs without cuDNN: the deeplearning4j-cuda module (its cuDNN helpers) is not on the classpath",
@@ -225,10 +223,10 @@ SIGNATURES = (
     # ---- native builds: link, include, CMake, API of another cuDNN major
     sig(
         "build-cannot-find-lcudnn", "cudnn-library-not-found", "bindings",
-        ["cannot find -lcudnn", "cannot open input file 'cudnn"],
+        ["-lcudnn", "input file 'cudnn"],
         [r"cannot find -l(?P<soname>cudnn)\b",
          r"LNK1181:\s{0,2}cannot open input file '(?P<soname>cudnn(?:64_\d{1,2})?\.lib)'"],
-        88.0, framework="a native build", names_missing="cudnn", gate="dnn",
+        88.0, framework="a native build", names_missing="cudnn",
         title="The linker found no cuDNN library to link ({soname})",
         title_plain="The linker found no cuDNN library to link",
         summary=BUILD_SUMMARY, fixes=("install-matching-cudnn",),
@@ -236,10 +234,10 @@ SIGNATURES = (
     ),
     sig(
         "build-no-cudnn-header", "cudnn-library-not-found", "bindings",
-        ["cudnn.h", "cudnn_version.h"],
+        ["error: cudnn", "'cudnn"],
         [r"fatal error:\s{0,2}(?P<header>cudnn(?:_version)?\.h):\s{0,2}No such file or directory",
          r"C1083:\s{0,2}Cannot open include file:\s{0,2}'(?P<header>cudnn(?:_version)?\.h)'"],
-        86.0, framework="a native build", gate="dnn",
+        86.0, framework="a native build",
         title="The compiler found no {header} (cuDNN's development files are not where the build looks)",
         title_plain="The compiler found no cudnn.h (cuDNN's development files are not where the build looks)",
         summary=BUILD_SUMMARY, fixes=("install-matching-cudnn",),
@@ -247,14 +245,12 @@ SIGNATURES = (
     ),
     sig(
         "cmake-cudnn-not-found", "cudnn-library-not-found", "bindings",
-        ["could not find cudnn", "can not find cudnn", "cudnn_library-notfound", "cudnn_include_dir-notfound",
-         "did not find cudnn", "cudnn v5.0 or greater not found", "cudnn_library_path-notfound"],
+        ["find cudnn", "cudnn_"],
         [r"Could NOT find CUDNN",
          r"Can not find CuDNN Library",
          r"(?P<variable>CUDNN_(?:LIBRARY|INCLUDE_DIR|LIBRARY_PATH|INCLUDE_PATH)\w{0,20})-NOTFOUND",
-         r"DID NOT FIND CUDNN",
-         r"cuDNN V5\.0 OR GREATER NOT FOUND"],
-        84.0, framework="a native build", gate="dnn",
+         r"DID NOT FIND CUDNN"],
+        84.0, framework="a native build",
         title_plain="The build configuration found no cuDNN (CMake)",
         summary=BUILD_SUMMARY + " CMake's FindCUDNN modules take a hint (CUDNN_ROOT, CUDNN_ROOT_DIR, "
         "CUDNN_LIBRARY/CUDNN_INCLUDE_DIR, or the project's own variables); without cuDNN, dlib builds "
@@ -265,8 +261,7 @@ SIGNATURES = (
     ),
     sig(
         "build-cudnn-api-of-another-major", "cudnn-version-mismatch", "bindings",
-        ["was not declared in this scope", "is undefined", "does not name a type", "too few arguments to function",
-         "too many arguments to function", "could not determine kind of name for c.", "undeclared identifier"],
+        ["‘cudnn", "'cudnn", '"cudnn', "c.cudnn"],
         [r"[‘'`\"](?P<symbol>(?:cudnn|CUDNN_)\w{1,80})[’'`\"] was not declared in this scope",
          r"identifier \"(?P<symbol>(?:cudnn|CUDNN_)\w{1,80})\" is undefined",
          r"[‘'`\"](?P<symbol>cudnn\w{1,80})[’'`\"] does not name a type",
@@ -283,10 +278,10 @@ SIGNATURES = (
     # ---- OpenCV's DNN module (C++ and its Python/Rust bindings)
     sig(
         "opencv-cudnn-reports-version", "cudnn-version-mismatch", "bindings",
-        ["with which opencv was built"],
+        ["cudnn reports version"],
         [r"cuDNN reports version (?P<loaded>\d{1,6}(?:\.\d{1,3})?) which (?:does not match with|is not compatible with) "
          r"the version (?P<compiled>\d{1,6}(?:\.\d{1,3})?) with which OpenCV was built"],
-        90.0, framework="OpenCV", refine=_opencv_versions, warning=True, gate="dnn",
+        90.0, framework="OpenCV", refine=_opencv_versions,
         title="OpenCV's DNN module loaded cuDNN {loaded}, {age} the {compiled} it was built with",
         title_plain="OpenCV's DNN module loaded another cuDNN than the one it was built with",
         summary="OpenCV's CUDA backend compares the cuDNN it loaded with the one it was built against and logs a "
@@ -300,7 +295,7 @@ SIGNATURES = (
     # ---- dlib at run time
     sig(
         "dlib-cudnn-call-failed", "cudnn-internal-error", "bindings",
-        ["cudnn_dlibapi.cpp"],
+        ["cudnn_"],
         [r"Error while calling (?P<call>cudnn\w{1,60})\([^\n]{0,300}?\) in file [^\n]{0,300}?cudnn_dlibapi\.cpp:\d{1,6}\.?"
          r"\s{0,3}code:\s{0,2}(?P<status_code>\d{1,5}),\s{0,2}reason:\s{0,2}(?P<reason>[^\n]{0,120})"],
         66.0, generic=True, refine=_dlib_status, framework="dlib",
@@ -311,8 +306,8 @@ SIGNATURES = (
     ),
     sig(
         "dlib-cudnn-call-marker", "cudnn-internal-error", "bindings",
-        ["cudnn_dlibapi.cpp"],
-        [r"Error while calling (?P<call>cudnn\w{1,60})\("],
+        ["cudnn_"],
+        [r"Error while calling (?P<call>cudnn\w{1,60})\([^\n]{0,400}?cudnn_dlibapi"],
         0.0, supports=_REFINED, cudnn_path=True,
         source="dlib dlib/cuda/cudnn_dlibapi.cpp (the cuDNN function that failed)",
     ),

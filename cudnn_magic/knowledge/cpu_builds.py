@@ -70,7 +70,7 @@ def _providers(groups, line):
 SIGNATURES = (
     sig(
         "torch-not-compiled-with-cuda", "framework-cpu-build", "cpu_builds",
-        ["torch not compiled with cuda enabled"],
+        ["not compiled with cuda"],
         [r"Torch not compiled with CUDA enabled"],
         90.0, framework="PyTorch",
         title_plain="This PyTorch is a CPU-only build (Torch not compiled with CUDA enabled)",
@@ -81,7 +81,7 @@ SIGNATURES = (
     ),
     sig(
         "torch-extension-not-compiled-with-gpu", "framework-cpu-build", "cpu_builds",
-        ["not compiled with gpu support"],
+        ["not compiled with gpu"],
         [r"Not compiled with GPU support"],
         80.0, framework="a PyTorch extension",
         title_plain="A PyTorch extension (torchvision, detectron2, ...) was built without CUDA (Not compiled with GPU support)",
@@ -107,30 +107,21 @@ SIGNATURES = (
     ),
     sig(
         "torch-cpu-version", "framework-cpu-build", "cpu_builds",
-        ["+cpu", "cuda used to build pytorch: none"],
-        [r"\b(?P<version>\d\.\d{1,2}\.\d{1,2}\+cpu)\b", r"CUDA used to build PyTorch:\s{0,3}None"],
-        0.0, supports=("framework-cpu-build",),
+        ["+cpu"],
+        [r"\b(?P<version>\d\.\d{1,2}\.\d{1,2}\+cpu)\b"],
+        0.0, supports=("framework-cpu-build",), gate="version",
         source="PyTorch version strings of CPU wheels ('2.1.0+cpu'); torch/utils/collect_env.py",
     ),
     sig(
         "nvidia-smi-cuda-version", "framework-cpu-build", "cpu_builds",
-        ["cuda version:"],
+        ["driver version:"],
         [r"Driver Version:\s{0,3}(?P<driver>\d{2,4}(?:\.\d{1,3}){1,2})\s{1,12}CUDA Version:\s{0,3}(?P<cuda>\d{1,2}\.\d{1,2})"],
         0.0, supports=("framework-cpu-build",),
         source="nvidia-smi header ('Driver Version: 535.104.05   CUDA Version: 12.2'): the CUDA major the driver supports",
     ),
     sig(
-        "platform-path", "framework-cpu-build", "cpu_builds",
-        ["/users/", ":\\users\\", ":\\program files", "\\appdata\\", "\\anaconda3\\", "\\miniconda3\\",
-         "\\lib\\site-packages\\"],
-        [r"(?P<platform_darwin>(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/)", r"(?P<platform_win32>\b[A-Za-z]:\\[^\n]{0,200}\\)"],
-        0.0, supports=("framework-cpu-build",),
-        source="paths in tracebacks: /Users/<name>/ is macOS, a drive letter and backslashes Windows (which CUDA "
-               "build exists depends on it)",
-    ),
-    sig(
         "tf-no-gpu-device-registered", "framework-cpu-build", "cpu_builds",
-        ["because no devices matching that specification are registered", "but available devices are ["],
+        ["explicit"],
         [r"Could not satisfy explicit device specification '/(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2}' "
          r"because no devices matching that specification are registered in this process(?:;\s{0,2}available devices:\s{0,2}(?P<devices>[^\n\]]{1,400}))?",
          r"explicitly assigned to /(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2} but available devices are \[(?P<devices>[^\]\n]{1,400})\]"],
@@ -144,7 +135,7 @@ SIGNATURES = (
     ),
     sig(
         "jax-no-gpu-platform", "framework-cpu-build", "cpu_builds",
-        ["no platforms that are instances of gpu are present", "no platforms that are instances of cuda are present"],
+        ["instances of gpu"],
         [r"Unknown backend:? '?(?:gpu|cuda)'? requested, but no platforms that are instances of (?:gpu|cuda) are present"],
         74.0, framework="JAX",
         title_plain="JAX has no CUDA backend: its CUDA plugin is not installed (JAX without CUDA)",
@@ -156,7 +147,7 @@ SIGNATURES = (
     ),
     sig(
         "ort-cuda-provider-not-available", "framework-cpu-build", "cpu_builds",
-        ["is not in available provider names", "the available execution providers are", "this ort build has ["],
+        ["executionprovider"],
         [r"Specified provider 'CUDAExecutionProvider' is not in available provider names\.?\s{0,3}Available providers:\s{0,2}'(?P<providers>[^'\n]{1,300})'",
          r"Asked to use CUDAExecutionProvider as an ONNX Runtime execution provider, but the available execution providers are \[(?P<providers>[^\]\n]{1,300})\]",
          r"This ORT build has \[(?P<providers>[^\]\n]{1,300})\] enabled"],
@@ -171,7 +162,7 @@ SIGNATURES = (
     ),
     sig(
         "paddle-cpu-version", "framework-cpu-build", "cpu_builds",
-        ["installed cpu version paddlepaddle", "using paddlepaddle cpu version", "not compiled with cuda"],
+        ["cpu version paddlepaddle", "paddlepaddle cpu version", "not compiled with cuda"],
         [r"Cannot use GPU because you have installed CPU version PaddlePaddle",
          r"(?:You are using|while you are using) paddlepaddle cpu version",
          r"(?:PaddlePaddle|Paddle) is not compiled with CUDA"],
@@ -183,7 +174,7 @@ SIGNATURES = (
     ),
     sig(
         "opencv-dnn-not-built-with-cuda", "framework-cpu-build", "cpu_builds",
-        ["was not built with cuda backend"],
+        ["not built with cuda"],
         [r"DNN module was not built with CUDA backend;?\s{0,2}switching to CPU"],
         80.0, framework="OpenCV", warning=True,
         title_plain="This OpenCV was built without its CUDA backend: the DNN module runs on the CPU",
@@ -195,7 +186,7 @@ SIGNATURES = (
     ),
     sig(
         "mxnet-compile-with-use-cuda", "framework-cpu-build", "cpu_builds",
-        ["compile with use_cuda=1"],
+        ["use_cuda=1"],
         [r"Compile with USE_CUDA=1 to enable GPU usage"],
         86.0, framework="MXNet",
         title_plain="This MXNet is a CPU build (Compile with USE_CUDA=1 to enable GPU usage)",
@@ -204,7 +195,7 @@ SIGNATURES = (
     ),
     sig(
         "ctranslate2-not-compiled-with-cuda", "framework-cpu-build", "cpu_builds",
-        ["ctranslate2 package was not compiled with cuda"],
+        ["not compiled with cuda"],
         [r"This CTranslate2 package was not compiled with CUDA support"],
         88.0, framework="CTranslate2",
         title_plain="This CTranslate2 has no CUDA support (its macOS and source builds are CPU-only)",

@@ -29,9 +29,9 @@ from .signature import sig
 SIGNATURES = (
     sig(
         "paddle-recommend-copy-cudnn", "cudnn-library-not-found", "hints",
-        ["[recommend] copy cudnn into"],
+        ["copy cudnn"],
         [r"\[Recommend\] copy cudnn into (?P<where>CUDA installation directory|/usr/local/cuda/?)"],
-        91.0, framework="PaddlePaddle", names_missing="cudnn", gate="dnn",
+        91.0, framework="PaddlePaddle", names_missing="cudnn",
         title_plain="PaddlePaddle could not load cuDNN (it printed its 'copy cudnn into the CUDA directory' note)",
         summary=NOT_FOUND_SUMMARY + " PaddlePaddle prints this note only after no cuDNN library opened "
         "(cudnn64_<major>.dll on Windows, libcudnn.dylib on macOS), so the error that follows comes from the "
@@ -41,9 +41,9 @@ SIGNATURES = (
     ),
     sig(
         "paddle-can-not-find-library", "cudnn-library-not-found", "hints",
-        ["the process maybe hang"],
+        ["can not find library"],
         [r"Can not find library:\s{0,2}(?P<soname>(?:lib)?cudnn[\w.]{0,40})\.?\s{0,3}The process maybe hang"],
-        90.0, framework="PaddlePaddle", names_missing="cudnn", gate="dnn",
+        90.0, framework="PaddlePaddle", names_missing="cudnn",
         title="PaddlePaddle could not find {soname}",
         title_plain="PaddlePaddle could not find the cuDNN library",
         summary=NOT_FOUND_SUMMARY, fixes=NOT_FOUND_FIXES,
@@ -51,16 +51,16 @@ SIGNATURES = (
     ),
     sig(
         "paddle-can-not-find-other-library", "cudnn-library-not-found", "hints",
-        ["the process maybe hang"],
+        ["can not find library"],
         [r"Can not find library:\s{0,2}(?P<other_library>(?!(?:lib)?cudnn)[\w.]{1,40})\.?\s{0,3}The process maybe hang"],
         0.0, names_missing="other",
         source="PaddlePaddle dynamic_loader.cc naming a library other than cuDNN",
     ),
     sig(
         "torch-nvrtc-workaround", "cudnn-sublibrary-load-failed", "hints",
-        ["applied workaround for cudnn issue"],
+        ["workaround for cudnn"],
         [r"Applied workaround for CuDNN issue,?\s{0,2}install (?P<dependency>nvrtc\.so|libnvrtc[\w.]{0,20})"],
-        84.0, framework="PyTorch", gate="dnn",
+        84.0, framework="PyTorch",
         title="cuDNN could not load {dependency}: its runtime-compiled engines are off (PyTorch worked around the loader error)",
         title_plain="cuDNN could not load libnvrtc.so: its runtime-compiled engines are off",
         summary="cuDNN's convolution sub-library asks for the unversioned libnvrtc.so (cuDNN 8.7+), which only "

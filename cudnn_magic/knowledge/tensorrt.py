@@ -72,10 +72,10 @@ SUMMARY = (
 SIGNATURES = (
     sig(
         "tensorrt-linked-but-loaded", "cudnn-version-mismatch", "tensorrt",
-        ["tensorrt was linked against cudnn", "tensorrt was compiled against cudnn"],
+        ["against cudnn"],
         [rf"TensorRT was linked against cuDNN (?P<compiled>{_V}) but loaded cuDNN (?P<loaded>{_V})",
          rf"TensorRT was compiled against cuDNN (?P<compiled>{_V}) but is linked against cuDNN (?P<loaded>{_V})"],
-        90.0, refine=_side, framework="TensorRT", gate="dnn",
+        90.0, refine=_side, framework="TensorRT",
         title="TensorRT loaded cuDNN {loaded}, {age} the {compiled} it was linked against "
               "(TensorRT only warns and goes on)",
         title_plain="TensorRT loaded another cuDNN than the one it was linked against (TensorRT only warns)",
@@ -85,9 +85,9 @@ SIGNATURES = (
     ),
     sig(
         "tensorrt-myelin-compiled-against", "cudnn-version-mismatch", "tensorrt",
-        ["myelin"],
+        ["against cudnn"],
         [rf"Compiled against cuDNN (?P<compiled>{_V}) but running against cuDNN (?P<loaded>{_V})"],
-        88.0, refine=_myelin, framework="TensorRT", gate="dnn",
+        88.0, refine=_myelin, framework="TensorRT",
         title="TensorRT's Myelin runs against cuDNN {loaded}, {age} the {compiled} it was compiled against",
         title_plain="TensorRT's Myelin runs against another cuDNN than it was compiled against",
         summary=SUMMARY, fixes=("install-matching-cudnn", "import-order", "remove-shadowing-dir"),
@@ -96,10 +96,10 @@ SIGNATURES = (
     ),
     sig(
         "tensorrt-could-not-initialize-cudnn", "cudnn-init-failed", "tensorrt",
-        ["could not initialize cudnn"],
+        ["cudnn error"],
         [r"Cudnn Error in (?P<call>\w{1,60}):\s{0,2}(?P<status_code>\d{1,4})\s{0,2}\(Could not initialize cudnn",
          r"Could not initialize cudnn, please check cudnn installation"],
-        70.0, framework="TensorRT", gate="dnn",
+        70.0, framework="TensorRT",
         title_plain="TensorRT could not initialize cuDNN (Could not initialize cudnn, please check cudnn installation)",
         summary="TensorRT's cuDNN handle could not be created: usually a cuDNN other than the one TensorRT "
                 "was linked against was loaded (look for TensorRT's 'linked against cuDNN X but loaded cuDNN "

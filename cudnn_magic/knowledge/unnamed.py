@@ -50,7 +50,7 @@ SUMMARY = (
 SIGNATURES = (
     sig(
         "python-dll-load-failed", "unnamed-library-load-failed", "unnamed",
-        ["dll load failed", "failed to load dll"],
+        ["dll"],
         [r"(?:DLL load failed|Failed to load DLL)(?: while importing (?P<module>[\w.]{1,80}))?:\s{0,3}(?P<reason>[^\n]{0,160})"],
         40.0, unnamed_load=True, refine=_not_cudnn,
         title="Windows could not load a DLL that {module} needs (the message does not say which)",
@@ -60,7 +60,7 @@ SIGNATURES = (
     ),
     sig(
         "winerror-126-or-dependencies", "unnamed-library-load-failed", "unnamed",
-        ["or one of its dependencies"],
+        ["dll"],
         [r"Error loading \"(?:[^\"\n]{0,400}[/\\])?(?P<module>[\w.\-]{1,80}\.dll)\" or one of its dependencies",
          r"Could not find module '(?:[^'\n]{0,400}[/\\])?(?P<module>[\w.\-]{1,80})' \(or one of its dependencies\)"],
         42.0, unnamed_load=True, refine=_not_cudnn,
@@ -69,14 +69,5 @@ SIGNATURES = (
         summary=SUMMARY,
         source="PyTorch torch/__init__.py _load_dll_libraries ('Error loading \"X\" or one of its dependencies', "
                "WinError 126); CPython Lib/ctypes ('Could not find module ... (or one of its dependencies)')",
-    ),
-    sig(
-        "winerror-126-bare", "unnamed-library-load-failed", "unnamed",
-        ["[winerror 126]"],
-        [r"\[WinError 126\]\s{0,2}(?P<reason>[^\n]{0,120})"],
-        38.0, unnamed_load=True, generic=True,
-        title_plain="Windows could not load a DLL or one of its dependencies (WinError 126, ERROR_MOD_NOT_FOUND)",
-        summary=SUMMARY,
-        source="Windows LoadLibrary ERROR_MOD_NOT_FOUND (126) as Python's OSError shows it",
     ),
 )
