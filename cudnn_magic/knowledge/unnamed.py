@@ -28,6 +28,17 @@ from .signature import sig
 _CUDNN_FILE = re.compile(r"[/\\\"']cudnn\w{0,40}\.dll|^cudnn\w{0,40}\.dll", re.I)
 
 
+def _dotnet(groups, line):
+    """.NET names the module it was asked to load: a cuDNN file decides (family "loading"'s ids),
+    any other leaves the missing dependency unnamed."""
+    name = groups.get("module", "").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if name.startswith(("cudnn_", "libcudnn_")):
+        return "cudnn-sublibrary-load-failed", 92.0
+    if name.startswith(("cudnn", "libcudnn")):
+        return "cudnn-library-not-found", 90.0
+    return None
+
+
 def _not_cudnn(groups, line):
     """A named cuDNN DLL is family "loading"'s: this one stays for other modules only."""
     if _CUDNN_FILE.search(groups.get("module", "")):
@@ -48,6 +59,17 @@ SUMMARY = (
 )
 
 SIGNATURES = (
+    sig(
+        "dotnet-unable-to-load-dll", "unnamed-library-load-failed", "unnamed",
+        ["dll"],
+        [r"Unable to load (?:DLL|shared library) '(?P<module>[^'\n]{1,160})'(?: or one of its dependencies)?:?\s{0,3}(?P<reason>[^\n]{0,160})"],
+        40.0, unnamed_load=True, refine=_dotnet, framework=".NET",
+        title=".NET could not load {module} or a library it needs (the message does not say which)",
+        title_plain=".NET could not load a native library or one of its dependencies (the message does not say which)",
+        summary=SUMMARY,
+        source=".NET System.DllNotFoundException ('Unable to load DLL 'X' or one of its dependencies: ... "
+               "(0x8007007E)'; 'Unable to load shared library' on Linux)",
+    ),
     sig(
         "python-dll-load-failed", "unnamed-library-load-failed", "unnamed",
         ["dll"],
