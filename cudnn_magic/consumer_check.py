@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 import re
 
 from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
-from .probes import libnames
+from .probes import libnames, pyenv
 from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from .rules.cudnn_version import try_parse
 
@@ -376,4 +375,4 @@ def _major_of(c: ConsumerLibrary) -> int | None:
 def _imported(d) -> bool:  # type: ignore[no-untyped-def]
     """A module of distribution ``d`` is imported (its top-level package name matches)."""
     name = d.name.replace("-", "_")
-    return name in sys.modules
+    return pyenv.imported(name) is not None

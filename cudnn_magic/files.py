@@ -164,7 +164,10 @@ def regular_distributions(name: str | None = None) -> list[Any]:
 
     cls = _regular_dist_class(metadata)
     out = []
-    for d in (metadata.distributions(name=name) if name is not None else metadata.distributions()):
+    from .probes import pyenv  # the interpreter being checked (this one, or another process's)
+
+    where = {"path": pyenv.search_path()} if pyenv.target() is not None else {}
+    for d in (metadata.distributions(name=name, **where) if name is not None else metadata.distributions(**where)):
         path = getattr(d, "_path", None)  # the .dist-info folder of a PathDistribution (a zip's is not a PathLike)
         out.append(cls(path) if isinstance(path, os.PathLike) else d)
     return out

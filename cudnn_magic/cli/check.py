@@ -1,4 +1,5 @@
-"""``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH] [--dask ADDRESS]``:
+"""``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH] [--dask ADDRESS | --ray ADDRESS
+[--runtime-env JSON|FILE] | --pid PID]``:
 the report of this environment; exit 1 when a finding has severity "error".
 ``--what-if REQS`` goes to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest` (their own exit
 codes)."""
@@ -29,6 +30,17 @@ def cli_check(args: argparse.Namespace, out: TextIO) -> int:
         from .cluster import cli_cluster  # start-up cost: only --dask needs the cluster code
 
         return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
+    if args.ray:
+        from .cluster import cli_ray  # start-up cost: only --ray needs the cluster code
+
+        return cli_ray(args.ray, runtime_env=args.runtime_env, timeout=args.timeout, as_json=args.json, out=out)
+    if args.runtime_env is not None:
+        print("cudnn-magic: --runtime-env goes with --ray", file=sys.stderr)
+        return 2
+    if args.pid is not None:
+        from .process import cli_process  # start-up cost: only --pid needs it
+
+        return cli_process(args.pid, as_json=args.json, out=out)
     if args.load:
         from ..probes.loaded import load_like_a_framework  # start-up cost: only --load needs it (ctypes)
 

@@ -58,9 +58,17 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="import installed frameworks for exact runtime answers (slow)")
         c.add_argument("--deep", action="store_true",
                        help="load every cuDNN copy a framework could pick in a child process and report what fails")
-        c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        where = c.add_mutually_exclusive_group()
+        where.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        where.add_argument("--ray", metavar="ADDRESS",
+                           help="run the check on every alive node of this Ray cluster (auto, ray://HOST:10001, HOST:6379)")
+        where.add_argument("--pid", metavar="PID", help="check another running process, read from /proc/PID "
+                                                        "(nothing is injected into it)")
+        c.add_argument("--runtime-env", metavar="JSON|FILE", default=None,
+                       help="with --ray: the job's runtime environment (env_vars, pip, working_dir, ...) as JSON or a "
+                            "JSON/YAML file")
         c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
-                       help="per-worker timeout with --dask (default 30)")
+                       help="per-worker (--dask) or per-node (--ray) timeout (default 30)")
         c.add_argument("--load", metavar="PATH", action="append", default=[],
                        help="load this libcudnn first (as a framework would), then check; repeatable")
         # --what-if and --against each answer their own question: together one would be ignored
