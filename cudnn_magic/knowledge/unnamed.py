@@ -5,7 +5,10 @@ Windows reports a missing dependency of an extension module without naming it: P
 failed while importing _pywrap_tensorflow_internal: ...``, the reason in the system's language:
 ``找不到指定的模块。``), ``OSError: [WinError 126] The specified module could not be found`` and
 PyTorch's ``Error loading "...\\torch\\lib\\torch_cuda.dll" or one of its dependencies.``, ctypes'
-``Could not find module '...\\x.dll' (or one of its dependencies)``. The module that failed is
+``Could not find module '...\\x.dll' (or one of its dependencies)``, .NET's ``System.DllNotFoundException:
+Unable to load DLL 'DlibDotNetNativeDnn' or one of its dependencies: The specified module could not be
+found. (Exception from HRESULT: 0x8007007E)`` (a cuDNN file named there is cuDNN's: ``Unable to load
+DLL 'cudnn64_6.dll'``). The module that failed is
 named; the dependency that is missing is not: cuDNN (cudnn64_8.dll is a dependency of
 _pywrap_tensorflow_internal.pyd, torch_cuda.dll, dlib's _dlib_pybind11.pyd, onnxruntime's CUDA
 provider), the CUDA runtime, the MSVC runtime, zlib, or anything else.
@@ -28,15 +31,10 @@ from .signature import sig
 _CUDNN_FILE = re.compile(r"[/\\\"']cudnn\w{0,40}\.dll|^cudnn\w{0,40}\.dll", re.I)
 
 
-def _dotnet(groups, line):
-    """.NET names the module it was asked to load: a cuDNN file decides (family "loading"'s ids),
-    any other leaves the missing dependency unnamed."""
-    name = groups.get("module", "").replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if name.startswith(("cudnn_", "libcudnn_")):
-        return "cudnn-sublibrary-load-failed", 92.0
-    if name.startswith(("cudnn", "libcudnn")):
-        return "cudnn-library-not-found", 90.0
-    return None
+def _dotnet_sub(groups, line):
+    """.NET names the cuDNN file it was asked to load: a ``cudnn_*`` one is a sub-library."""
+    name = groups.get("soname", "").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return ("cudnn-sublibrary-load-failed", 92.0) if name.startswith(("cudnn_", "libcudnn_")) else None
 
 
 def _not_cudnn(groups, line):
@@ -60,10 +58,23 @@ SUMMARY = (
 
 SIGNATURES = (
     sig(
+        "dotnet-unable-to-load-cudnn", "cudnn-library-not-found", "unnamed",
+        ["dll"],
+        [r"Unable to load (?:DLL|shared library) '(?:[^'\n]{0,160}[/\\])?(?P<soname>(?:lib)?cudnn[\w.\-]{0,60})'"],
+        90.0, refine=_dotnet_sub, framework=".NET", names_missing="cudnn",
+        title=".NET could not load {soname}",
+        title_plain=".NET could not load a cuDNN library",
+        summary="The .NET runtime could not load a cuDNN library (System.DllNotFoundException): it or a library it "
+        "needs is not in the application's folder or on PATH (LD_LIBRARY_PATH on Linux).",
+        fixes=("install-matching-cudnn", "remove-shadowing-dir"),
+        source=".NET System.DllNotFoundException ('Unable to load DLL 'cudnn64_8.dll'', 'Unable to load shared library')",
+    ),
+    sig(
         "dotnet-unable-to-load-dll", "unnamed-library-load-failed", "unnamed",
         ["dll"],
-        [r"Unable to load (?:DLL|shared library) '(?P<module>[^'\n]{1,160})'(?: or one of its dependencies)?:?\s{0,3}(?P<reason>[^\n]{0,160})"],
-        40.0, unnamed_load=True, refine=_dotnet, framework=".NET",
+        [r"Unable to load (?:DLL|shared library) '(?!(?:[^'\n]{0,160}[/\\])?(?:lib)?cudnn)(?P<module>[^'\n]{1,160})'"
+         r"(?: or one of its dependencies)?:?\s{0,3}(?P<reason>[^\n]{0,160})"],
+        40.0, unnamed_load=True, framework=".NET",
         title=".NET could not load {module} or a library it needs (the message does not say which)",
         title_plain=".NET could not load a native library or one of its dependencies (the message does not say which)",
         summary=SUMMARY,
