@@ -859,3 +859,34 @@ def test_the_cuda_build_for_each_framework_and_cuda_major(framework, version, cu
     build = gpu_build(framework, version, cuda, platform)
     assert (command in build.command) if command else build.command == "", build
     assert build.note
+
+
+def test_explain_facts_joins_an_unnamed_dll_failure_from_the_command_line(tmp_path):
+    """`cudnn-magic explain --facts` in an environment holding PaddlePaddle 2.6.2 (its real version
+    file, a stand-in libpaddle.so): without a cuDNN the pasted bare failure is cuDNN's; with a
+    stand-in cuDNN 8.9.7 on LD_LIBRARY_PATH it is not, and without --facts nothing is claimed."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_consumers_frameworks import PADDLE_262, _cudnn_dir, _paddle_site
+
+    site = _paddle_site(tmp_path, PADDLE_262, "paddlepaddle-gpu", "2.6.2")
+    log = tmp_path / "pasted.txt"
+    log.write_text(DLL_FAILED + "\n")
+
+    def explain(*flags: str, ld: str = "") -> list[dict]:
+        env = dict(os.environ, PYTHONPATH=str(site), LD_LIBRARY_PATH=ld)
+        p = subprocess.run([sys.executable, "-m", "cudnn_magic", "explain", "--json", *flags, str(log)],
+                           capture_output=True, text=True, env=env, timeout=240)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return json.loads(p.stdout)["diagnoses"]
+
+    got = explain("--facts")
+    assert [d["id"] for d in got] == ["cudnn-library-not-found", "unnamed-library-load-failed"]
+    assert got[0]["title"] == "The library that failed to load is cuDNN: PaddlePaddle 2.6.2 will find no libcudnn.so"
+    assert [d["id"] for d in explain()] == ["unnamed-library-load-failed"]
+    found = explain("--facts", ld=str(_cudnn_dir(tmp_path, "cudnn", "8.9.7", 8)))
+    assert [d["id"] for d in found] == ["unnamed-library-load-failed"]
+    assert any(e.startswith("fact: every cuDNN consumer here finds its cuDNN") for e in found[0]["evidence"])
