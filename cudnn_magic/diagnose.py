@@ -1,8 +1,8 @@
 """Error text + captured log lines + live facts -> ranked catalogue diagnoses. Pure.
 
 Imports only the standard library, ``packaging`` and ``cudnn_magic.model`` / ``versions`` /
-``knowledge`` (with ``knowledge.status``) (DESIGN.md layering). Evidence order follows
-shared/spec/diagnoses.md: live facts, then native log lines, then the Python exception. The
+``knowledge`` (with ``knowledge.status``) (docs/how-it-is-built.md). Evidence order follows
+docs/ids.md: live facts, then native log lines, then the Python exception. The
 knowledge base (:mod:`cudnn_magic.knowledge`) finds the wordings; this module weighs them,
 refines the generic ``cudnn-init-failed`` with facts when they decide it, writes the titles with
 the versions, and computes the fixes (stable ids: :data:`FIX_IDS`).
@@ -58,7 +58,7 @@ def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None"
         traceback: the formatted Python traceback, when available.
 
     Returns:
-        Diagnoses (shared/spec/diagnoses.md ids), strongest first. Never raises: an internal
+        Diagnoses (docs/ids.md ids), strongest first. Never raises: an internal
         error is logged at debug level and gives [].
     """
     try:

@@ -1,6 +1,6 @@
 """The diagnosis catalogue: every id a diagnosis carries, with its generic title, summary and fixes.
 
-The ids are a public contract (README "Diagnosis ids"; ``cudnn-magic explain --json``, the
+The ids are a public contract (docs/ids.md; ``cudnn-magic explain --json``, the
 annotation, ``%cudnn_explain``): add one only when a real report needs it, never rename one. A
 diagnosis whose evidence has no wording of its own (a status refined by facts) shows these texts;
 the knowledge tables (:mod:`cudnn_magic.knowledge`) give the specific ones. Fix ids are the fix

@@ -229,3 +229,4 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
             + f". This environment's own copy is {c.path}.",
             (_shadow_fix(entry, c.directory),)))
     return out
+

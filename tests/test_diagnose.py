@@ -122,9 +122,7 @@ def test_every_fix_id_is_stable_and_documented():
     from support import corpus_dir
 
     cases = corpus_dir() / "cases.jsonl"
-    if not cases.exists():
-        pytest.skip(f"corpus not found at {cases}")
-    for case in cases.read_text().splitlines():
+    for case in cases.read_text(encoding="utf-8").splitlines():
         c = _json.loads(case)
         for d in diagnose(exception=c["exception"] or "", log=c["stderr"] or "", traceback=c["traceback_tail"] or ""):
             assert d.id in CATALOGUE

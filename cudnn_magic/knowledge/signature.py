@@ -19,7 +19,7 @@ class Signature:
 
     Attributes:
         name: unique signature name (``"tf-loaded-runtime"``).
-        diagnosis: catalogue id (shared/spec/diagnoses.md) this wording points to.
+        diagnosis: catalogue id (docs/ids.md) this wording points to.
         family: the module that holds it ("versions", "loading", ...).
         keywords: lower-case literals; a line is tried only when it holds one of them.
         patterns: compiled regexes (bounded repetition only); the first that matches wins.
