@@ -304,7 +304,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             f"In a child process: {err}. A framework that picks this copy fails or kills the kernel.", (fix,),
         ))
     findings += driver_findings(driver, gpus, judged, loaded)
-    findings += cpu_build_findings(judged, gpus)
+    findings += cpu_build_findings(judged, gpus, driver, sys.platform)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
     # say it (issue 33, item 2): mapped already, or what a plain load by name would get
     sites = pyenv.purelib_dirs()

@@ -42,7 +42,7 @@ EVIDENCE_CHARS = 400  #: evidence lines are cut to this many characters
 
 
 FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "builds", "init", "oom", "driver", "arch", "status",
-                             "calls", "warnings")
+                             "calls", "warnings", "tensorrt", "bindings", "hints", "cpu_builds", "unnamed")
 
 _CACHE: dict[str, object] = {}
 

@@ -59,6 +59,10 @@ class Signature:
             which (TensorFlow "Cannot dlopen some GPU libraries", ONNX Runtime "Failed to create
             CUDAExecutionProvider"): it is dropped when the text names only non-cuDNN libraries
             as the missing ones (``names_missing == "other"``).
+        refutes: catalogue ids this wording shows are not so, for the same ``framework``: their
+            hits are dropped when it is present (JAX's "CUDA backend failed to initialize" means
+            its CUDA plugin is installed, so JAX's "a CUDA-enabled jaxlib is not installed",
+            printed beside it, is no CPU build). Markers (weight 0) only.
     """
 
     name: str
@@ -86,6 +90,7 @@ class Signature:
     cudnn_path: bool = False
     names_missing: str = ""
     unnamed_load: bool = False
+    refutes: tuple[str, ...] = ()
 
 
 def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],
