@@ -1,4 +1,4 @@
-"""The layout of the package (issue 15, README "How it is built"), checked over every import
+"""The layout of the package (issue 15, docs/how-it-is-built.md), checked over every import
 of every module, function-level ones included, with :mod:`ast`:
 
 * only ``shell/`` and ``ui/`` import ``IPython`` (``IPython.core``, ``IPython.display``, the

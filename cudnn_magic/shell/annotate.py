@@ -1,8 +1,8 @@
 """Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
 
 IPython glue only: the knowledge lives in :mod:`cudnn_magic.diagnose` and the rendering in
-:mod:`cudnn_magic.render.diagnosis`. What happens (DESIGN.md, "How an error cell gets
-annotated"; measured in ``../shared/research/jupyter-lab-notes.md`` §1-2):
+:mod:`cudnn_magic.render.diagnosis`. What happens (docs/how-it-is-built.md, "How a failing cell gets its
+diagnosis"; measured: docs/facts.md "IPython and Jupyter behaviour"):
 
 * ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
   through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,
@@ -31,7 +31,7 @@ import logging
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 import types
 
@@ -577,11 +577,20 @@ class Annotator:
         from ..render.diagnosis import diagnoses_html, diagnoses_text
 
         shown_log = _display_safe_log(log_text)
+        in_kernel = _is_kernel_shell(self.ip)
+        names = _path_names()
+        text = diagnoses_text(diagnoses, names=names)
+        page = diagnoses_html(diagnoses, log_slice=shown_log, names=replace(names, used={}))
+        ids = _fix_ids(diagnoses)
+        if ids:  # how to act without the buttons: readable in every export, terminal and front end
+            from ..render.fixes import fix_commands_html, fix_commands_text  # start-up cost: only when shown
+
+            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
+            page += fix_commands_html(ids, buttons=in_kernel)
         # nothing we display may hold text that cannot be sent (a lone surrogate would make
         # the message unsendable) or that reorders or escapes the display
-        display({"text/plain": safe_text(diagnoses_text(diagnoses)),
-                 "text/html": safe_text(diagnoses_html(diagnoses, log_slice=shown_log))}, raw=True)
-        if _is_kernel_shell(self.ip):
+        display({"text/plain": safe_text(text), "text/html": safe_text(page)}, raw=True)
+        if in_kernel:
             try:
                 _show_widgets(diagnoses, shown_log)
             except Exception:  # noqa: BLE001 - widgets are a bonus
@@ -735,10 +744,29 @@ def _show_widgets(diagnoses: list, log_text: str) -> None:
         children.append(out)
     # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
     if children:
-        from ..ui.fallback import display_widget, fixes_fallback  # start-up cost: not at %load_ext, only when this runs
+        from ..render.fixes import BUTTONS_NEED_WIDGETS  # start-up cost: not at %load_ext, only when this runs
+        from ..ui.fallback import widget_bundle
 
-        text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
-        display_widget(W.VBox(children), text, page)
+        # the annotation above says what each fix does and how to run it from a cell: this output
+        # holds only the buttons (what front ends without a widget manager show is one line)
+        display(widget_bundle(W.VBox(children), BUTTONS_NEED_WIDGETS,
+                              f"<div class='cm-muted'>{html.escape(BUTTONS_NEED_WIDGETS)}</div>"), raw=True)
+
+
+def _path_names() -> Any:
+    """Short names for paths, knowing the cuDNN release of each folder the last check saw."""
+    from ..check import cached_report  # start-up cost: only when a diagnosis is shown
+    from ..render.paths import PathNames
+
+    r = cached_report()
+    return PathNames.for_copies((*r.cudnn_installed, *r.cudnn_loaded)) if r is not None else PathNames.here()
+
+
+def _fix_ids(diagnoses: list) -> list[str]:
+    """The ids ``%cudnn_fix`` knows among the strongest diagnosis's fixes (the buttons' fixes)."""
+    from ..fixes import FIXES  # start-up cost: the fix registry loads only when a diagnosis is shown
+
+    return [fx.id for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ()) if fx.id in FIXES]
 
 
 def load(ip: Any) -> None:

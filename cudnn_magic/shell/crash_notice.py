@@ -120,25 +120,35 @@ def _enable_faulthandler(st: _Loaded) -> None:
 
 
 def _show(ip: Any, rec: CrashRecord) -> None:
-    """Display the report: one text/plain + text/html bundle, then fix buttons in a kernel."""
+    """Display the report: one text/plain + text/html bundle (with the ``%cudnn_fix`` line that
+    applies its fixes from a cell), then, in a kernel, the fix buttons in an output of their own."""
     if not rec.diagnoses:
         rec.diagnose()
-    display({"text/plain": rec.text(), "text/html": rec.html()}, raw=True)
-    if _is_kernel_shell(ip) and rec.diagnoses:
-        fixes = []
-        for d in rec.diagnoses:
-            fixes += list(getattr(d, "fixes", ()) or ())
-        if fixes:
-            try:
-                from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
-                from ..ui.fix_buttons import fix_box
+    in_kernel = _is_kernel_shell(ip)
+    fixes = [fx for d in rec.diagnoses for fx in (getattr(d, "fixes", ()) or ())]
+    text, page = rec.text(), rec.html()
+    try:
+        from ..fixes import FIXES  # start-up cost: not at %load_ext, only when a crash is shown
+        from ..render.fixes import fix_commands_html, fix_commands_text
 
-                # start-up cost: not at %load_ext, only when this runs
-                from ..ui.fallback import display_widget, fixes_fallback
+        ids = [fx.id for fx in fixes if fx.id in FIXES]
+        if ids:
+            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
+            page += fix_commands_html(ids, buttons=in_kernel)
+    except Exception:  # noqa: BLE001 - the report alone still reads
+        log.debug("cudnn_magic: crash fix commands not shown", exc_info=True)
+    display({"text/plain": text, "text/html": page}, raw=True)
+    if in_kernel and fixes:
+        try:
+            from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
+            from ..render.fixes import BUTTONS_NEED_WIDGETS
+            from ..ui.fallback import widget_bundle
+            from ..ui.fix_buttons import fix_box
 
-                display_widget(fix_box(fixes, cached_report()), *fixes_fallback(fixes))
-            except Exception:  # noqa: BLE001 - buttons are a bonus
-                log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)
+            display(widget_bundle(fix_box(fixes, cached_report()), BUTTONS_NEED_WIDGETS,
+                                  f"<div class='cm-muted'>{BUTTONS_NEED_WIDGETS}</div>"), raw=True)
+        except Exception:  # noqa: BLE001 - buttons are a bonus
+            log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)
 
 
 def load(ip: Any) -> None:

@@ -4,7 +4,7 @@ Layout: one row per visible GPU or MIG instance (name, used/total bar, free memo
 kernel's share, other processes, a history sparkline of the last minutes with the peak
 marked), a Stop button and a status line.
 
-Threading rules (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the sampler
+Threading rules (ipywidgets' documentation on asynchronous widgets; docs/facts.md "IPython and Jupyter behaviour"): the sampler
 thread ONLY assigns widget trait values; it never prints or displays. It runs in a copy of
 the creating cell's context and sets that cell's parent header for itself
 (``set_thread_parent`` on ipykernel 7; ipykernel 6 keeps one process-wide parent), so its
@@ -260,17 +260,16 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        from ..render.memory import snapshot_html, snapshot_text  # start-up cost: not at %load_ext, only when this runs
-        from .fallback import display_widget
+        # start-up cost: not at %load_ext, only when this runs
+        from ..model import MemorySnapshot
+        from ..render.memory import snapshot_summary_html, snapshot_summary_text
+        from .fallback import display_with_controls
 
-        note = ("The live panel needs Jupyter's widget manager; this is the first sample "
-                "(in a terminal: %gpu_memory --watch, or cudnn-magic memory --watch 1).")
-        s = self.last
-        if s is None:
-            text, page = note, ""
-        else:
-            text, page = snapshot_text(s) + "\n" + note, snapshot_html(s) + f"<div class='cm-muted'>{note}</div>"
-        display_widget(self.widget, text, page or f"<div>{note}</div>")
+        s = self.last if self.last is not None else MemorySnapshot(gpus=(), error="no sample yet")
+        controls = ("(The live panel goes here where Jupyter's widget manager runs; run %gpu_memory again for "
+                    "a new sample, or %gpu_memory --watch in a terminal.)")
+        display_with_controls(snapshot_summary_text(s, self.interval_s), snapshot_summary_html(s, self.interval_s),
+                              self.widget, controls)
 
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")
