@@ -414,16 +414,12 @@ class Annotator:
         return data, last
 
     def _deliver(self, tee: Any, end: int | None) -> int | None:
-        """A succeeding cell wrote to fd 2: every byte it wrote reaches the notebook before the
-        cell ends, as without the extension, and before anything shown after this. Without a
-        marker round trip: once the helper has taken the bytes (``end``, from
-        :meth:`Tee.settled`), wait until it has handed them on (:meth:`Tee.delivered`) and, in a
-        kernel, until ipykernel's reader has taken them from its pipe, then flush
-        (:func:`~cudnn_magic.capture.drain.drain_ipykernel`). Bytes that reached ipykernel's
-        reader after its flush at the end of the request would wait for its next timed flush
-        (``OutStream.flush_interval``, 0.2 s: ``benchmarks/bench_delivery.py``). What could not
-        be settled (a writer still running) takes the marker round trip (:meth:`_sync`).
-        Returns the log offset the cell's bytes reach, or None without capture."""
+        """A succeeding cell wrote to fd 2: every byte reaches the notebook before the cell ends and
+        before anything shown after this, with no marker round trip: the helper has taken the bytes
+        (``end``: :meth:`Tee.settled`) and handed them on (:meth:`Tee.delivered`), and in a kernel
+        ipykernel's reader has them (:func:`~cudnn_magic.capture.drain.drain_ipykernel`); else they
+        could miss ipykernel's end-of-request flush and wait for its timed one (0.2 s). What could
+        not be settled takes :meth:`_sync`. Returns the log offset reached, or None."""
         try:
             if end is None or not tee.delivered():
                 return self._sync()
@@ -437,17 +433,11 @@ class Annotator:
         return end
 
     def _check_warnings(self, tee: Any) -> None:
-        """A succeeding cell wrote to fd 2: deliver its bytes (:meth:`_deliver`), then look in
-        them for "GPU silently unused" warnings.
-
-        The cost scales with what can matter (``benchmarks/bench_cell_overhead.py``): no marker
-        round trip (:meth:`Tee.settled` and :meth:`Tee.delivered` instead of :meth:`Tee.sync`),
-        nothing read back unless the helper flagged a warning literal in the cell's bytes
-        (:meth:`Tee.flagged`), nothing decoded, and only the lines that hold a warning literal
-        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
-        knowledge base. The
-        scan runs after the bytes were handed to the front end, so it never delays them. An
-        interrupted cell never gets here (:meth:`post_run_cell` skips its backlog)."""
+        """A succeeding cell wrote to fd 2: deliver its bytes (:meth:`_deliver`), then, when the
+        helper flagged a warning literal in them (:meth:`Tee.flagged`), read them back and look for
+        "GPU silently unused" warnings: only the lines holding a literal (found in bytes by
+        :func:`cudnn_magic.knowledge.keyword_lines`) and the tail reach the knowledge base
+        (``benchmarks/bench_cell_overhead.py``)."""
         if tuple(tee.counts()[:2]) != tuple(self.noted):
             # the cell overflowed the capture's memory bound: deliver its bytes, then say so
             end = self._sync()
