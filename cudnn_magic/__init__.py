@@ -32,6 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+from ._codecache import install as _install_code_cache  # noqa: E402
+
+_install_code_cache()  # dataclasses' generated methods compiled once per machine (cudnn_magic._codecache)
+
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnoses, MemorySnapshot, Report, WhatIf
     from .probes.pip_report import PipError

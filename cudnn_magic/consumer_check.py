@@ -22,6 +22,7 @@ from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, P
 from .probes import libnames, pyenv
 from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from .rules.cudnn_version import try_parse
+from .probes.scope import realpath
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -51,7 +52,7 @@ class ConsumerReport:
         """``copies`` with owner "system" replaced by the scanned distribution that installed the file."""
         out = []
         for c in copies:
-            owner = self.owners.get(os.path.realpath(c.path))
+            owner = self.owners.get(realpath(c.path))
             out.append(dataclasses.replace(c, owner=owner) if owner and c.owner in ("system", "") else c)
         return out
 
@@ -61,7 +62,7 @@ def _norm(name: str) -> str:
 
 
 def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str]) -> str | None:
-    real = os.path.realpath(path)
+    real = realpath(path)
     c = loaded.get(real)
     parsed = libnames.parse_name(os.path.basename(real))
     if parsed and parsed[2] and libnames.is_vendored_name(os.path.basename(real)):
@@ -124,9 +125,9 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
     rep.owners = scan.owner_by_path()
     mapped = [c.path for c in loaded]
-    loaded_by_real = {os.path.realpath(c.path): c for c in loaded}
+    loaded_by_real = {realpath(c.path): c for c in loaded}
     mapped_real = set(loaded_by_real)
-    have = {os.path.realpath(c.path) for c in installed}
+    have = {realpath(c.path) for c in installed}
     for c in scan.vendored_copies():
         if c.path not in have:
             rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
@@ -181,7 +182,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
         soname = os.path.basename(req.soname) if "/" in req.soname else req.soname
         lib = ConsumerLibrary(
             path=req.requester or "", distribution="", soname=soname, how=req.how, picked=res.picked,
-            picked_version=version, why=res.reason, vendored=bool(res.picked and os.path.realpath(res.picked) in dist_vendored),
+            picked_version=version, why=res.reason, vendored=bool(res.picked and realpath(res.picked) in dist_vendored),
             sublibraries=subs, searched=searched, sublibrary_searched=sub_searched)
         return lib, res
 
@@ -204,7 +205,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     for f in facts:
         label = f"{f.row.name} {f.row.version}"
         dist = next((d for d in scan.distributions if f.distribution and _norm(d.name) == _norm(f.distribution)), None)
-        vend = {os.path.realpath(v.path) for v in (dist.vendored if dist else ())}
+        vend = {realpath(v.path) for v in (dist.vendored if dist else ())}
         upgrade = Fix("upgrade-consumer", f.upgrade[0], f.upgrade[1], True) if f.upgrade else None
         libs: list[ConsumerLibrary] = []
         if f.alternatives:
@@ -230,7 +231,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
 
     # 2. Generic consumers: every other library that NEEDs cuDNN.
     for d in scan.distributions:
-        vend = {os.path.realpath(v.path) for v in d.vendored}
+        vend = {realpath(v.path) for v in d.vendored}
         fw = known.get(_norm(d.name))
         libs = []
         blocked: list[ConsumerLibrary] = []
@@ -316,9 +317,6 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
-    # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.subprocess_probe import query_versions
-
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
         m = loaded.get(rep.copies[i].path)
@@ -327,6 +325,9 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
             todo.remove(i)
     if not todo:
         return
+    # start-up cost: child processes (signal, subprocess) only for a copy whose version nothing else tells
+    from .probes.subprocess_probe import query_versions
+
     res = query_versions([rep.copies[i].path for i in todo], env=env)
     for i in todo:
         c = rep.copies[i]
@@ -352,7 +353,7 @@ def _with_search_dirs(disk: dict[str, list[tuple[str, str | None]]], libs: list[
             for d in dirs:
                 p = os.path.join(d, sub.soname)
                 if os.path.exists(p):
-                    real_dir = os.path.dirname(os.path.realpath(p))
+                    real_dir = os.path.dirname(realpath(p))
                     lst = out.setdefault(sub.soname, [])
                     if all(x != real_dir for x, _ in lst):
                         lst.insert(0, (real_dir, _version_of(p, {}, {})))

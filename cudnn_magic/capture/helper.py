@@ -46,45 +46,27 @@ import time
 try:  # imported as cudnn_magic.capture.helper (the kernel side reads these through it)
     from .protocol import (
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 except ImportError:  # run as a script, python -I -S helper.py: isolated mode puts no directory on sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from protocol import (  # type: ignore[no-redef]
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 
-"""Prefix of a marker in the fd-2 stream (never valid text, so never produced by a log)."""
 
-"""An ack is sent with ``ok`` 0 when the writer made no progress for this long (seconds)."""
-
-"""Default bound (16 MiB) of the bytes waiting for the previous fd 2 in memory."""
-
-"""Default bound (512 MiB) of the bytes waiting in the spool file on disk."""
-
-"""Bytes (64 KiB, the newest) still forwarded when what waits is skipped (interrupted cell)."""
-
-"""Bytes per read (1 MiB): at least the pipe size, so a read never splits a small write."""
-
-"""A read shorter than this (64 KiB) is followed by a :data:`BATCH_WAIT_S` pause."""
-
-"""Pause (0.5 ms) after a short read so small writes are read in batches: this is the most a
-forwarded byte is delayed, and it lifts 80-byte-write throughput about twofold."""
-
-"""Bytes of the log tail echoed to the fallback fd when the kernel dies without a clean exit."""
-
-"""spilled, dropped, skipped at byte 24 of the state file."""
-"""Byte of the kernel's clean-exit flag (uint64: 1 exit, 2 uninstall) in the state file."""
-
-"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
-
-"""seq, n, offset, t, length: the cell record at byte 64 of the state file."""
-
-
-"""Longest delay (seconds) before a new cell record reaches ``meta.json`` while the kernel lives."""
+def _hex_literals(arg: str) -> tuple[bytes, ...]:
+    out = []
+    for h in arg.split(","):
+        try:
+            if h:
+                out.append(bytes.fromhex(h))
+        except ValueError:
+            pass
+    return tuple(out)
 
 
 class _Log:
@@ -544,6 +526,7 @@ def main(argv: list) -> int:
     p.add_argument("--memory-bytes", type=int, default=MEMORY_BYTES)
     p.add_argument("--spool-bytes", type=int, default=SPOOL_BYTES)
     p.add_argument("--meta", default="{}", help="JSON object merged into meta.json")
+    p.add_argument("--flag", default="", help="comma-separated hex of lower-case literals to flag chunks by")
     args = p.parse_args(argv)
 
     for sig in ("SIGINT", "SIGPIPE", "SIGHUP", "SIGTSTP", "SIGTTOU"):
@@ -643,20 +626,39 @@ def main(argv: list) -> int:
     kernel_gone = False
     last_alive_check = time.monotonic()
 
+    try:
+        # start-up cost of the helper process: ctypes for memmem, only in the helper
+        from .fastfind import ChunkFlagger
+    except ImportError:  # run as a script: from its own folder, as protocol above
+        from fastfind import ChunkFlagger  # type: ignore[no-redef]
+    flagger = ChunkFlagger(_hex_literals(args.flag))
+
     def handle(items: list) -> None:
+        # called while gen is odd: the kernel sees the new offset only once the chunk is logged,
+        # queued and flagged (protocol: a settled offset is in the log, ``queued`` covers it, and
+        # ``flagged`` says whether a warning literal was in it)
         nonlocal offset
         for item in items:
             if isinstance(item, bytes):
                 if item:
                     offset += len(item)
+                    fwd.put(item)  # forwarding starts while the chunk is logged
                     log.write(item, offset)
-                    fwd.put(item)
+                    if flagger.literals and flagger.holds(item):
+                        struct.pack_into("<Q", state, FLAGGED_AT, offset)
             elif item.startswith("D"):
                 fwd.skip()
                 fwd.add_ack(item, offset)
             else:
                 fwd.add_ack(item, offset)
         publish_counts()
+        struct.pack_into("<Q", state, QUEUED_AT, fwd.queued)
+        struct.pack_into("<Q", state, 8, offset)
+
+    def bump() -> None:
+        nonlocal gen
+        gen += 1
+        struct.pack_into("<Q", state, 0, gen)
 
     def on_kernel_gone(clean: bool) -> None:
         nonlocal kernel_gone
@@ -695,7 +697,9 @@ def main(argv: list) -> int:
                 save_meta()
         if not events:
             if parser.pending:
+                bump()
                 handle([parser.flush()])
+                bump()
             if not kernel_gone and now - last_alive_check > 1.0:
                 last_alive_check = now
                 if not _pid_alive(args.kernel_pid):
@@ -703,8 +707,7 @@ def main(argv: list) -> int:
             continue
         for fd, ev in events:
             if fd == data_fd:
-                gen += 1
-                struct.pack_into("<Q", state, 0, gen)
+                bump()  # odd before the read: a chunk that has left the pipe is always visible
                 try:
                     chunk = os.read(data_fd, READ_SIZE)
                 except InterruptedError:
@@ -716,11 +719,8 @@ def main(argv: list) -> int:
                     items = parser.feed(chunk)
                 else:
                     items = []
-                count = sum(len(x) for x in items if isinstance(x, bytes))
-                struct.pack_into("<Q", state, 8, offset + count)
-                gen += 1
-                struct.pack_into("<Q", state, 0, gen)
                 handle(items)
+                bump()
                 del items
                 if chunk and len(chunk) < BATCH_BELOW and MAGIC not in chunk:
                     # small writes: let more accumulate instead of waking for every one (each

@@ -2,7 +2,10 @@
 
 Layout follows friendly-traceback (its ``runtime_errors`` package): one module per family
 (:mod:`.versions`, :mod:`.loading`, :mod:`.builds`, :mod:`.init`, :mod:`.status`,
-:mod:`.oom` (out-of-memory wordings), :mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.calls`, :mod:`.warnings`),
+:mod:`.oom` (out-of-memory wordings), :mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.calls`, :mod:`.warnings`,
+:mod:`.tensorrt` (TensorRT's own cuDNN checks), :mod:`.bindings` (Rust, Julia, Java and native builds),
+:mod:`.hints` (install notes printed because cuDNN did not load), :mod:`.cpu_builds` (framework builds
+without CUDA), :mod:`.unnamed` (a DLL that failed to load, unnamed)),
 each a tuple ``SIGNATURES`` of declarative :class:`Signature` entries, with an optional
 ``refine`` callable as the escape hatch for the few that need logic. Matching never raises and
 never runs anything from the text.

@@ -11,7 +11,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 import os.path
-import html
 
 Severity = Literal["error", "warning", "info"]
 Verdict = Literal["ok", "mismatch", "unknown", "not-applicable"]
@@ -575,6 +574,8 @@ class Diagnoses(list):  # type: ignore[type-arg]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         if not self:
+            import html  # start-up cost: only a front end asks for HTML
+
             return {"text/plain": self._text(), "text/html": f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"}
         from ..render.diagnosis import diagnoses_html  # a cycle: the renderers import the model
 

@@ -22,6 +22,8 @@ import glob
 import os
 import struct
 import sys
+import time
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 import dataclasses
@@ -30,9 +32,9 @@ from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
 from ..files import read_regular
 from . import libnames, pyenv
-from .elf import NotElf, read_dynamic
-from .loader import Preload, expand_entry, resolve_in_chain
+from .loader import Preload, elf_facts, expand_entry, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
+from .scope import exists, listdir, realpath
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
                  "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
@@ -61,8 +63,40 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
 
     Returns (map, note); the note says why the cache could not be read, or how many entries
     were left out because a name of theirs lies past the end of the file or runs to it with no
-    terminating NUL (a cut or corrupt cache). Never raises.
+    terminating NUL (a cut or corrupt cache). The answer is kept for the life of the process
+    while the file's (device, inode, size, mtime) stay the same (``ldconfig`` writes a new
+    file), except for a file changed in the last two seconds. Treat the map as read-only. Never
+    raises.
     """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    if st.st_mtime_ns >= time.time_ns() - 2_000_000_000:
+        return _read_ldcache(path)  # changed just now: a second change might keep size and mtime
+    return _ldcache_cached(path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=4)
+def _ldcache_cached(path: str, _stamp: tuple[int, int, int, int]) -> tuple[dict[str, list[str]], str | None]:
+    from . import filefacts  # start-up cost: only a check reads the ld.so cache
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    known = filefacts.get(path, st, "ldcache")
+    if (isinstance(known, list) and len(known) == 2 and isinstance(known[0], dict)
+            and (known[1] is None or isinstance(known[1], str))
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in known[0].values())):
+        return known[0], known[1]
+    value = _read_ldcache(path)
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == _stamp:
+        filefacts.put(path, st, "ldcache", [value[0], value[1]])
+    return value
+
+
+def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:
     try:
         data = read_regular(path, 64 << 20)
     except OSError as exc:
@@ -206,7 +240,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     for d, source in dirs:
         d = os.path.normpath(d)
         try:
-            entries = os.listdir(d)
+            entries = listdir(d)  # unchanged folders are not listed again (by their mtime)
         except FileNotFoundError:
             continue
         except NotADirectoryError:
@@ -217,22 +251,20 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             continue
         names = tuple(n for n in sorted(entries) if n.startswith("libcudnn") and libnames.is_cudnn_name(n))
         if names and d not in inv.present:
-            inv.present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
+            inv.present[d] = tuple((n, realpath(os.path.join(d, n))) for n in names)
         for name in names:
             path = os.path.join(d, name)
-            real = os.path.realpath(path)
+            real = realpath(path)
             if real in seen:
                 continue
             error = None
-            if not os.path.exists(path):
+            if not exists(path):
                 inv.notes.append(f"broken symlink {path} -> {os.readlink(path) if os.path.islink(path) else '?'}")
                 continue
-            try:
-                read_dynamic(real)
-            except NotElf as exc:
-                error = f"not a usable shared library: {exc}"
-            except OSError as exc:
-                error = f"unreadable: {exc.strerror or exc}"
+            facts = elf_facts(real)  # cached by (inode, size, mtime): a second check reads nothing
+            if isinstance(facts, str):
+                error = (f"not a usable shared library: {facts[len('not a shared library: '):]}"
+                         if facts.startswith("not a shared library: ") else facts)
             own = ownership(path)
             owner = own.owner
             if own.dist is not None and d not in inv.listed:
@@ -325,9 +357,8 @@ def consumer_dirs(consumer_library: str) -> list[tuple[str, str]]:
     """(folder, source) for each RPATH/RUNPATH entry of ``consumer_library`` (a framework's
     native library), ``$ORIGIN`` expanded: where that framework's own cuDNN lives. Never
     raises."""
-    try:
-        dyn = read_dynamic(consumer_library)
-    except (OSError, NotElf):
+    dyn = elf_facts(consumer_library)
+    if isinstance(dyn, str):
         return []
     origin = os.path.dirname(consumer_library)
     kind = "RUNPATH" if dyn.runpath else "RPATH"

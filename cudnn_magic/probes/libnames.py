@@ -128,7 +128,14 @@ def embedded_version(path: str) -> str | None:
     if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
         note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
         return None
-    return _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    from . import filefacts  # start-up cost: only this probe path needs it
+
+    known = filefacts.get(path, st, "version")
+    if known is None or isinstance(known, str):
+        return known
+    value = _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    filefacts.put(path, st, "version", value)
+    return value
 
 
 @lru_cache(maxsize=256)

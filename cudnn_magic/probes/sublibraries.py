@@ -20,6 +20,7 @@ import os
 from ..model import Resolution, SublibraryPick
 from . import libnames
 from .loader import resolve_in_chain
+from .scope import realpath
 
 __all__ = ["SUBLIBRARIES", "predict_sublibraries", "answering_version", "ANSWERING"]
 
@@ -76,7 +77,7 @@ def _version(path: str) -> str | None:
     from .owners import owner_of
 
     try:
-        real = os.path.realpath(path)
+        real = realpath(path)
         return static_version(real, owner_of(path))[0]
     except Exception:  # noqa: BLE001 - a version we cannot read is simply unknown
         return None
@@ -173,7 +174,7 @@ def release_names(main: str) -> frozenset[str] | None:
         if own.dist is None:
             return None
         folder = os.path.dirname(os.path.normpath(main))
-        real_folder = os.path.dirname(os.path.realpath(main))
+        real_folder = os.path.dirname(realpath(main))
         out = set()
         for e in own.dist.entries:
             p = own.dist.abspath(e)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.markers import Marker
-from packaging.requirements import InvalidRequirement, Requirement
+from typing import TYPE_CHECKING
+
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # pragma: no cover
+    from packaging.markers import Marker
 
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
@@ -106,6 +108,10 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
         return None  # no cuDNN wheel is on this consumer's loader path (a vendored copy, an unversioned dlopen)
     label = f"{fw.name} {fw.version}"
     packages: list[str] = []
+    # start-up cost: packaging.requirements (markers, tags: about 20 ms) only when pins are read
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     spec = SpecifierSet()
     sources: list[str] = []
     for pin in fw.pins:
@@ -136,6 +142,9 @@ def cudnn_requirement(fw: FrameworkBuild) -> str | None:
     when it has one (PyTorch wheels), else ``nvidia-cudnn-cuXX>=MAJOR.MINOR,<MAJOR+1`` with
     XX the CUDA major it was built for (:func:`wheel_family`). Versions come from parsed
     values, never from logs."""
+    # start-up cost: as in framework_need
+    from packaging.requirements import InvalidRequirement, Requirement
+
     for pin in fw.pins:
         if not pin.startswith("nvidia-cudnn-cu"):
             continue
@@ -160,11 +169,17 @@ def same_major_spec(v: CudnnVersion) -> str:
 
 
 def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
-    """``package`` with :func:`same_major_spec`, normalized by :class:`packaging.requirements.Requirement`
-    (``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement."""
+    """``package`` with :func:`same_major_spec`, normalized as :class:`packaging.requirements.Requirement`
+    writes it (the name as given, then the :class:`~packaging.specifiers.SpecifierSet`:
+    ``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement. Built from the
+    specifier alone: a diagnosis names it without importing ``packaging.requirements``."""
+    from packaging.specifiers import InvalidSpecifier  # loaded with SpecifierSet already: a name only
+
+    if not _DIST_NAME.match(package):
+        return None
     try:
-        return str(Requirement(package + same_major_spec(v)))
-    except InvalidRequirement:
+        return package + str(SpecifierSet(same_major_spec(v)))
+    except InvalidSpecifier:
         return None
 
 
@@ -229,6 +244,8 @@ def render_requirement(package: str, spec: SpecifierSet) -> str:
         parts.append(f"<{_short(high)}")
     text = f"{package}{','.join(parts)}"
     # Sanity: the compact form accepts the same witness.
+    from packaging.requirements import Requirement  # start-up cost: as in framework_need
+
     w = witness(spec)
     req = Requirement(text)
     if w is not None and not req.specifier.contains(w, prereleases=False):
