@@ -50,7 +50,7 @@ def check(import_frameworks: bool = False, deep: bool = False) -> Report:
 
     Never raises for environment problems; they appear in ``report.notes``.
     """
-    from .check import run_check  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.check import run_check  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return run_check(import_frameworks=import_frameworks, deep=deep)
 
@@ -63,9 +63,9 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
     annotation in a notebook; empty when nothing is cuDNN-related, with ``.message`` saying so
     when the input is empty or binary (a shared library, an archive: not a log).
     """
-    from .diagnose import diagnose  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.diagnose import diagnose  # the package imports nothing until used: `import cudnn_magic` stays free
     from .model import Diagnoses
-    from .textinput import describe
+    from .util.textinput import describe
 
     info = describe(text if isinstance(text, (bytes, str)) else "")
     if info["kind"] != "text":
@@ -77,7 +77,7 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
 def gpu_memory() -> MemorySnapshot:
     """One sample of every visible GPU's memory (bytes), via NVML. Never raises: with no
     driver, ``snapshot.error`` says why."""
-    from .memory import sample  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.memory import sample  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return sample()
 
@@ -87,11 +87,11 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
     ``LocalCluster`` or scheduler address); ``timeout`` in seconds per worker.
 
     Returns a ``ClusterReport`` (one row per worker, values that differ from the majority
-    marked). Raises ``cudnn_magic.cluster.ClusterCheckError`` for bad input, an unreachable
+    marked). Raises ``cudnn_magic.engines.cluster.ClusterCheckError`` for bad input, an unreachable
     scheduler, or no Dask installed (``pip install 'cudnn-magic[dask]'``).
     """
     # the package imports nothing until used: `import cudnn_magic` stays free
-    from .cluster import cluster_check as _cluster_check
+    from .engines.cluster import cluster_check as _cluster_check
 
     return _cluster_check(client_or_address, timeout=timeout)
 
@@ -120,7 +120,7 @@ def manifest() -> dict[str, Any]:
     versions, and the findings. Runs a check (as slow as :func:`check`). Never raises for what
     it cannot read (an unreadable library gets ``"sha256": None``).
     """
-    from .manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return live_manifest()[0]
 

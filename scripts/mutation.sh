@@ -5,7 +5,7 @@
 #                                            # minutes after a change: only mutants without a verdict run)
 #   bash scripts/mutation.sh rules.gpu solver   # only the targets whose pattern contains a word given
 #   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
-#   bash scripts/mutation.sh 'cudnn_magic.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
+#   bash scripts/mutation.sh 'cudnn_magic.engines.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
 #   MUTATION_SAMPLE=half bash scripts/mutation.sh   # the odd-numbered mutants of every target
 #   MUTATION_RECHECK=1 bash scripts/mutation.sh diagnose   # check again what survived the last run
 #                                           (after writing tests; mutmut itself never reopens a survivor)
@@ -39,7 +39,7 @@ TARGETS=(
   "cudnn_magic.rules.requirement.*"
   # knowledge/: status decoding, the matcher (scan, keyword_lines, evidence), the signature data
   "cudnn_magic.knowledge.*"
-  "cudnn_magic.diagnose.*"
+  "cudnn_magic.engines.diagnose.*"
   # fixes/: the advice each diagnosis offers, and the solver behind install-matching-cudnn
   "cudnn_magic.fixes.advice.*"
   "cudnn_magic.fixes.solver.*"
@@ -62,7 +62,7 @@ for t in "${TARGETS[@]}"; do
   [ $keep -eq 1 ] && selected+=("$t")
 done
 # A word naming a module inside a whole-package target (knowledge.status inside knowledge.*) runs
-# that module only; a mutant-name pattern (cudnn_magic.diagnose.x__refine_with_facts__mutmut_*)
+# that module only; a mutant-name pattern (cudnn_magic.engines.diagnose.x__refine_with_facts__mutmut_*)
 # runs those mutants.
 for word in "$@"; do
   for t in "${TARGETS[@]}"; do

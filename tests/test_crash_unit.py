@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic import crash
+from cudnn_magic.engines import crash
 from cudnn_magic.capture import helper as H
-from cudnn_magic.startup import BEGIN, END, install_startup
+from cudnn_magic.engines.startup import BEGIN, END, install_startup
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,7 @@ def test_read_record_parses_cell_log_stack_and_diagnosis(tmp_path):
 def test_the_crash_notice_never_offers_the_restart_that_just_happened(tmp_path):
     """Issue 27, item 6: the notice shown in the restarted kernel offered ``restart-kernel`` first
     (the stream diagnosis's first fix); the kernel showing it is that restart."""
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     log = TF_LINE.encode() + b"\n*** Check failure stack trace: ***\n"
     assert [f.id for f in diagnose(log=log.decode())[0].fixes][0] == "restart-kernel"  # an error cell offers it

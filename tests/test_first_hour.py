@@ -42,7 +42,7 @@ API_CALLS = {
     "manifest": "m = cudnn_magic.manifest(); assert m['schema'] == 'cudnn-magic-manifest', m",
     "what_if": "w = cudnn_magic.what_if('nvidia-cudnn-jit-cu13=9.24'); "
                "assert type(w).__name__ == 'PipError' and w.kind == 'bad-requirement', w",
-    "import-submodules": "import cudnn_magic.check, cudnn_magic.memory, cudnn_magic.diagnose, cudnn_magic.manifest; "
+    "import-submodules": "import cudnn_magic.engines.check, cudnn_magic.engines.memory, cudnn_magic.engines.diagnose, cudnn_magic.engines.manifest; "
                          "from cudnn_magic import check as c, manifest as mf; assert callable(c) and callable(mf)",
 }
 
@@ -70,8 +70,8 @@ def test_public_api_works_twice_in_every_order(order):
 
 def test_check_module_is_still_the_module():
     """The callable ``cudnn_magic.check`` is still the module for code that imports from it."""
-    body = ("import cudnn_magic, cudnn_magic.check as m\n"
-            "from cudnn_magic.check import run_check\n"
+    body = ("import cudnn_magic, cudnn_magic.engines.check as m\n"
+            "from cudnn_magic.engines.check import run_check\n"
             "assert m.run_check is run_check\n"
             "r1 = cudnn_magic.check(); r2 = m()\n"
             "assert type(r1) is type(r2)\n"
@@ -86,8 +86,8 @@ def test_manifest_module_is_still_the_module():
     submodule is imported it is callable and gives the same manifest as the CLI's engine."""
     body = ("import cudnn_magic, json\n"
             "before = cudnn_magic.manifest()\n"
-            "import cudnn_magic.manifest as m\n"
-            "from cudnn_magic.manifest import live_manifest, dumps\n"
+            "import cudnn_magic.engines.manifest as m\n"
+            "from cudnn_magic.engines.manifest import live_manifest, dumps\n"
             "assert m.live_manifest is live_manifest and cudnn_magic.manifest is m\n"
             "after = cudnn_magic.manifest()\n"
             "assert dumps(before) == dumps(after) == dumps(live_manifest()[0])\n"
@@ -216,7 +216,7 @@ def test_internal_error_without_facts_claims_nothing_about_memory():
 
 
 def test_internal_error_with_free_memory_facts_cites_them():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.model import Driver, Gpu, Report
 
     gib = 2**30
@@ -362,7 +362,7 @@ def test_cli_report_speaks_of_this_process():
 
 
 def test_advice_prose_is_text_and_commands_are_code():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.render.diagnosis import diagnoses_html
     from cudnn_magic.render.report import action_html, is_prose
 
@@ -484,7 +484,7 @@ def test_crash_report_of_a_terminal_session(tmp_path):
     cell = (b"import ctypes; l = %r; ctypes.CDLL(None).write(2, l, len(l)); ctypes.CDLL(None).abort()"
             % (TF_FATAL.encode() + b"\n"))
     _ipython_in_a_pty(tmp_path, [b"%load_ext cudnn_magic", cell])
-    from cudnn_magic.crash import all_crashes
+    from cudnn_magic.engines.crash import all_crashes
 
     recs = all_crashes(root=tmp_path / "rt" / "cudnn-magic")
     assert recs, list((tmp_path / "rt").rglob("*"))
@@ -531,7 +531,7 @@ def test_a_clean_exit_keeps_only_the_record_of_a_clean_exit(tmp_path):
     assert sorted(x.name for x in d.iterdir()) == ["meta.json"], sorted(x.name for x in d.iterdir())
     raw = (d / "meta.json").read_text()
     assert "SECRET-SOURCE" not in raw and "secret native line" not in raw
-    from cudnn_magic.crash import previous_crashes
+    from cudnn_magic.engines.crash import previous_crashes
 
     assert previous_crashes(d.parent.name, root=d.parent.parent) == []
 

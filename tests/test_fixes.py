@@ -522,7 +522,7 @@ def test_a_long_apply_does_not_block_other_buttons_and_streams_lines():
 def test_advice_buttons_preview_the_diagnosis_words_for_this_error():
     """The preview under a diagnosis says what the diagnosis said (one wording, in diagnose.py):
     a cuDNN 8 error names the CUDA 11 wheels, not the registry's generic CUDA 12 ones."""
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     d = diagnose(exception="", log="Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: "
                                    "cannot open shared object file: No such file or directory")
@@ -568,7 +568,7 @@ def test_magic_and_cli(jupyter_home, capsys):
     args = Namespace(fix_id="make-contiguous", dry_run=True, yes=False, undo=False, json=True, framework=None,
                      dir=None, kernel=None)
     assert fix_cli.cli_fix(args, out) == 0
-    from cudnn_magic.diagnose import fix_advice
+    from cudnn_magic.engines.diagnose import fix_advice
 
     assert json.loads(out.getvalue())["action"] == fix_advice("make-contiguous").action  # one wording
     assert "x = x.contiguous()" in fix_advice("make-contiguous").action

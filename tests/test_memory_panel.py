@@ -181,7 +181,7 @@ def test_panel_through_the_standin(nvml_standin, tmp_path):
 def test_terminal_watch_redraws_until_ctrl_c(monkeypatch, capsys):
     """``%gpu_memory --watch`` in terminal IPython: the table is redrawn in place (ANSI home +
     clear) each interval; Ctrl-C ends it and the last table is returned."""
-    import cudnn_magic.memory as memory
+    import cudnn_magic.engines.memory as memory
     from IPython.core.interactiveshell import InteractiveShell
 
     script = Script([snap(GiB), snap(2 * GiB), KeyboardInterrupt()])

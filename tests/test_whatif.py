@@ -13,7 +13,7 @@ from real_wheels import install_wheel
 
 from cudnn_magic.model import Driver, FrameworkBuild
 from cudnn_magic.probes.owners import DistRecord, RecordEntry, read_record
-from cudnn_magic.whatif import CUDNN_FOLDERS, Environment, cudnn_folder, framework_from_metadata, predict
+from cudnn_magic.engines.whatif import CUDNN_FOLDERS, Environment, cudnn_folder, framework_from_metadata, predict
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_prevention_engines_import_no_ipython_widgets_or_ctypes():
     import sys
 
     code = ("import sys, json\n"
-            "import cudnn_magic.whatif, cudnn_magic.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
+            "import cudnn_magic.engines.whatif, cudnn_magic.engines.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
             "import cudnn_magic.probes.pip_report, cudnn_magic.cli.whatif, cudnn_magic.cli.manifest, cudnn_magic.model.prevention\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('IPython', 'ipywidgets', 'ipykernel', 'ctypes', 'traitlets'))))\n")
@@ -254,7 +254,7 @@ def test_safer_requirement_never_downgrades_the_installed_family():
     from packaging.specifiers import SpecifierSet
 
     from cudnn_magic.model.prevention import Change
-    from cudnn_magic.whatif import _same_family, downgrades
+    from cudnn_magic.engines.whatif import _same_family, downgrades
 
     below = [t for t, _ in _same_family("nvidia-cudnn-jit-cu12", "9.27.0.42", SpecifierSet("==9.25.0.15"), "nvidia/cudnn_jit")]
     assert below == ["nvidia-cudnn-jit-cu12>=9.27.0.42"]  # keep what is there, never ==9.25.0.15

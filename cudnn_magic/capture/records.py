@@ -26,7 +26,7 @@ import stat
 import stat as _stat
 
 from ..model.crash import CrashRecord
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 from . import helper as H
 from .helper import _pid_alive as alive
 from .tee import read_slice, record_key, records_root
@@ -88,7 +88,7 @@ def _strip_prompts(text: str) -> str:
 
 def _safe_text(data: bytes) -> str:
     """Decode with replacement and replace control characters other than tab/newline,
-    bidirectional controls and lone surrogates (:func:`cudnn_magic.safetext.safe_text`: binary
+    bidirectional controls and lone surrogates (:func:`cudnn_magic.util.safetext.safe_text`: binary
     garbage stays printable, terminal escapes are neutralised, nothing reorders the text)."""
     return safe_text(data.decode("utf-8", "replace"))
 

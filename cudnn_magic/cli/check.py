@@ -10,7 +10,7 @@ import json
 import sys
 from typing import TextIO
 
-from ..check import run_check
+from ..engines.check import run_check
 from ..render.report import report_json, report_text
 
 __all__ = ["cli_check"]

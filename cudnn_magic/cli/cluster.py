@@ -1,5 +1,5 @@
 """``cudnn-magic check --dask ADDRESS``: the check on every worker of a Dask cluster (the
-engine is :mod:`cudnn_magic.cluster`)."""
+engine is :mod:`cudnn_magic.engines.cluster`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TextIO
 
-from ..cluster import ClusterCheckError, cluster_check
+from ..engines.cluster import ClusterCheckError, cluster_check
 
 __all__ = ["cli_cluster"]
 

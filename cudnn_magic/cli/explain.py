@@ -8,9 +8,9 @@ import os
 import sys
 from typing import BinaryIO, TextIO
 
-from ..diagnose import diagnose
+from ..engines.diagnose import diagnose
 from ..render.diagnosis import diagnoses_json, diagnoses_text
-from ..textinput import SAMPLE, binary_kind, describe
+from ..util.textinput import SAMPLE, binary_kind, describe
 
 __all__ = ["cli_explain"]
 
@@ -59,7 +59,7 @@ def cli_explain(args: argparse.Namespace, out: TextIO) -> int:
         return 2 if info["kind"] == "binary" else 0
     report = None
     if args.facts:
-        from ..check import run_check  # start-up cost: only --facts needs the probes
+        from ..engines.check import run_check  # start-up cost: only --facts needs the probes
 
         report = run_check()
     diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy

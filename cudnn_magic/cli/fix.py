@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from .. import fixes
 from ..model import to_plain
-from ..options import fix_context as _context
+from ..util.options import fix_context as _context
 
 __all__ = ["add_fix_arguments", "cli_fix"]
 
@@ -46,7 +46,7 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         res = fixes.undo(fix_id)
         _emit(out, res.text(), _result_dict(res), as_json)
         return 0 if res.ok else 1
-    from ..check import run_check  # start-up cost: only the plan needs the report
+    from ..engines.check import run_check  # start-up cost: only the plan needs the report
     from ..fixes.environment import kernel_context  # start-up cost: as above
 
     ctx = _context(args)

@@ -51,7 +51,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
     if wanted("check"):
-        from ..options import timeout_seconds  # start-up cost: only the named command's options are built
+        from ..util.options import timeout_seconds  # start-up cost: only the named command's options are built
 
         c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
         c.add_argument("--import-frameworks", action="store_true",
@@ -81,7 +81,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     if wanted("memory"):
-        from ..memory import interval_seconds  # start-up cost (as above)
+        from ..engines.memory import interval_seconds  # start-up cost (as above)
 
         m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,

@@ -1,5 +1,5 @@
 """``cudnn-magic install-startup [--undo] [--ipython-dir DIR | --profile-dir DIR]`` (the engine
-is :mod:`cudnn_magic.startup`)."""
+is :mod:`cudnn_magic.engines.startup`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..startup import CONFIG_NAME, env_config_dir, install_startup, profile_config_dir
+from ..engines.startup import CONFIG_NAME, env_config_dir, install_startup, profile_config_dir
 
 __all__ = ["add_arguments", "cli_install_startup"]
 

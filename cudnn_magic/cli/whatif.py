@@ -1,6 +1,6 @@
 """``cudnn-magic check --what-if REQS [--json]`` (issue 16): what ``pip install REQS`` would do to
 cuDNN, predicted with pip's own dry run (nothing is installed). :mod:`cudnn_magic.cli.check`
-dispatches here; the engine is :mod:`cudnn_magic.whatif` through
+dispatches here; the engine is :mod:`cudnn_magic.engines.whatif` through
 :func:`cudnn_magic.probes.pip_report.what_if`.
 
 Exit codes: 0 no predicted error, 1 a predicted finding is an error, 2 bad input (unparsable

@@ -17,8 +17,8 @@ import contextlib
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import file_lock
-from ..kernelinfo import kernel_app as _kernel_app
+from ..util.files import file_lock
+from ..util.kernelinfo import kernel_app as _kernel_app
 from ..model.fixes import FixPlan, FixResult, _quote
 from ..rules.requirement import _CUDNN_DIST
 from .environment import BACKUP_TAG, _load_spec, _python

@@ -16,8 +16,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import load_json_regular, read_regular_whole, regular_dist_version
-from ..kernelinfo import connection_file
+from ..util.files import load_json_regular, read_regular_whole, regular_dist_version
+from ..util.kernelinfo import connection_file
 from ..rules.requirement import _DIST_NAME
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import stat as _stat
 
 
-from ..files import atomic_write, file_lock
+from ..util.files import atomic_write, file_lock
 
 
 _atomic_write = atomic_write  # one name for every atomic write of the fix registry

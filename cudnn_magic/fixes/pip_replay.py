@@ -2,7 +2,7 @@
 applicable only when it would change something.)
 
 Two ways a cuDNN wheel install changes nothing, or harms, found here without running pip (the
-full prediction is ``cudnn-magic check --what-if``, :mod:`cudnn_magic.whatif`, which uses the same
+full prediction is ``cudnn-magic check --what-if``, :mod:`cudnn_magic.engines.whatif`, which uses the same
 folder table):
 
 * **It overwrites another family's files.** ``nvidia-cudnn-cu12`` and ``nvidia-cudnn-cu13`` both

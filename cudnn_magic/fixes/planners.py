@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..kernelinfo import kernel_app as _kernel_app
+from ..util.kernelinfo import kernel_app as _kernel_app
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
 from ..rules.gpu import driver_at_least, driver_floor

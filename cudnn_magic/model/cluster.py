@@ -1,6 +1,6 @@
 """The result of a cluster check: :class:`ClusterReport` (one :class:`WorkerRow` per Dask
 worker, values that differ from the majority found by :meth:`ClusterReport.majority_diff`);
-made by :mod:`cudnn_magic.cluster`, rendered by :mod:`cudnn_magic.render.cluster`."""
+made by :mod:`cudnn_magic.engines.cluster`, rendered by :mod:`cudnn_magic.render.cluster`."""
 
 from __future__ import annotations
 

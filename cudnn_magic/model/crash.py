@@ -64,9 +64,9 @@ class CrashRecord:
     diagnoses: list = field(default_factory=list)
 
     def stack_summary(self) -> str:
-        """:func:`cudnn_magic.crash.faulthandler_summary` of :attr:`faulthandler`; a dump of CPython 3.10+ (which
+        """:func:`cudnn_magic.engines.crash.faulthandler_summary` of :attr:`faulthandler`; a dump of CPython 3.10+ (which
         ends complete dumps with ``Extension modules: ...``) without that end was cut short."""
-        from ..crash import faulthandler_summary  # a cycle: the engine imports this type
+        from ..engines.crash import faulthandler_summary  # a cycle: the engine imports this type
 
         v = self.python_version
         return faulthandler_summary(self.faulthandler,
@@ -83,13 +83,13 @@ class CrashRecord:
         something cuDNN-related was found (``with_facts``). ``restart-kernel`` is left out: the
         kernel that shows the record is the restart (or the one that died is gone). Fills and
         returns :attr:`diagnoses`."""
-        from ..diagnose import diagnose  # start-up cost: the knowledge tables, only for a record to show
+        from ..engines.diagnose import diagnose  # start-up cost: the knowledge tables, only for a record to show
 
         kw = dict(exception="", log=self.log or self.log_tail, traceback=self.faulthandler)
         found = diagnose(report=None, **kw)
         if found and with_facts:
             try:
-                from ..check import cached_report  # start-up cost: the probes, only when something was found
+                from ..engines.check import cached_report  # start-up cost: the probes, only when something was found
 
                 found = diagnose(report=cached_report(), **kw) or found
             except Exception:  # noqa: BLE001

@@ -28,7 +28,7 @@ import dataclasses
 
 from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
-from ..files import read_regular
+from ..util.files import read_regular
 from . import libnames
 from .elf import NotElf, read_dynamic
 from .loader import Preload, expand_entry, resolve_in_chain

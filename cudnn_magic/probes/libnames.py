@@ -13,7 +13,7 @@ import os
 import re
 import stat
 from functools import lru_cache
-from ..files import file_kind, note_skipped, open_regular
+from ..util.files import file_kind, note_skipped, open_regular
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to

@@ -34,7 +34,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..files import regular_or_reason
+from ..util.files import regular_or_reason
 from ..model import CudnnInUse, LibraryCopy
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from . import libnames

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Preload, Resolution
-from ..files import file_kind, note_skipped
+from ..util.files import file_kind, note_skipped
 from .elf import ElfDynamic, NotElf, read_dynamic
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",

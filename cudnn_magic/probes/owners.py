@@ -34,7 +34,7 @@ import sys
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
-from ..files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
+from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).

@@ -33,9 +33,9 @@ from typing import Any, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..files import regular_dist_version, regular_distributions
+from ..util.files import regular_dist_version, regular_distributions
 from ..model import Unavailable
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 from .owners import digest_if_small, read_record
 from .wheel_record import planned_records
 from .wheel_stage import stage_consumer_wheels
@@ -358,7 +358,7 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
 def conflict_lines(output: str, limit: int = 6) -> list[str]:
     """pip's own explanation of a resolver conflict, at most ``limit`` lines: the "The conflict
     is caused by:" block (what each requirement asked for), else the "Cannot install ..." line,
-    control characters replaced (:func:`cudnn_magic.safetext.safe_text`). Pure; [] when pip
+    control characters replaced (:func:`cudnn_magic.util.safetext.safe_text`). Pure; [] when pip
     printed neither."""
     lines = [safe_text(ln.rstrip(), keep_newlines=False) for ln in output.splitlines()]
     start = next((i for i, ln in enumerate(lines) if ln.strip().startswith("The conflict is caused by")), None)
@@ -451,12 +451,12 @@ def report_json(plan: PipPlan) -> dict[str, Any]:
 
 
 def environment_now(installed: Installed) -> "Any":
-    """The present :class:`cudnn_magic.whatif.Environment` of an environment ``pip inspect``
+    """The present :class:`cudnn_magic.engines.whatif.Environment` of an environment ``pip inspect``
     described: versions, the ``RECORD`` of every cuDNN wheel (``owners.read_record``), the sha256
     of the files two of them list (small files only, ``owners.digest_if_small``), and the
     frameworks found on disk in its site folders (``frameworks.probe_frameworks(paths=...)``).
     Never raises (what it cannot read is left out)."""
-    from ..whatif import Environment, canonical, cudnn_folder  # start-up cost: the engine (and the check) only for a what-if
+    from ..engines.whatif import Environment, canonical, cudnn_folder  # start-up cost: the engine (and the check) only for a what-if
 
     versions = {canonical(d.name): d.version for d in installed.dists}
     records = []
@@ -523,14 +523,14 @@ def _relocated(f: Any, scratch: str, site: str) -> Any:
 
 
 def _with_consumers(result: Any, plan: PipPlan, inst: Installed, *, gpus: bool, environ: dict[str, str]) -> Any:
-    """``result`` with the consumer check (:func:`cudnn_magic.consumer_check.check_consumers`: CTranslate2,
+    """``result`` with the consumer check (:func:`cudnn_magic.engines.consumer_check.check_consumers`: CTranslate2,
     PaddlePaddle, MXNet, TensorRT, any library that NEEDs cuDNN) run on the environment now and on
     the environment after the install: the consumer wheels pip would install unpacked in a scratch
     folder scanned first (:func:`cudnn_magic.probes.wheel_stage.stage_consumer_wheels`), the
     ``.dist-info`` of what pip replaces left out, and the predicted framework rows for the clash
     rule. Its findings join both reports; ``introduced``/``resolved`` are recomputed. Never raises."""
     try:
-        from ..consumer_check import check_consumers  # start-up cost: the consumer scan only for a what-if
+        from ..engines.consumer_check import check_consumers  # start-up cost: the consumer scan only for a what-if
 
         replaced = {c.name for c in result.changes if c.old}
         skip = frozenset(os.path.normpath(d.dist_info) for d in inst.dists
@@ -567,10 +567,10 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
     """Predict what ``pip install REQUIREMENTS`` would do to cuDNN in ``python``'s environment
     (default: this interpreter): pip's dry run, and what is installed (this interpreter:
     ``importlib.metadata`` in-process; another one: its ``pip inspect``, run at the same time), then
-    :func:`cudnn_magic.whatif.predict`. When the prediction has an error and ``safer`` is set,
-    the candidates of :func:`cudnn_magic.whatif.safer_candidates` are tried with pip's dry run in
+    :func:`cudnn_magic.engines.whatif.predict`. When the prediction has an error and ``safer`` is set,
+    the candidates of :func:`cudnn_magic.engines.whatif.safer_candidates` are tried with pip's dry run in
     turn, and the first one predicted error-free that moves no cuDNN wheel below its installed
-    version (:func:`cudnn_magic.whatif.downgrades`) and changes something is reported; one that
+    version (:func:`cudnn_magic.engines.whatif.downgrades`) and changes something is reported; one that
     pip would install nothing for is no advice ("install X instead" where X is there): then
     ``safer`` stays None and ``safer_why`` says to leave the environment as it is.
 
@@ -579,7 +579,7 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
         installed either way. Never raises.
     """
     try:
-        from ..whatif import downgrades, predict, safer_candidates  # start-up cost (as above)
+        from ..engines.whatif import downgrades, predict, safer_candidates  # start-up cost (as above)
 
         python = python or sys.executable
         t0 = time.perf_counter()

@@ -123,7 +123,7 @@ def _would_block(path: str) -> str | None:
     where the loader looks for its sub-libraries and dependencies first, holds a FIFO or a device
     named like a library. The refused file is noted as skipped. Never raises."""
     # start-up cost: files.py only for the children's guard
-    from ..files import regular_or_reason
+    from ..util.files import regular_or_reason
 
     why = regular_or_reason(path)
     if why is not None:

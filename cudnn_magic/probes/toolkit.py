@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 
-from ..files import load_json_regular, read_regular
+from ..util.files import load_json_regular, read_regular
 from ..model import CudaToolkit
 
 __all__ = ["probe_toolkits"]

@@ -25,7 +25,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from ..files import open_regular
+from ..util.files import open_regular
 from ..rules.consumer_table import CONSUMERS
 from ..rules.wheel_folders import canonical
 from .wheel_record import _ssl_context

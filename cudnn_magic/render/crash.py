@@ -1,6 +1,6 @@
 """A crash record (:class:`~cudnn_magic.model.crash.CrashRecord`) as text and HTML: when the
 kernel died, the cell it ran, its last native log lines, the Python stack, the diagnosis.
-Every value from a record is escaped and display-safe (:func:`cudnn_magic.safetext.safe_text`)."""
+Every value from a record is escaped and display-safe (:func:`cudnn_magic.util.safetext.safe_text`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import html
 import time
 from typing import TYPE_CHECKING
 
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 from .diagnosis import diagnoses_html, diagnoses_text
 
 if TYPE_CHECKING:  # annotations only

@@ -62,7 +62,7 @@ CONSUMER_RULES: dict[str, str] = {
         "applications built with the same or an older minor; the minor it was built with is not recorded in the file)"
     ),
 }
-#: Checkers whose rows are judged here, not by :func:`cudnn_magic.check.judge_report`.
+#: Checkers whose rows are judged here, not by :func:`cudnn_magic.engines.check.judge_report`.
 CONSUMER_CHECKERS = frozenset(CONSUMER_RULES)
 
 CONSUMER_FINDING_IDS = {

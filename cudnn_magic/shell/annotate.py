@@ -1,6 +1,6 @@
 """Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
 
-IPython glue only: the knowledge lives in :mod:`cudnn_magic.diagnose` and the rendering in
+IPython glue only: the knowledge lives in :mod:`cudnn_magic.engines.diagnose` and the rendering in
 :mod:`cudnn_magic.render.diagnosis`. What happens (DESIGN.md, "How an error cell gets
 annotated"; measured in ``../shared/research/jupyter-lab-notes.md`` §1-2):
 
@@ -37,7 +37,7 @@ from typing import Any, Optional
 import types
 
 from ..capture.helper import mib
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 from IPython.display import display
 from IPython.core.error import UsageError
 
@@ -66,7 +66,7 @@ def _decode(data: bytes) -> str:
 def _report() -> Any:
     """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
     try:
-        from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
+        from ..engines.check import cached_report  # start-up cost: not at %load_ext, only when this runs
     except Exception:  # noqa: BLE001 - not built yet, or broken
         return None
     try:
@@ -124,7 +124,7 @@ class Explanation:
 def _display_safe_log(text: str, limit: int = MAX_LOG_FOR_DISPLAY) -> str:
     """The newest ``limit`` characters of ``text`` with control characters other than
     tab/newline, bidirectional controls and lone surrogates replaced
-    (:func:`cudnn_magic.safetext.safe_text`: binary garbage stays printable)."""
+    (:func:`cudnn_magic.util.safetext.safe_text`: binary garbage stays printable)."""
     if len(text) > limit:
         text = f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
     return safe_text(text)
@@ -454,7 +454,7 @@ class Annotator:
         lines = keyword_lines(data, find=memmem_finder())
         if not lines:
             return
-        from ..diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
+        from ..engines.diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
 
         text = _decode(lines)
         found = gpu_unused_warnings(text, joined=False)
@@ -550,7 +550,7 @@ class Annotator:
             self._display(rec.diagnoses, text)
 
     def _diagnose(self, rec: ErrorRecord) -> list:
-        from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
+        from ..engines.diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
 
         kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
         found = diagnose(report=None, **kw)
@@ -576,7 +576,7 @@ class Annotator:
     def explain(self, text: str = "") -> Explanation:
         """``%cudnn_explain`` body: explain ``text``, or the last error again."""
         if text.strip():
-            from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
+            from ..engines.diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
 
             return Explanation(diagnose(exception="", log=text, report=_report()), "")
         rec = self.last

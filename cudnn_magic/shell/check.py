@@ -1,7 +1,7 @@
 """``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython.
-The engine is :mod:`cudnn_magic.check` (and :mod:`cudnn_magic.cluster` for ``--dask``;
-:mod:`cudnn_magic.whatif` through :func:`cudnn_magic.probes.pip_report.what_if` for
-``--what-if``; :mod:`cudnn_magic.manifest` for ``--against``)."""
+The engine is :mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``;
+:mod:`cudnn_magic.engines.whatif` through :func:`cudnn_magic.probes.pip_report.what_if` for
+``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..options import timeout_seconds
+from ..util.options import timeout_seconds
 from .args import parse_magic_line
 
 
@@ -57,7 +57,7 @@ class CudnnMagics(Magics):
             return check_against(args.against, args.json)
         if args.dask:
             # start-up cost: not at %load_ext, only when this runs
-            from ..cluster import ClusterCheckError, cluster_check
+            from ..engines.cluster import ClusterCheckError, cluster_check
 
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
             if target is args.dask and args.dask.isidentifier():
@@ -70,7 +70,7 @@ class CudnnMagics(Magics):
                 print(f"cudnn-magic: {exc}")
                 return None
             return rep.to_json() if args.json else rep
-        from ..check import run_check  # start-up cost: not at %load_ext, only when this runs
+        from ..engines.check import run_check  # start-up cost: not at %load_ext, only when this runs
         from ..render.report import ReportView, report_json
 
         report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
@@ -104,9 +104,9 @@ def check_against(path: str, as_json: bool) -> Any:
     or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
     when the file cannot be read (also: not a regular file, e.g. a FIFO, which never blocks the
     kernel) or is not a manifest (also: a field of the wrong type)."""
-    from ..manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest  # start-up cost (as above)
+    from ..engines.manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest  # start-up cost (as above)
     from ..render.manifest import DriftView
-    from ..safetext import safe_text
+    from ..util.safetext import safe_text
 
     path = _unquote(path)
     try:

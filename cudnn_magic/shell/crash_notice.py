@@ -1,7 +1,7 @@
 """The crash notice at ``%load_ext cudnn_magic``: why the previous kernel of this key died.
 
 Loaded first (before :mod:`cudnn_magic.shell.annotate` starts the new capture), it claims the
-newest unshown record of this kernel's key (:mod:`cudnn_magic.crash`, the engine: the record,
+newest unshown record of this kernel's key (:mod:`cudnn_magic.engines.crash`, the engine: the record,
 its reading and its store) and shows it once, at once or at the top of the first cell; enables
 ``faulthandler`` into this process's record directory; and cleans up records of kernels that no
 longer exist. Never raises into IPython.
@@ -130,7 +130,7 @@ def _show(ip: Any, rec: CrashRecord) -> None:
             fixes += list(getattr(d, "fixes", ()) or ())
         if fixes:
             try:
-                from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
+                from ..engines.check import cached_report  # start-up cost: not at %load_ext, only when this runs
                 from ..ui.fix_buttons import fix_box
 
                 # start-up cost: not at %load_ext, only when this runs
@@ -183,7 +183,7 @@ def load(ip: Any) -> None:
                 same = False
             if not same:
                 # start-up cost: files.py imports tempfile, only when the connection file changed
-                from ..files import atomic_write
+                from ..util.files import atomic_write
 
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
                 # never written through a link planted in the key directory (issue 13)

@@ -65,7 +65,7 @@ class AnnotateMagics(Magics):
                              "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
-        from ..textinput import binary_kind  # start-up cost: only when the magic runs
+        from ..util.textinput import binary_kind  # start-up cost: only when the magic runs
 
         kind = binary_kind(text) if text.strip() else None
         if kind:
@@ -76,7 +76,7 @@ class AnnotateMagics(Magics):
                 return Explanation([], message="cudnn-magic: annotation is not loaded.")
             return a.explain("")
         # start-up cost: diagnose pulls in the knowledge tables; imported by the first explanation
-        from ..diagnose import diagnose
+        from ..engines.diagnose import diagnose
 
         return Explanation(diagnose(exception="", log=text, report=_report() if use_facts else None),
                            message="cudnn-magic: nothing cuDNN-related found in the text.")

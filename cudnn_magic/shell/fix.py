@@ -17,7 +17,7 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..options import fix_context as _context
+from ..util.options import fix_context as _context
 from .args import parse_magic_line
 
 
@@ -68,7 +68,7 @@ class ResultView:
 
 def _report() -> Any:
     # start-up cost: the check engine (probes, data model) is imported by the first %cudnn_fix
-    from ..check import cached_report, run_check
+    from ..engines.check import cached_report, run_check
 
     return cached_report() or run_check()
 

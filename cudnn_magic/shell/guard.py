@@ -1,5 +1,5 @@
 """``%cudnn_guard on|off|status`` (issue 16): ``%pip install`` runs the cuDNN what-if first.
-The engine is :mod:`cudnn_magic.whatif` through :func:`cudnn_magic.probes.pip_report.what_if`;
+The engine is :mod:`cudnn_magic.engines.whatif` through :func:`cudnn_magic.probes.pip_report.what_if`;
 ``%cudnn_check --what-if``/``--against`` are in :mod:`cudnn_magic.shell.check`.
 
 ``%cudnn_guard on`` wraps IPython's own ``%pip`` line magic (``IPython.core.magics.packaging``,

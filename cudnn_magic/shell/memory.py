@@ -1,6 +1,6 @@
 """``%gpu_memory``: GPU memory per GPU and process, as the live panel
 (:class:`cudnn_magic.ui.memory_panel.MemoryPanel`) in a notebook, a table in terminal IPython.
-The engine is :mod:`cudnn_magic.memory`; this module parses the line and picks the view.
+The engine is :mod:`cudnn_magic.engines.memory`; this module parses the line and picks the view.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ __all__ = ["MemoryMagics", "load", "unload"]
 
 
 def _engine() -> Any:
-    """:mod:`cudnn_magic.memory`, looked up at each use (tests replace its ``sample``)."""
+    """:mod:`cudnn_magic.engines.memory`, looked up at each use (tests replace its ``sample``)."""
     # start-up cost: the engine imports the data model and the NVML probe (~20 ms at %load_ext)
-    from .. import memory
+    from ..engines import memory
 
     return memory
 

@@ -129,7 +129,7 @@ class MemoryPanel:
 
     Args:
         interval_s: seconds between samples.
-        sampler: returns a :class:`MemorySnapshot` (default :func:`cudnn_magic.memory.sample`).
+        sampler: returns a :class:`MemorySnapshot` (default :func:`cudnn_magic.engines.memory.sample`).
         shell: the IPython shell (for the parent header of the creating cell), or None.
         history_s: seconds of history the sparkline keeps.
     """
@@ -139,7 +139,7 @@ class MemoryPanel:
         import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
         if sampler is None:  # each sample with a deadline: a hung NVML call never stalls the panel
-            from ..memory import sample_within as sampler  # type: ignore[assignment]
+            from ..engines.memory import sample_within as sampler  # type: ignore[assignment]
         self._W = W
         self.interval_s = float(interval_s)
         self._sampler: Callable[[], MemorySnapshot] = sampler  # type: ignore[assignment]

@@ -4,7 +4,7 @@ CTranslate2, PaddlePaddle, MXNet and TensorRT, one module each.
 Each probe reads plain files only (``*.dist-info`` metadata, a ``version.py`` parsed with
 :mod:`ast`, the ELF dynamic sections found by :mod:`cudnn_magic.probes.frameworks.generic`) and returns
 :class:`ConsumerFacts`: the unjudged row and how the framework asks for cuDNN
-(:class:`CudnnRequest`). :mod:`cudnn_magic.consumer_check` resolves the requests and judges the
+(:class:`CudnnRequest`). :mod:`cudnn_magic.engines.consumer_check` resolves the requests and judges the
 rows by each framework's own rule (:mod:`cudnn_magic.rules.consumers`). Probes never raise and
 never import the framework (``import_frameworks`` only marks it imported when it already is).
 """

@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ...files import load_json_regular, read_regular
+from ...util.files import load_json_regular, read_regular
 from ...model import LibraryCopy
 from .. import libnames
 from ..elf import ElfDynamic

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from ...files import read_regular
+from ...util.files import read_regular
 from ...model import Resolution
 
 __all__ = ["PathfinderSpec", "read_pathfinder", "pathfinder_pick", "ORDER", "calls_pathfinder_for_cudnn"]

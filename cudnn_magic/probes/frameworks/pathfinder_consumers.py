@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from ...files import read_regular
+from ...util.files import read_regular
 from ...model import FrameworkBuild
 from .extra import ConsumerFacts, CudnnRequest
 from .generic import EnvironmentScan, site_dirs

@@ -36,7 +36,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from ...files import read_regular
+from ...util.files import read_regular
 from ...model import Preload
 
 __all__ = ["TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload", "KNOWN_RULES"]

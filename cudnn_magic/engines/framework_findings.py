@@ -1,7 +1,7 @@
 """Findings about each framework beyond the copy its loader picks: the framework's own rule as its
 installed files state it (JAX's multi-GPU refusal), a consumer that another framework's copy
 serves in one process, a CPU build on a GPU machine, the driver floor of its CUDA and the compute
-capabilities of the cuDNN in use. Engines' helpers for :func:`cudnn_magic.check.judge_report`: no
+capabilities of the cuDNN in use. Engines' helpers for :func:`cudnn_magic.engines.check.judge_report`: no
 probing, no IPython.
 """
 
@@ -11,10 +11,10 @@ import dataclasses
 import os
 from typing import Any, Iterable
 
-from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
-from .rules.consumer_table import by_name
-from .rules.cudnn_version import try_parse
-from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
+from ..model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
+from ..rules.consumer_table import by_name
+from ..rules.cudnn_version import try_parse
+from ..rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 
 __all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings", "env_wheel_shadowed"]
 
@@ -38,7 +38,7 @@ def own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, environ: dict[str,
     (its plugin refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than one visible device)."""
     if not fw.own_rule:
         return j
-    from .rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
+    from ..rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
 
     rule = fw.own_rule + "; " + j.rule
     facts = dict(fw.facts)
@@ -64,7 +64,7 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]
     loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
     imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
     import order as its fix, and the row's detail says the same. Returns (rows, findings)."""
-    from .rules.compat import judge  # start-up cost: only a check with frameworks needs it
+    from ..rules.compat import judge  # start-up cost: only a check with frameworks needs it
 
     out: list[Finding] = []
     rows = list(judged)

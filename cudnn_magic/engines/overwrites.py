@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any, Iterable
 
-from .model import Finding, Fix, FrameworkBuild, WheelOverwrite
+from ..model import Finding, Fix, FrameworkBuild, WheelOverwrite
 
 __all__ = ["overwrite_findings", "pinned_names", "canonical_name", "requirement"]
 

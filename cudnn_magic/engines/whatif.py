@@ -6,7 +6,7 @@ Inputs are facts already gathered: pip's own resolution (``pip install --dry-run
 the driver and GPUs. :func:`predict` builds the environment as it would be after the install
 (installed distributions, minus the ones pip replaces, plus the new ones) and judges it with
 the SAME code as ``%cudnn_check``: :func:`cudnn_magic.probes.owners.find_overwritten_wheels`
-for wheels that overwrite each other and :func:`cudnn_magic.check.judge_report` for each
+for wheels that overwrite each other and :func:`cudnn_magic.engines.check.judge_report` for each
 framework's rule, the loader's pick, ``cudnn-wheel-overwritten`` and the driver floors. The
 environment as it is now goes through the same model, so predicted findings are compared with
 present ones judged the same way. No IPython, ctypes or widgets here; no disk, no pip.
@@ -38,16 +38,16 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .check import judge_report
-from .fixes.solver import solve_cudnn
-from .model import Driver, Finding, FrameworkBuild, Gpu, LibraryCopy, Report, Unavailable
-from .model.prevention import Change, WhatIf
-from .probes import libnames
-from .probes.owners import DistRecord, RecordEntry, find_overwritten_wheels
-from .rules.build_tables import tf_tested_build
-from .rules.consumer_table import CONSUMERS
-from .rules.compat import checker_for_tensorflow, judge
-from .rules.cudnn_version import try_parse
-from .rules.wheel_folders import CUDNN_FOLDERS, canonical, cudnn_folder
+from ..fixes.solver import solve_cudnn
+from ..model import Driver, Finding, FrameworkBuild, Gpu, LibraryCopy, Report, Unavailable
+from ..model.prevention import Change, WhatIf
+from ..probes import libnames
+from ..probes.owners import DistRecord, RecordEntry, find_overwritten_wheels
+from ..rules.build_tables import tf_tested_build
+from ..rules.consumer_table import CONSUMERS
+from ..rules.compat import checker_for_tensorflow, judge
+from ..rules.cudnn_version import try_parse
+from ..rules.wheel_folders import CUDNN_FOLDERS, canonical, cudnn_folder
 
 # Distribution name -> (framework name, checker key of rules.compat.RULES), from the consumer table's
 # wheel_distributions; TensorFlow's checker depends on its version (rules.compat.checker_for_tensorflow).

@@ -20,7 +20,7 @@ capture), :mod:`cudnn_magic.shell.crash_notice`:
    one text/plain + text/html bundle: when the previous kernel died, the cell it was running
    (its source), the native log lines it printed last, the Python stack at the moment of death
    (``faulthandler``), and the diagnosis with its fixes from
-   :func:`cudnn_magic.diagnose.diagnose` exactly as an annotated error cell shows it (plus fix
+   :func:`cudnn_magic.engines.diagnose.diagnose` exactly as an annotated error cell shows it (plus fix
    buttons in a kernel). Loaded from the startup config (no cell running), the display waits
    for the first cell's ``pre_run_cell`` so it lands in a cell's output;
 3. enables ``faulthandler`` with an explicit file, ``all_threads=True``: ipykernel changes
@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import re
 
-from .capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, MAX_FAULTHANDLER, MAX_LOG_FOR_DIAGNOSIS,
+from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, MAX_FAULTHANDLER, MAX_LOG_FOR_DIAGNOSIS,
                               MAX_LOG_FOR_DISPLAY, SHOWN_NAME, _safe_text, all_crashes, claim_previous, cleanup,
                               last_crash, previous_crashes, read_record, valid_key)
-from .model.crash import CrashRecord
-from .render.crash import key_description
+from ..model.crash import CrashRecord
+from ..render.crash import key_description
 
 __all__ = ["CONNECTION_NAME", "FAULTHANDLER_NAME", "MAX_FAULTHANDLER", "MAX_LOG_FOR_DIAGNOSIS", "MAX_LOG_FOR_DISPLAY",
            "SHOWN_NAME", "CrashRecord", "_safe_text", "all_crashes", "claim_previous", "cleanup",

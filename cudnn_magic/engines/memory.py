@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 import dataclasses
 
-from .model import GpuMemory, MemorySnapshot, ProcessMemory
-from .options import parse_seconds
-from .probes import nvml
+from ..model import GpuMemory, MemorySnapshot, ProcessMemory
+from ..util.options import parse_seconds
+from ..probes import nvml
 
 __all__ = ["sample", "snapshot_json", "parse_visible_devices", "framework_usage"]
 

@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass, field
 import re
 
-from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
-from .probes import libnames
-from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
-from .rules.cudnn_version import try_parse
+from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
+from ..probes import libnames
+from ..rules.consumers import ConsumerNeed, clash_findings, judge_consumer
+from ..rules.cudnn_version import try_parse
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -69,8 +69,8 @@ def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str
         return parsed[2]  # a vendored copy's name is its version (auditwheel keeps the real file name's)
     if c is not None and c.version:
         return c.version
-    from .probes.installed import static_version  # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.owners import owner_of
+    from ..probes.installed import static_version  # start-up cost: the consumer scan's probes load only when it runs
+    from ..probes.owners import owner_of
 
     try:
         return static_version(real, owners.get(real) or owner_of(path))[0]
@@ -113,10 +113,10 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
            conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
     # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.frameworks.generic import scan_environment
-    from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
-    from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
-    from .probes.sublibraries import ANSWERING, main_major, predict_sublibraries
+    from ..probes.frameworks.generic import scan_environment
+    from ..probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
+    from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
+    from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
 
     env = dict(os.environ if environ is None else environ)
     top = interpreter_loaders() if top is None else top
@@ -146,7 +146,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
                 preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
         m = () if fresh else mapped
         if req.loader.startswith("pathfinder:"):
-            from .probes.frameworks.pathfinder import pathfinder_pick  # start-up cost: only pathfinder consumers need it
+            from ..probes.frameworks.pathfinder import pathfinder_pick  # start-up cost: only pathfinder consumers need it
 
             res = pathfinder_pick(req.loader.split(":", 1)[1], label, environ=env, ldcache=ldcache, mapped=m)[0] or \
                 Resolution(label, None, req.soname, None, "cuda-pathfinder does not know cuDNN")
@@ -154,7 +154,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache,
                                    mapped=m, preloads=preloads)
         if req.loader.startswith("pathfinder:"):
-            from .probes.frameworks.pathfinder import ORDER, ORDER_SOURCE  # start-up cost: pathfinder consumers only
+            from ..probes.frameworks.pathfinder import ORDER, ORDER_SOURCE  # start-up cost: pathfinder consumers only
 
             searched = tuple(f"{step} (cuda-pathfinder's order: {ORDER_SOURCE})" for step in ORDER)
         else:
@@ -301,7 +301,7 @@ _DRIVER_LIBS = ("libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvidia-ml.so")
 def _not_installed(lib, chain, env, ldcache, provided, dist) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
     """The non-cuDNN libraries ``lib`` NEEDs that the loader cannot find and that no scanned
     distribution installs (``libnvinfer.so.10`` without TensorRT): ``lib`` cannot load at all."""
-    from .probes.loader import resolve_in_chain  # start-up cost: the consumer scan's probes load only when it runs
+    from ..probes.loader import resolve_in_chain  # start-up cost: the consumer scan's probes load only when it runs
 
     own = {os.path.basename(x.path) for x in dist.libraries} | {x.soname for x in dist.libraries if x.soname}
     out = []
@@ -318,7 +318,7 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
     # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.subprocess_probe import query_versions
+    from ..probes.subprocess_probe import query_versions
 
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
