@@ -14,23 +14,19 @@ From Python (no IPython needed)::
     result = cudnn_magic.what_if("torch==2.14.1")  # WhatIf (pip's dry run: nothing installed)
     saved = cudnn_magic.manifest()          # the verified stack as a JSON-ready dict
 
-Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
-:mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only.
-
-``cudnn_magic.check`` is both the function above and, once imported, the submodule
-``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
-loads): the submodule is made callable with the same signature, so ``cudnn_magic.check()``
-works however often and in whatever order it is called. ``cudnn_magic.manifest`` (function and
-submodule) is made callable the same way.
+Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: each
+function below imports its engine (:mod:`cudnn_magic.engines`) when first called, and the
+:mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only. No
+submodule of the package shares a name with these functions, so ``cudnn_magic.check`` stays the
+function whatever was imported before.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .model import display as _display
+from .util.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnoses, MemorySnapshot, Report, WhatIf
@@ -38,6 +34,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "manifest",
            "unload_ipython_extension", "what_if"]
+
+
+def _load_renderer(cls: type) -> None:
+    """Load the renderer of a result type on its first display (the render protocol of
+    :mod:`cudnn_magic.model.display`); the model itself imports no renderer."""
+    from .render import load_renderer  # the package imports nothing until used: `import cudnn_magic` stays free
+
+    load_renderer(cls)
+
+
+_display.set_loader(_load_renderer)
 
 
 def check(import_frameworks: bool = False, deep: bool = False) -> Report:
@@ -137,39 +144,3 @@ def unload_ipython_extension(ip: Any) -> None:
     from .shell.extension import unload  # the package imports nothing until used: `import cudnn_magic` stays free
 
     unload(ip)
-
-
-class _CallableCheckModule(types.ModuleType):
-    """The submodule ``cudnn_magic.check``, callable as :func:`check` (same arguments)."""
-
-    def __call__(self, import_frameworks: bool = False, deep: bool = False) -> "Report":
-        return self.run_check(import_frameworks=import_frameworks, deep=deep)
-
-
-class _CallableManifestModule(types.ModuleType):
-    """The submodule ``cudnn_magic.manifest``, callable as :func:`manifest`."""
-
-    def __call__(self) -> dict[str, Any]:
-        return self.live_manifest()[0]
-
-
-_CALLABLE_MODULES = {"check": _CallableCheckModule, "manifest": _CallableManifestModule}
-
-
-class _Package(types.ModuleType):
-    """This package's module type: when the import system stores the loaded submodule
-    ``check`` or ``manifest`` on the package (over the function), the submodule becomes callable."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _CALLABLE_MODULES and type(value) is types.ModuleType:
-            value.__class__ = _CALLABLE_MODULES[name]
-        super().__setattr__(name, value)
-
-
-_self = sys.modules[__name__]
-_self.__class__ = _Package
-for _name in _CALLABLE_MODULES:
-    _loaded = sys.modules.get(f"{__name__}.{_name}")
-    if _loaded is not None:  # a reload of this package after the submodule was imported
-        setattr(_self, _name, _loaded)
-del _self, _loaded, _name

@@ -484,12 +484,12 @@ def test_crash_report_of_a_terminal_session(tmp_path):
     cell = (b"import ctypes; l = %r; ctypes.CDLL(None).write(2, l, len(l)); ctypes.CDLL(None).abort()"
             % (TF_FATAL.encode() + b"\n"))
     _ipython_in_a_pty(tmp_path, [b"%load_ext cudnn_magic", cell])
-    from cudnn_magic.engines.crash import all_crashes
+    from cudnn_magic.engines.crash import all_crashes, diagnose_record
 
     recs = all_crashes(root=tmp_path / "rt" / "cudnn-magic")
     assert recs, list((tmp_path / "rt").rglob("*"))
     rec = recs[0]
-    rec.diagnose(with_facts=False)
+    diagnose_record(rec, with_facts=False)
     text = rec.text()
     assert "In [2]:" not in text, text
     assert TF_FATAL.split("Check failed")[0].strip() in text

@@ -1,6 +1,6 @@
 """The crash record store: read a dead kernel's on-disk record (:func:`read_record`), find
 and claim the previous kernel's (:func:`previous_crashes`, :func:`claim_previous`,
-:func:`last_crash`, :func:`all_crashes`) and clean up records of kernels that no longer exist
+:func:`all_crashes`) and clean up records of kernels that no longer exist
 (:func:`cleanup`). The capture (:mod:`cudnn_magic.capture.tee`) writes the records; what a
 record says is :class:`cudnn_magic.model.crash.CrashRecord`.
 
@@ -18,7 +18,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from ..model.crash import CrashRecord
 from ..util.safetext import safe_text
 from . import helper as H
 from .helper import _pid_alive as alive
-from .tee import read_slice, record_key, records_root
+from .tee import read_slice, records_root
 
 log = logging.getLogger("cudnn_magic")
 
@@ -481,23 +480,6 @@ def claim_previous(key: str, root: Path | None = None) -> tuple[CrashRecord | No
     return newest, older
 
 
-def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord | None:
-    """The newest crash record (shown or not) of ``key`` (default: this process's key), with
-    its diagnoses; ``None`` if there is none. Reads only; marks nothing."""
-    if key is None:
-        try:  # the running shell, if IPython is loaded at all (looked up, not imported: no IPython here)
-            ipython = sys.modules.get("IPython")
-            ip = ipython.get_ipython() if ipython is not None else None
-        except Exception:  # noqa: BLE001
-            ip = None
-        key = record_key(ip)
-    recs = previous_crashes(key, root, include_shown=True)
-    if not recs:
-        return None
-    recs[0].diagnose(with_facts=False)
-    return recs[0]
-
-
 def all_crashes(root: Path | None = None) -> list[CrashRecord]:
     """Every crash record under the records root (every key), newest first (for the CLI)."""
     root = root or records_root()
@@ -525,7 +507,7 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
       ``<key>/connection``; ``<jupyter runtime dir>/<key>.json`` when none was saved; terminal
       and process keys have none) and its newest file is older than :data:`RECORD_MAX_AGE_S`
       (7 days) — so a crash record, shown or not, stays at least a week for
-      :func:`last_crash` and ``cudnn-magic crashes``.
+      :func:`cudnn_magic.engines.crash.last_crash` and ``cudnn-magic crashes``.
     * A key directory with no live process is removed after :data:`ORPHAN_MAX_AGE_S` (30 days)
       even if a stale connection file remains.
     * Within a live key the capture keeps the newest 4 instance directories
@@ -652,5 +634,5 @@ def _prune_pending(kd: Path, now: float) -> None:
                 pass
 
 
-__all__ = ["all_crashes", "claim_previous", "cleanup", "last_crash", "previous_crashes", "read_record",
+__all__ = ["all_crashes", "claim_previous", "cleanup", "previous_crashes", "read_record",
            "valid_key"]

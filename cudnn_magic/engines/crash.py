@@ -36,144 +36,74 @@ as bytes, decoded with replacement, control characters replaced, and HTML-escape
 that is truncated or corrupt (bad JSON, missing files, binary garbage) is still shown, with
 what is wrong with it listed under "problems with the record".
 
-The layout: this module is the engine's entry (the faulthandler dump parser,
-:func:`faulthandler_summary`, and the record API below); the store is
-:mod:`cudnn_magic.capture.records`, the record :mod:`cudnn_magic.model.crash`, its rendering
-:mod:`cudnn_magic.render.crash`, the notice at load :mod:`cudnn_magic.shell.crash_notice`, the
-command line :mod:`cudnn_magic.cli.crashes`.
+The layout: this module is the engine's entry (:func:`diagnose_record`, :func:`last_crash`
+and the record API re-exported below); the store is :mod:`cudnn_magic.capture.records`, the
+record :mod:`cudnn_magic.model.crash`, its rendering (with the part of the faulthandler dump
+shown, :func:`~cudnn_magic.render.crash.faulthandler_summary`) :mod:`cudnn_magic.render.crash`,
+the notice at load :mod:`cudnn_magic.shell.crash_notice`, the command line
+:mod:`cudnn_magic.cli.crashes`.
 
-``%load_ext`` stays cheap: without a crash to show, this costs a few ``listdir``/``stat``/
-small-file reads (and, at most once an hour, the cleanup scan); nothing else is imported.
+``%load_ext`` stays cheap: the notice reads the store alone (a few ``listdir``/``stat``/
+small-file reads and, at most once an hour, the cleanup scan); this engine, with the knowledge
+base and the probes, loads only when there is a crash to show.
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import sys
+from dataclasses import replace
+from pathlib import Path
 
 from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, MAX_FAULTHANDLER, MAX_LOG_FOR_DIAGNOSIS,
                               MAX_LOG_FOR_DISPLAY, SHOWN_NAME, _safe_text, all_crashes, claim_previous, cleanup,
-                              last_crash, previous_crashes, read_record, valid_key)
+                              previous_crashes, read_record, valid_key)
+from ..capture.tee import record_key, records_root
+from ..model import Diagnosis
 from ..model.crash import CrashRecord
-from ..render.crash import key_description
+from ..render.crash import faulthandler_summary, key_description
+from .check import cached_report
+from .diagnose import diagnose
+
+log = logging.getLogger("cudnn_magic")
 
 __all__ = ["CONNECTION_NAME", "FAULTHANDLER_NAME", "MAX_FAULTHANDLER", "MAX_LOG_FOR_DIAGNOSIS", "MAX_LOG_FOR_DISPLAY",
            "SHOWN_NAME", "CrashRecord", "_safe_text", "all_crashes", "claim_previous", "cleanup",
-           "faulthandler_summary", "key_description", "last_crash", "previous_crashes", "read_record", "valid_key"]
+           "diagnose_record", "faulthandler_summary", "key_description", "last_crash", "previous_crashes", "read_record",
+           "record_key", "records_root", "valid_key"]
 
 
-def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: bool | None = None) -> str:
-    """The part of a faulthandler dump that matters, at most about ``max_lines`` lines: the first
-    ``Fatal Python error`` header (the fault that killed the process) and the stack of the thread
-    that crashed, with the other threads counted, not listed.
-
-    The crashing thread is the ``Current thread`` block (``Stack`` when faulthandler dumped one
-    thread); when the dump has none, the block running a cell (an ``ipykernel_<pid>`` or
-    ``<ipython-input-`` frame) or the main thread (``_run_module_as_main`` or ``<module>``).
-
-    A dump can be cut short: with ``all_threads=True`` faulthandler reads the other threads'
-    frames while they run (a native call such as ctypes or TensorFlow's releases the GIL), and a
-    second fault while reading them writes a second ``Fatal Python error`` header with no stack
-    (faulthandler's traceback dump is not re-entrant; format of CPython's faulthandler.c), or the
-    process dies before the dump ends. Both are said, and what was written is shown with the
-    header kept. ``ends_with_module_list``: the writer was CPython 3.10 or newer, whose complete
-    dumps end with ``Extension modules: ...``, so a dump without it was cut short (``None``:
-    unknown writer; only a second header then says so). Text without a header is returned as
-    it is."""
-    # a nested fault's header can start in the middle of a frame line being written
-    lines = text.rstrip("\n").replace("Fatal Python error", "\nFatal Python error").splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.startswith("Fatal Python error")]
-    if not starts:
-        return text.rstrip("\n")
-    lines = lines[starts[0]:]
-    headers: list[str] = []
-    blocks: list[list[str]] = []
-    in_block = False
-    ended = False
-    for ln in lines:
-        if ln.startswith("Fatal Python error"):
-            headers.append(ln)
-            in_block = False
-        elif ln.startswith(("Thread 0x", "Current thread 0x", "Stack (most recent call first)")):
-            blocks.append([ln])
-            in_block = True
-        elif ln.startswith(("Extension modules:", "Python runtime state:")):
-            in_block = False  # the module list is not shown
-            ended = ended or ln.startswith("Extension modules:")
-        elif in_block and ln.strip() and ln.strip() != "File":
-            blocks[-1].append(ln)
-    out = [headers[0]]
-    nested = [h.split(":", 1)[-1].strip() for h in headers[1:]]
-    chosen = _crashing_thread(blocks)
-    if nested:
-        out.append(f"(faulthandler's dump was cut short by a second fault while it read the threads: "
-                   f"{', '.join(nested)}; what it wrote before that follows)")
-    elif chosen is None and blocks and ends_with_module_list and not ended:
-        out.append("(faulthandler's dump was cut short: the process died while it read the other "
-                   "threads, which ran on in native code; what it wrote before that follows)")
-    body: list[str] = []
-    if chosen is None:
-        if blocks:
-            # no stack of the crashing thread: one line per thread it did write (its newest frame)
-            out.append(f"(the crashing thread's stack was not written; the {len(blocks)} other "
-                       f"thread{'s' if len(blocks) > 1 else ''} it wrote, newest frame each:)")
-            body = [f"  {b[0].split(' (', 1)[0]}: {b[1].strip() if len(b) > 1 else '<no Python frame>'}"
-                    for b in blocks]
-        shown: list[list[str]] = blocks
-    else:
-        shown = [chosen]
-        body = [""] + _fold_internal(chosen)
-    room = max(max_lines - len(out) - 1, 4)
-    if len(body) > room:
-        # keep the top of the first block (the frames nearest the fault), say what was left out
-        body = body[:room] + [f"[... {len(body) - room} more lines ...]"]
-    out += body
-    others = len(blocks) - len(shown)
-    if others > 0:
-        out.append(f"({others} other thread{'s' if others > 1 else ''} in the record)")
-    return "\n".join(out)
+def diagnose_record(rec: CrashRecord, with_facts: bool = True) -> list[Diagnosis]:
+    """Diagnose a record's log (and its faulthandler stack) like an annotated error cell:
+    ``diagnose(log=..., traceback=...)``; the live facts of THIS process (the cached check
+    report) are consulted only when something cuDNN-related was found (``with_facts``).
+    ``restart-kernel`` is left out of the fixes: the kernel that shows the record is the restart
+    (or the one that died is gone). Fills ``rec.diagnoses`` and returns it. Never raises for
+    the facts (a failing check leaves the diagnosis from the text alone)."""
+    kw = dict(exception="", log=rec.log or rec.log_tail, traceback=rec.faulthandler)
+    found = diagnose(report=None, **kw)
+    if found and with_facts:
+        try:
+            found = diagnose(report=cached_report(), **kw) or found
+        except Exception:  # noqa: BLE001
+            log.debug("cudnn_magic: facts for the crash diagnosis failed", exc_info=True)
+    rec.diagnoses = [replace(d, fixes=tuple(f for f in d.fixes if f.id != "restart-kernel"))
+                     if any(f.id == "restart-kernel" for f in d.fixes) else d for d in found]
+    return rec.diagnoses
 
 
-_CELL_FRAME = ("/ipykernel_", "<ipython-input-")
-
-
-#: Frames of the machinery that runs a cell (IPython, ipykernel and what they run on), folded
-#: into one line in the stack shown: the user's frames and the native call are what matter.
-_INTERNAL = re.compile(
-    r'File "[^"]*(?:/(?:IPython|ipykernel|traitlets|tornado|zmq|jupyter_client|jupyter_core|asyncio|concurrent)/'
-    r'|/(?:runpy|threading|selectors|ipykernel_launcher)\.py"|/bin/i?python3?")')
-
-
-def _fold_internal(block: list[str]) -> list[str]:
-    """``block`` with every run of two or more internal frames (:data:`_INTERNAL`) folded into
-    ``[... N frames of IPython/ipykernel internals ...]``."""
-    out: list[str] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if len(run) >= 2:
-            out.append(f"  [... {len(run)} frames of IPython/ipykernel internals ...]")
-        else:
-            out.extend(run)
-        run.clear()
-
-    for ln in block:
-        if _INTERNAL.search(ln):
-            run.append(ln)
-        else:
-            flush()
-            out.append(ln)
-    flush()
-    return out
-
-
-def _crashing_thread(blocks: list[list[str]]) -> list[str] | None:
-    for b in reversed(blocks):
-        if b[0].startswith(("Current thread", "Stack (most recent call first)")):
-            return b
-    for b in blocks:
-        if any(m in ln for ln in b[1:] for m in _CELL_FRAME):
-            return b
-    for b in blocks:
-        if any("_run_module_as_main" in ln or ln.rstrip().endswith("in <module>") for ln in b[1:]):
-            return b
-    return None
+def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord | None:
+    """The newest crash record (shown or not) of ``key`` (default: this process's key), with
+    its diagnoses from the text alone; ``None`` if there is none. Reads only; marks nothing."""
+    if key is None:
+        try:  # the running shell, if IPython is loaded at all (looked up, not imported: no IPython here)
+            ipython = sys.modules.get("IPython")
+            ip = ipython.get_ipython() if ipython is not None else None
+        except Exception:  # noqa: BLE001
+            ip = None
+        key = record_key(ip)
+    recs = previous_crashes(key, root, include_shown=True)
+    if not recs:
+        return None
+    diagnose_record(recs[0], with_facts=False)
+    return recs[0]

@@ -4,6 +4,7 @@ in the undo journal (:mod:`cudnn_magic.fixes.journal`) first."""
 
 from __future__ import annotations
 
+import shlex
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..util.files import file_lock
 from ..util.kernelinfo import kernel_app as _kernel_app
-from ..model.fixes import FixPlan, FixResult, _quote
+from ..model.fixes import FixPlan, FixResult
 from ..rules.requirement import _CUDNN_DIST
 from .environment import BACKUP_TAG, _load_spec, _python
 from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _atomic_write, _journal_load,
@@ -196,7 +197,7 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
                     rc = _run(s.argv, stream, output)
                     if rc != 0:
                         raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
-                    done.append("ran " + " ".join(_quote(a) for a in s.argv))
+                    done.append("ran " + " ".join(shlex.quote(a) for a in s.argv))
                     if p.fix_id == "install-matching-cudnn":
                         records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
                                         "previous": p.payload["previous"]})
@@ -567,4 +568,4 @@ def _undo_pip(fix_id: str, rec: dict[str, Any], output: list[str]) -> str:
     rc = _run(argv, None, output)
     if rc != 0:
         raise RuntimeError(f"{' '.join(argv[1:5])} exited with status {rc}")
-    return "ran " + " ".join(_quote(a) for a in argv)
+    return "ran " + " ".join(shlex.quote(a) for a in argv)

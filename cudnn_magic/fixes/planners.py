@@ -6,6 +6,7 @@ worded by a diagnosis or a finding get theirs from :mod:`cudnn_magic.fixes.advic
 
 from __future__ import annotations
 
+import shlex
 import difflib
 import hashlib
 import json
@@ -20,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..util.kernelinfo import kernel_app as _kernel_app
 from ..model import Report
-from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
+from ..model.fixes import RESTART_NOTE, FixPlan, Step
 from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
 from .advice import _advice
@@ -508,7 +509,7 @@ def reinstall_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         argv = (_python(ctx), "-m", "pip", "install", "--force-reinstall", "--no-deps", pin)
         return FixPlan("reinstall-cudnn", f"Reinstall {pin}", False, "advice only: review, then run it yourself",
                        (Step("advice", f"Reinstall {pin} so every file comes from one release", argv=argv,
-                             snippet=" ".join(_quote(a) for a in argv)),), True)
+                             snippet=" ".join(shlex.quote(a) for a in argv)),), True)
     return _advice("reinstall-cudnn", "Reinstall cuDNN from one release",
                    "remove the stray libcudnn* files and reinstall the package that owns the directory "
                    "(conda install --force-reinstall cudnn, or your distribution's package)", restart=True)

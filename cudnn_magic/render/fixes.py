@@ -1,17 +1,16 @@
-"""The fix registry's plans and results as text and HTML (``FixPlan.text()``/``.html()`` and
-``FixResult.text()``/``.html()`` call these)."""
+"""The fix registry's plans and results as text and HTML (registered for ``FixPlan`` and
+``FixResult``: their ``.text()``/``.html()`` and notebook display come here)."""
 
 from __future__ import annotations
 
 import html as h
 import os
 import re
-from typing import TYPE_CHECKING, Mapping
+import shlex
+from typing import Mapping
 
-from ..model.fixes import _quote
-
-if TYPE_CHECKING:  # annotations only
-    from ..model.fixes import FixPlan, FixResult
+from ..model.display import register
+from ..model.fixes import FixPlan, FixResult
 
 __all__ = ["plan_html", "plan_text", "result_html", "result_text"]
 
@@ -30,7 +29,7 @@ def plan_text(x: FixPlan) -> str:
     for i, s in enumerate(x.steps, 1):
         lines.append(f"  {i}. [{s.kind}] {s.description}")
         if s.argv:
-            lines.append("       $ " + " ".join(_quote(a) for a in s.argv))
+            lines.append("       $ " + " ".join(shlex.quote(a) for a in s.argv))
         if s.kind == "set-env":
             lines += [f"       {k}={'<unset>' if v is None else v}" for k, v in s.env]
         if s.path:
@@ -58,7 +57,7 @@ def plan_html(x: FixPlan) -> str:
     for s in x.steps:
         out.append(f"<li>{h.escape(s.description)}")
         if s.argv:
-            out.append("<pre>$ " + h.escape(" ".join(_quote(a) for a in s.argv)) + "</pre>")
+            out.append("<pre>$ " + h.escape(" ".join(shlex.quote(a) for a in s.argv)) + "</pre>")
         if s.kind == "set-env":
             out.append("<pre>" + h.escape("\n".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env))
                        + "</pre>")
@@ -158,3 +157,7 @@ def button_label(title: str, folders: Mapping[str, str] | None = None, limit: in
 
     text = _CUDNN_REQ.sub(req, _PATH.sub(path, title))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+register(FixPlan, plan_text, plan_html)
+register(FixResult, result_text, result_html)
