@@ -115,7 +115,7 @@ def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:
     ``.message``: an unparsable requirement, pip too old, no index, a resolver conflict).
     Never raises.
     """
-    from .probes.pip_report import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.whatif import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return _what_if(requirements, python)
 

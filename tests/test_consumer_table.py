@@ -52,7 +52,7 @@ def test_adding_a_consumer_is_one_entry_plus_its_probe(monkeypatch, tmp_path):
     other change anywhere."""
     from cudnn_magic.engines.consumer_check import check_consumers
     from cudnn_magic.model import FrameworkBuild
-    from cudnn_magic.probes.frameworks.extra import ConsumerFacts, CudnnRequest
+    from cudnn_magic.probes.frameworks.consumer_facts import ConsumerFacts, CudnnRequest
 
     def probe(scan, paths, top, notes):  # type: ignore[no-untyped-def]
         row = FrameworkBuild("Planted", "planted", "1.0", cudnn_compiled="9", cudnn_soname="libcudnn.so.9", checker="soname")

@@ -39,7 +39,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
-    from .. import __version__  # the package, already imported: a name looked up, not a cost
+    from ..util.version import __version__  # the package, already imported: a name looked up, not a cost
 
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

@@ -75,7 +75,7 @@ def worker_probe() -> dict[str, Any]:
         "environ_at_start_read": start is not None,
     }
     try:
-        from .. import __version__  # the package's own attribute, set before any submodule loads
+        from ..util.version import __version__  # the package's own attribute, set before any submodule loads
         from .check import run_check  # start-up cost: only the worker probe needs the check
         from ..render.report import report_json  # start-up cost: only the worker probe needs the check
 

@@ -114,7 +114,8 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
            conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
     # start-up cost: the consumer scan's probes load only when it runs
     from ..probes.frameworks.generic import scan_environment
-    from ..probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
+    from ..probes.frameworks.consumer_facts import CudnnRequest, chain_within
+    from ..probes.frameworks.extra import probe_extra_frameworks
     from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
     from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
 

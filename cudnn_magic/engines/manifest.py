@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
-from .. import __version__
+from ..util.version import __version__
 from ..util.files import NotRegularFile, open_regular, regular_distributions
 from ..model import Driver, Report
 from ..model.prevention import Drift

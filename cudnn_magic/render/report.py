@@ -5,7 +5,6 @@ The JSON follows DESIGN.md's ``check`` contract (keys may be added, never rename
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 

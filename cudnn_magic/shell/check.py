@@ -1,6 +1,6 @@
 """``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython.
 The engine is :mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``;
-:mod:`cudnn_magic.engines.whatif` through :func:`cudnn_magic.probes.pip_report.what_if` for
+:func:`cudnn_magic.engines.whatif.what_if` for
 ``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def check_what_if(requirements: str, as_json: bool) -> Any:
     """``%cudnn_check --what-if REQS``: the prediction (a :class:`~cudnn_magic.render.whatif.WhatIfView`),
     its JSON (a dict), or None after one printed line for bad input (``{"error": ...}`` with
     ``--json``). Nothing is installed."""
-    from ..probes.pip_report import PipError, what_if  # start-up cost: not at %load_ext, only when this runs
+    from ..probes.pip_report import PipError
+    from ..engines.whatif import what_if  # start-up cost: not at %load_ext, only when this runs
     from ..render.whatif import WhatIfView, whatif_json
 
     result = what_if(_unquote(requirements))

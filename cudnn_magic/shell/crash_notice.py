@@ -122,7 +122,9 @@ def _enable_faulthandler(st: _Loaded) -> None:
 def _show(ip: Any, rec: CrashRecord) -> None:
     """Display the report: one text/plain + text/html bundle, then fix buttons in a kernel."""
     if not rec.diagnoses:
-        rec.diagnose()
+        from ..engines.crash import diagnose_record  # start-up cost: the knowledge base and the probes, only for a crash to show
+
+        diagnose_record(rec)
     display({"text/plain": rec.text(), "text/html": rec.html()}, raw=True)
     if _is_kernel_shell(ip) and rec.diagnoses:
         fixes = []

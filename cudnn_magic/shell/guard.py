@@ -1,10 +1,10 @@
 """``%cudnn_guard on|off|status`` (issue 16): ``%pip install`` runs the cuDNN what-if first.
-The engine is :mod:`cudnn_magic.engines.whatif` through :func:`cudnn_magic.probes.pip_report.what_if`;
+The engine is :func:`cudnn_magic.engines.whatif.what_if`;
 ``%cudnn_check --what-if``/``--against`` are in :mod:`cudnn_magic.shell.check`.
 
 ``%cudnn_guard on`` wraps IPython's own ``%pip`` line magic (``IPython.core.magics.packaging``,
 registered in ``ip.magics_manager.magics["line"]["pip"]``): ``%pip install ...`` first runs the
-what-if (:func:`cudnn_magic.probes.pip_report.what_if`, pip's dry run in this kernel's
+what-if (:func:`cudnn_magic.engines.whatif.what_if`, pip's dry run in this kernel's
 interpreter) and stops with the prediction when the install would add an error finding;
 ``%pip install --force ...`` drops ``--force`` and runs pip as asked. Every other ``%pip``
 command passes through unchanged. ``off`` (and ``%unload_ext``) puts IPython's ``%pip`` back.
@@ -85,7 +85,8 @@ def guarded_pip(original: Callable[[str], Any]) -> Callable[..., Any]:
         if "--force" in words:
             print("cudnn_guard: --force given: running pip without the what-if")
             return original(without_force(line), *args, **kwargs)
-        from ..probes.pip_report import PipError, what_if  # start-up cost (as above)
+        from ..probes.pip_report import PipError
+        from ..engines.whatif import what_if  # start-up cost (as above)
         from ..render.whatif import WhatIfView
 
         reqs = what_if_words(line)

@@ -24,7 +24,7 @@ from ...model import FrameworkBuild
 from ...rules.consumers import ctranslate2_build
 from .. import libnames
 from .generic import EnvironmentScan
-from .extra import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
+from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
 
 
 def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes: list[str]) -> list[ConsumerFacts]:

@@ -18,7 +18,7 @@ import sys
 from ...model import FrameworkBuild
 from .. import libnames
 from .generic import EnvironmentScan
-from .extra import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
+from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
 
 _DIST = re.compile(r"^mxnet(-cu(\d+)[a-z]*|-native|-mkl)?$")
 

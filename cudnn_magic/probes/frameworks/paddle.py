@@ -24,7 +24,7 @@ from typing import Any
 
 from ...model import FrameworkBuild
 from ...rules.cudnn_version import try_parse
-from .extra import ConsumerFacts, CudnnRequest, dist_info, find_package
+from .consumer_facts import ConsumerFacts, CudnnRequest, dist_info, find_package
 from .generic import EnvironmentScan
 
 #: Libraries that may hold Paddle's dynload code, most specific first (paddle/libs in 2.5+

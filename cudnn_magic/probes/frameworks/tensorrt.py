@@ -19,7 +19,7 @@ import sys
 
 from ...model import FrameworkBuild
 from .generic import EnvironmentScan
-from .extra import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, norm, scanned
+from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, norm, scanned
 
 _LIB_DISTS = ("tensorrt-cu13-libs", "tensorrt-cu12-libs", "tensorrt-cu11-libs", "tensorrt-libs")
 _DISTS = ("tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11", "tensorrt", "nvidia-tensorrt")
