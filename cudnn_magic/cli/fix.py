@@ -9,6 +9,8 @@ import sys
 from typing import Any, TextIO
 
 from .. import fixes
+from ..engines.check import run_check
+from ..fixes.environment import kernel_context
 from ..model import to_plain
 from ..util.options import fix_context as _context
 
@@ -46,8 +48,6 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         res = fixes.undo(fix_id)
         _emit(out, res.text(), _result_dict(res), as_json)
         return 0 if res.ok else 1
-    from ..engines.check import run_check  # start-up cost: only the plan needs the report
-    from ..fixes.environment import kernel_context  # start-up cost: as above
 
     ctx = _context(args)
     for_kernel = kernel_context(ctx)  # --kernel NAME from a shell: that kernel's start environment

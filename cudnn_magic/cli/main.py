@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
+from ..util.version import __version__
+
+if TYPE_CHECKING:  # annotations only
+    from ..model import Report
 
 COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes", "manifest")
 
@@ -39,8 +43,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
-    from ..util.version import __version__  # the package, already imported: a name looked up, not a cost
-
+    
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     add_parser = sub.add_parser
@@ -51,7 +54,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
     if wanted("check"):
-        from ..util.options import timeout_seconds  # start-up cost: only the named command's options are built
+        from ..util.options import timeout_seconds  # only the named command's options are built
 
         c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
         c.add_argument("--import-frameworks", action="store_true",
@@ -81,20 +84,20 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     if wanted("memory"):
-        from ..engines.memory import interval_seconds  # start-up cost (as above)
+        from ..engines.memory import interval_seconds  # only the named command's options are built
 
         m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                        help="refresh every SECONDS seconds until interrupted")
     f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
     if wanted("fix"):
-        from .fix import add_fix_arguments  # start-up cost (as above)
+        from .fix import add_fix_arguments  # each subcommand imports only its own module
 
         add_fix_arguments(f)
     st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
                                                 "environment (--undo to remove)")
     if wanted("install-startup"):
-        from .startup import add_arguments as add_startup_arguments  # start-up cost (as above)
+        from .startup import add_arguments as add_startup_arguments  # each subcommand imports only its own module
 
         add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
@@ -103,7 +106,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
     if wanted("manifest"):
-        from .manifest import add_manifest_arguments  # start-up cost (as above)
+        from .manifest import add_manifest_arguments  # each subcommand imports only its own module
 
         add_manifest_arguments(mf)
     return p
@@ -140,6 +143,34 @@ def _as_python_would() -> None:
             sys.path[0] = os.getcwd()
 
 
+def _live_report() -> Report:
+    """This machine's check report, for ``explain --facts``."""
+    from ..engines.check import run_check  # the probes load only for --facts
+
+    return run_check()
+
+
+def _check(args: argparse.Namespace, out: TextIO) -> int:
+    """``check`` and the questions its options ask instead, each module imported only when asked:
+    ``--what-if`` (pip's report and the what-if engine), ``--against`` (the manifest), ``--dask``
+    (the cluster code), else the report."""
+    if args.what_if is not None:
+        from .whatif import cli_what_if  # each subcommand imports only its own module
+
+        return cli_what_if(args, out)
+    if args.against is not None:
+        from .manifest import cli_against  # each subcommand imports only its own module
+
+        return cli_against(args, out)
+    if args.dask:
+        from .cluster import cli_cluster  # each subcommand imports only its own module
+
+        return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
+    from .check import cli_check  # each subcommand imports only its own module
+
+    return cli_check(args, out)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (see module docstring)."""
     out = out or sys.stdout
@@ -158,31 +189,29 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     _as_python_would()
     try:
         if args.command == "check":
-            from .check import cli_check  # start-up cost (as above)
-
-            return cli_check(args, out)
+            return _check(args, out)
         if args.command == "explain":
-            from .explain import cli_explain  # start-up cost (as above)
+            from .explain import cli_explain  # each subcommand imports only its own module
 
-            return cli_explain(args, out)
+            return cli_explain(args, out, live_report=_live_report)
         if args.command == "memory":
-            from .memory import cli_memory  # start-up cost: each subcommand imports only its own module
+            from .memory import cli_memory  # each subcommand imports only its own module
 
             return cli_memory(as_json=args.json, watch=args.watch, out=out)
         if args.command == "fix":
-            from .fix import cli_fix  # start-up cost (as above)
+            from .fix import cli_fix  # each subcommand imports only its own module
 
             return cli_fix(args, out)
         if args.command == "install-startup":
-            from .startup import cli_install_startup  # start-up cost (as above)
+            from .startup import cli_install_startup  # each subcommand imports only its own module
 
             return cli_install_startup(args, out)
         if args.command == "crashes":
-            from .crashes import cli_crashes  # start-up cost (as above)
+            from .crashes import cli_crashes  # each subcommand imports only its own module
 
             return cli_crashes(as_json=args.json, out=out, key=args.key)
         if args.command == "manifest":
-            from .manifest import cli_manifest  # start-up cost (as above)
+            from .manifest import cli_manifest  # each subcommand imports only its own module
 
             return cli_manifest(args, out)
     except KeyboardInterrupt:

@@ -17,9 +17,18 @@ import stat
 import sys
 from typing import TextIO
 
-from ..util.files import atomic_write
-from ..engines.manifest import NotAManifest, compare, constraints, drift_json, dumps, live_manifest, read_error, read_manifest
+from ..engines.manifest import (
+    NotAManifest,
+    compare,
+    constraints,
+    drift_json,
+    dumps,
+    live_manifest,
+    read_error,
+    read_manifest,
+)
 from ..render.manifest import drift_text
+from ..util.files import atomic_write
 from ..util.safetext import safe_text
 
 __all__ = ["add_manifest_arguments", "cli_against", "cli_manifest"]

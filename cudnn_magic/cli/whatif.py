@@ -15,8 +15,8 @@ import json
 import sys
 from typing import TextIO
 
-from ..probes.pip_report import PipError
 from ..engines.whatif import what_if
+from ..probes.pip_report import PipError
 from ..render.whatif import whatif_json, whatif_text
 
 __all__ = ["cli_what_if"]

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any, Iterable
 
+from ..fixes.pip_replay import found_by_name_advice, pip_fix_blocker
 from ..model import (
     CudnnInUse,
     Driver,
@@ -31,10 +32,35 @@ from ..model import (
     WheelOverwrite,
 )
 from ..probes import libnames
-from .framework_findings import _shadow_fix, env_wheel_shadowed, cpu_build_findings, driver_findings, own_rule, served_by_another
-from .overwrites import canonical_name as _canonical_name, overwrite_findings, pinned_names as _pinned_names, requirement as _requirement
-from ..rules.compat import judge
+from ..probes.frameworks import probe_frameworks
+from ..probes.installed import consumer_dirs, environ_at_start, probe_installed, resolve
+from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_mapped
+from ..probes.loader import default_dirs, resolve_in_chain, search_steps
+from ..probes.nvml import driver_and_gpus_within
+from ..probes.owners import probe_overwritten_wheels
+from ..probes.sublibraries import answering_version, file_version
+from ..probes.subprocess_probe import deep_probe
+from ..probes.toolkit import probe_toolkits
+from ..rules.compat import RULES, judge
+from ..rules.consumers import CONSUMER_CHECKERS
+from ..rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS
 from ..rules.cudnn_version import try_parse
+from ..rules.folders import folder_findings
+from ..rules.requirement import cudnn_requirement
+from ..util.files import collect_skipped, regular_dist_version
+from .consumer_check import check_consumers
+from .framework_findings import (
+    _shadow_fix,
+    cpu_build_findings,
+    driver_findings,
+    env_wheel_shadowed,
+    own_rule,
+    served_by_another,
+)
+from .overwrites import canonical_name as _canonical_name
+from .overwrites import overwrite_findings
+from .overwrites import pinned_names as _pinned_names
+from .overwrites import requirement as _requirement
 
 # Finding ids beyond the diagnosis catalogue (spec/diagnoses.md); stable, listed in the README.
 FINDING_IDS = {
@@ -54,8 +80,6 @@ FINDING_IDS = {
                                 "provider",
     "framework-cpu-build": "a framework is a CPU build (no CUDA, no cuDNN) on a machine with an NVIDIA GPU",
 }
-from ..rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
-
 FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
 
@@ -68,7 +92,6 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     framework's native library built as a stand-in, or a build described by hand). Every file
     found on disk that a probe did not read because it is not a regular file (a FIFO named like a
     library, a ``RECORD``, a header) or is too large gets a note "skipped PATH: why"."""
-    from ..util.files import collect_skipped  # start-up cost: the probes load only when a check runs
 
     with collect_skipped() as skipped:
         report = _run_check(import_frameworks, deep, environ, frameworks)
@@ -82,10 +105,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
                frameworks: tuple[FrameworkBuild, ...] | None) -> Report:
     t0 = time.perf_counter()
     notes: list[str] = []
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from ..probes.installed import environ_at_start, probe_installed
-    from ..probes.loaded import MappedState, probe_mapped
-    from ..probes.owners import probe_overwritten_wheels
 
     runtime_ldp_change: tuple[str, str] | None = None
     if environ is None:
@@ -105,9 +124,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     judged_fws: list[FrameworkBuild] = list(frameworks) if frameworks is not None else []
     if frameworks is None:
         try:
-            # start-up cost: the probes load only when a check runs (cached_report needs none)
-            from ..probes.frameworks import probe_frameworks
-
             fws, fnotes = probe_frameworks(import_frameworks=import_frameworks)
             judged_fws, notes = list(fws), notes + list(fnotes)
             if import_frameworks:  # importing a framework may have mapped a cuDNN
@@ -120,8 +136,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
 
     # The folder of every mapped copy, and each framework's RPATH/RUNPATH folders, are listed
     # too: they may lie on no search path.
-    from ..probes.installed import consumer_dirs
-
     extra: list[str | tuple[str, str]] = [c.directory for c in loaded]
     for fw in judged_fws:
         if fw.consumer_library:
@@ -129,8 +143,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     mapped_real = {os.path.realpath(c.path) for c in loaded}
     extra_dirs = tuple(dict.fromkeys(extra))
     # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
-    from ..probes.loaded import bound_cudnn
-
     bindings: dict[str, dict[str, tuple[str, ...]]] = {}
     for fw in judged_fws:
         if fw.consumer_library and loaded:
@@ -147,9 +159,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     driver: Driver | Unavailable | None
     gpus: tuple[Gpu, ...] = ()
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from ..probes.nvml import driver_and_gpus_within
-
         driver, gpus = driver_and_gpus_within()  # a hung driver never hangs the cell
     except ImportError:
         driver = Unavailable("NVML probe not available in this build")
@@ -160,9 +169,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     # any library that NEEDs libcudnn*): judged rows, vendored copies, findings (issue 18).
     consumer_report = None
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from .consumer_check import check_consumers
-
         consumer_report = check_consumers(frameworks=judged_fws, loaded=tuple(loaded), installed=tuple(installed),
                                           environ=environ, ldcache=ldcache, gpus=bool(gpus))
         installed += consumer_report.copies
@@ -175,8 +181,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     deep_results = None
     if deep:
         # each copy WITH its sub-libraries and their dependencies, in child processes
-        from ..probes.subprocess_probe import deep_probe
-
         # copies the version query already found broken are probed too: they are the crashers
         mains = [c.path for c in installed if c.is_main]
         deep_results = deep_probe(mains, env=environ)
@@ -195,7 +199,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
         report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
                                      findings=report.findings + tuple(consumer_report.findings),
                                      resolutions=report.resolutions + tuple(consumer_report.resolutions))
-    from ..probes.toolkit import probe_toolkits  # start-up cost: the probes load only when a check runs
 
     report = dataclasses.replace(report, cuda_toolkits=_safe(lambda: probe_toolkits(environ), ()))
     if runtime_ldp_change is not None:
@@ -250,9 +253,6 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             (:func:`cudnn_magic.probes.sublibraries.answering_version`); False for the what-if's
             predicted environment, whose files pip has not written yet (``installed`` says what they will be).
     """
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from ..probes.installed import resolve
-    from ..probes.sublibraries import answering_version
 
     findings: list[Finding] = []
     by_path = {c.path: c for c in installed}
@@ -376,10 +376,6 @@ def _where(path: str, entry: str | None, owner: str | None) -> str:
 
 
 def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from ..rules.consumers import CONSUMER_CHECKERS
-    from ..rules.compat import RULES
-
     if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
         return fw, None, []
     rule = RULES.get(fw.checker, RULES["nvidia"])
@@ -590,7 +586,6 @@ def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, c
 def _pip_sees(dist: str) -> str | None:
     """The version of ``dist`` pip sees for this interpreter: the first ``.dist-info`` of that
     name on ``sys.path`` (importlib.metadata, as pip's own environment model reads it)."""
-    from ..util.files import regular_dist_version  # start-up cost: only for a pip fix
 
     return regular_dist_version(dist)  # None: not installed, or unreadable (a FIFO) metadata
 
@@ -598,8 +593,6 @@ def _pip_sees(dist: str) -> str | None:
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
     """The pip fix for ``fw``; not applicable (with the reason) when a distribution whose files
     are on disk already satisfies the requirement, since pip would change nothing then."""
-    # start-up cost: packaging's markers and specifiers load only when a framework needs a fix
-    from ..rules.requirement import cudnn_requirement
 
     req = cudnn_requirement(fw)
     if req is None:
@@ -626,8 +619,6 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
 def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
     import sysconfig  # start-up cost: only for a blocked pip fix
 
-    from ..fixes.pip_replay import found_by_name_advice  # start-up cost: as above
-
     req = fix.title[len("Install "):] if fix.title.startswith("Install ") else ""
     return found_by_name_advice(fw, req, sysconfig.get_paths()["purelib"]) if req else None
 
@@ -636,9 +627,6 @@ def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None
     """Why installing ``req`` would not change ``fw``'s finding (:mod:`cudnn_magic.fixes.pip_replay`:
     it overwrites another family's files, or lands where ``fw``'s loader never looks)."""
     import sysconfig  # start-up cost: only when a framework needs a pip fix
-
-    from ..fixes.pip_replay import pip_fix_blocker  # start-up cost: as above
-    from ..probes.loader import default_dirs, search_steps  # start-up cost: as above
 
     try:
         soname = fw.cudnn_soname or ""
@@ -710,7 +698,6 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
     on disk (:func:`cudnn_magic.rules.folders.folder_findings`; the inventory lists the folder of
     every mapped copy too): each file's own version, never the version an in-process call
     answered. ``folders``/``listed``: the inventory's ``present`` and ``listed``."""
-    from ..rules.folders import folder_findings  # start-up cost: only a check with copies needs it
 
     installed = list(installed)
     have = {c.path for c in installed}
@@ -725,9 +712,6 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                 names = []
             present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
     # a shim with no graph library beside it: where the loader model says it finds one instead
-    from ..probes.loader import resolve_in_chain  # start-up cost: only a check with copies needs it
-    from ..probes.sublibraries import file_version
-
     elsewhere: dict[str, tuple[str, str, str | None]] = {}
     for c in copies:
         d = c.found_in or c.directory
@@ -750,9 +734,6 @@ def cached_report() -> Report | None:
     of ``/proc/self/maps``, about a millisecond). For the error annotation. Never raises."""
     global _cache
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from ..probes.loaded import mapped_cudnn_paths
-
         key = tuple(mapped_cudnn_paths()[0])
         with _cache_lock:
             if _cache is not None and _cache[0] == key:

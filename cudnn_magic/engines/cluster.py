@@ -29,6 +29,10 @@ import time
 from typing import Any, Sequence
 
 from ..model.cluster import ClusterReport, Status, WorkerRow
+from ..probes.installed import environ_at_start
+from ..render.report import report_json
+from ..util.version import __version__
+from .check import run_check
 
 INSTALL_HINT = "pip install 'cudnn-magic[dask]'"
 
@@ -63,7 +67,6 @@ def worker_probe() -> dict[str, Any]:
     Never raises: on failure it returns ``{"error": "<type>: <message>", ...}`` with the same
     identification keys.
     """
-    from ..probes.installed import environ_at_start  # start-up cost: only the worker probe needs the check
 
     start = environ_at_start()
     out: dict[str, Any] = {
@@ -75,10 +78,6 @@ def worker_probe() -> dict[str, Any]:
         "environ_at_start_read": start is not None,
     }
     try:
-        from ..util.version import __version__  # the package's own attribute, set before any submodule loads
-        from .check import run_check  # start-up cost: only the worker probe needs the check
-        from ..render.report import report_json  # start-up cost: only the worker probe needs the check
-
         out["cudnn_magic_version"] = __version__
         report = report_json(run_check(import_frameworks=False, deep=False))
         # Round-trip through JSON: whatever reaches the client is plain data, nothing pickled

@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
-import re
 
 from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
 from ..probes import libnames
+from ..probes.frameworks.consumer_facts import CudnnRequest, chain_within
+from ..probes.frameworks.extra import probe_extra_frameworks
+from ..probes.frameworks.generic import scan_environment
+from ..probes.frameworks.pathfinder import ORDER, ORDER_SOURCE, pathfinder_pick
+from ..probes.installed import static_version
+from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
+from ..probes.owners import owner_of
+from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
+from ..probes.subprocess_probe import query_versions
 from ..rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from ..rules.cudnn_version import try_parse
 
@@ -69,8 +78,6 @@ def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str
         return parsed[2]  # a vendored copy's name is its version (auditwheel keeps the real file name's)
     if c is not None and c.version:
         return c.version
-    from ..probes.installed import static_version  # start-up cost: the consumer scan's probes load only when it runs
-    from ..probes.owners import owner_of
 
     try:
         return static_version(real, owners.get(real) or owner_of(path))[0]
@@ -112,13 +119,6 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
 def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
            environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
            conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
-    # start-up cost: the consumer scan's probes load only when it runs
-    from ..probes.frameworks.generic import scan_environment
-    from ..probes.frameworks.consumer_facts import CudnnRequest, chain_within
-    from ..probes.frameworks.extra import probe_extra_frameworks
-    from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
-    from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
-
     env = dict(os.environ if environ is None else environ)
     top = interpreter_loaders() if top is None else top
     scan = scan_environment(paths, conda=conda, environ=env, skip=skip)
@@ -147,16 +147,12 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
                 preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
         m = () if fresh else mapped
         if req.loader.startswith("pathfinder:"):
-            from ..probes.frameworks.pathfinder import pathfinder_pick  # start-up cost: only pathfinder consumers need it
-
             res = pathfinder_pick(req.loader.split(":", 1)[1], label, environ=env, ldcache=ldcache, mapped=m)[0] or \
                 Resolution(label, None, req.soname, None, "cuda-pathfinder does not know cuDNN")
         else:
             res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache,
                                    mapped=m, preloads=preloads)
         if req.loader.startswith("pathfinder:"):
-            from ..probes.frameworks.pathfinder import ORDER, ORDER_SOURCE  # start-up cost: pathfinder consumers only
-
             searched = tuple(f"{step} (cuda-pathfinder's order: {ORDER_SOURCE})" for step in ORDER)
         else:
             steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
@@ -302,7 +298,6 @@ _DRIVER_LIBS = ("libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvidia-ml.so")
 def _not_installed(lib, chain, env, ldcache, provided, dist) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
     """The non-cuDNN libraries ``lib`` NEEDs that the loader cannot find and that no scanned
     distribution installs (``libnvinfer.so.10`` without TensorRT): ``lib`` cannot load at all."""
-    from ..probes.loader import resolve_in_chain  # start-up cost: the consumer scan's probes load only when it runs
 
     own = {os.path.basename(x.path) for x in dist.libraries} | {x.soname for x in dist.libraries if x.soname}
     out = []
@@ -318,8 +313,6 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
-    # start-up cost: the consumer scan's probes load only when it runs
-    from ..probes.subprocess_probe import query_versions
 
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):

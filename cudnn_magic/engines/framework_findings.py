@@ -12,6 +12,7 @@ import os
 from typing import Any, Iterable
 
 from ..model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
+from ..rules.compat import Judgement, judge
 from ..rules.consumer_table import by_name
 from ..rules.cudnn_version import try_parse
 from ..rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
@@ -38,7 +39,6 @@ def own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, environ: dict[str,
     (its plugin refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than one visible device)."""
     if not fw.own_rule:
         return j
-    from ..rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
 
     rule = fw.own_rule + "; " + j.rule
     facts = dict(fw.facts)
@@ -64,7 +64,6 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]
     loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
     imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
     import order as its fix, and the row's detail says the same. Returns (rows, findings)."""
-    from ..rules.compat import judge  # start-up cost: only a check with frameworks needs it
 
     out: list[Finding] = []
     rows = list(judged)

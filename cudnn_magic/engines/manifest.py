@@ -32,10 +32,11 @@ from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
-from ..util.version import __version__
-from ..util.files import NotRegularFile, open_regular, regular_distributions
 from ..model import Driver, Report
 from ..model.prevention import Drift
+from ..util.files import NotRegularFile, open_regular, regular_distributions
+from ..util.version import __version__
+from .check import run_check
 
 SCHEMA = "cudnn-magic-manifest"
 SCHEMA_VERSION = 2
@@ -348,7 +349,6 @@ def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]
     ``check.run_check()`` when ``report`` is None). Never raises for what it cannot read:
     an unreadable library, or one that is not a regular file (never opened blocking), gets
     ``"sha256": null``."""
-    from .check import run_check  # start-up cost: compare() and loads() need no probes
 
     report = report or run_check()
     files = {c.path for c in list(report.cudnn_loaded) + list(report.cudnn_installed)}

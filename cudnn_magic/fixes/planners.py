@@ -6,12 +6,12 @@ worded by a diagnosis or a finding get theirs from :mod:`cudnn_magic.fixes.advic
 
 from __future__ import annotations
 
-import shlex
 import difflib
 import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 from typing import Any
 
@@ -19,18 +19,29 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..util.kernelinfo import kernel_app as _kernel_app
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step
+from ..probes.installed import resolve
+from ..rules.consumer_table import framework_probes
 from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
+from ..util.kernelinfo import kernel_app as _kernel_app
 from .advice import _advice
-from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _pip_check,
-                          _pip_extra_args, _python, find_running_kernelspec, kernel_start_environ)
+from .environment import (
+    _ENV_NAME,
+    KernelSpecTarget,
+    _dump_spec,
+    _environ,
+    _installed_version,
+    _pip_check,
+    _pip_extra_args,
+    _python,
+    find_running_kernelspec,
+    kernel_start_environ,
+)
 from .journal import _journal_load
 from .solver import solve_cudnn
 from .verify import verify_environ, verify_pip, verify_restart
-
 
 # --------------------------------------------------------------------------- data
 
@@ -180,8 +191,6 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
     resolutions = [r for r in report.resolutions if r.picked and r.shadowed and in_an_entry(r.picked)]
     if not resolutions:
         try:
-            from ..probes.installed import resolve  # start-up cost: only this fix needs it
-
             sonames = sorted({c.soname for c in report.cudnn_installed if c.is_main and c.soname} | {"libcudnn.so.9"})
             for so in sonames:
                 r = resolve(so, "this kernel (plain dlopen)", None, environ=env)
@@ -434,7 +443,6 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 
 def import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     sol = [n for n in (framework_need(fw) for fw in report.frameworks) if n]
-    from ..rules.consumer_table import framework_probes  # start-up cost: only this planner needs it
 
     imports = {c.name: f"import {c.import_name}" for c in framework_probes()}
     # The newest lower bound first: its cuDNN satisfies the older builds within a major.

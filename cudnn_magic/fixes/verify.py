@@ -23,7 +23,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Sequence
 
+from ..engines.whatif import what_if
 from ..model import Finding, Report
+from ..probes.pip_report import PipError
 
 
 def _shape(title: str) -> str:
@@ -66,8 +68,6 @@ def _stays(findings: Iterable[Any], want: Sequence[tuple[str, str]]) -> list[str
 def verify_pip(words: Sequence[str], python: str, report: Report, fid: str) -> tuple[str | None, list[str]]:
     """Whether ``pip install WORDS`` for ``python`` would clear the findings of ``report`` that
     offer ``fid``, by the what-if of exactly those words (module docstring)."""
-    from ..probes.pip_report import PipError
-    from ..engines.whatif import what_if  # start-up cost: pip's dry run only when a fix is verified
 
     want = targets(report, fid)
     try:

@@ -18,13 +18,13 @@ its one-object form.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import struct
 import sys
 from dataclasses import dataclass, field
 from typing import Any
-import dataclasses
 
 from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
@@ -33,6 +33,7 @@ from . import libnames
 from .elf import NotElf, read_dynamic
 from .loader import Preload, expand_entry, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
+from .subprocess_probe import query_versions
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
                  "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
@@ -250,8 +251,6 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             if version is None and error is None and copy.is_main:
                 unknown.append(len(inv.copies) - 1)
     if unknown and query_unknown:
-        from .subprocess_probe import query_versions  # start-up cost: only this probe path needs it
-
         res = query_versions([inv.copies[i].path for i in unknown], alone=True)
         for i in unknown:
             c = inv.copies[i]

@@ -13,7 +13,9 @@ import os
 import re
 import stat
 from functools import lru_cache
+
 from ..util.files import file_kind, note_skipped, open_regular
+from .elf import NotElf, read_symbol_bytes
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -133,8 +135,6 @@ def embedded_version(path: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
-    from .elf import NotElf, read_symbol_bytes  # start-up cost: only this probe path needs it
-
     parsed = parse_name(os.path.basename(path))
     if not parsed or parsed[1] is None:
         return None
