@@ -482,7 +482,7 @@ def test_crash_report_of_a_terminal_session(tmp_path):
     recs = all_crashes(root=tmp_path / "rt" / "cudnn-magic")
     assert recs, list((tmp_path / "rt").rglob("*"))
     rec = recs[0]
-    diagnose_record(rec, with_facts=False)
+    diagnose_record(rec)
     text = rec.text()
     assert "In [2]:" not in text, text
     assert TF_FATAL.split("Check failed")[0].strip() in text

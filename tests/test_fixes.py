@@ -548,7 +548,7 @@ def test_magic_and_cli(jupyter_home, capsys):
     from cudnn_magic.shell import fix as fix_magics
 
     ip = InteractiveShell.instance()  # the process-wide shell other tests share
-    fix_magics.load(ip)
+    fix_magics.load_ipython_extension(ip)
     try:
         view = ip.run_line_magic("cudnn_fix", "make-contiguous")
         assert "x.contiguous()" in repr(view) and "<pre>" in view._repr_html_()

@@ -138,7 +138,7 @@ def test_magic_load_unload_in_terminal_shell(capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
     ip = InteractiveShell.instance()
-    memory_panel.load(ip)
+    memory_panel.load_ipython_extension(ip)
     try:
         assert "gpu_memory" in ip.magics_manager.magics["line"]
         view = ip.run_line_magic("gpu_memory", "")
@@ -187,7 +187,7 @@ def test_terminal_watch_redraws_until_ctrl_c(monkeypatch, capsys):
     script = Script([snap(GiB), snap(2 * GiB), KeyboardInterrupt()])
     monkeypatch.setattr(memory, "sample", script)
     ip = InteractiveShell.instance()
-    memory_panel.load(ip)
+    memory_panel.load_ipython_extension(ip)
     try:
         view = ip.run_line_magic("gpu_memory", "--watch --interval 0.1")
     finally:

@@ -23,7 +23,7 @@ def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, 
         return 2
     recs = previous_crashes(key, records_root(), include_shown=True) if key else all_crashes()
     for r in recs:
-        diagnose_record(r, with_facts=False)
+        diagnose_record(r)
     if as_json:
         json.dump([r.to_json() for r in recs], out, indent=2)
         out.write("\n")

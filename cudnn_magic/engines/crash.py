@@ -54,15 +54,15 @@ import logging
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, MAX_FAULTHANDLER, MAX_LOG_FOR_DIAGNOSIS,
                               MAX_LOG_FOR_DISPLAY, SHOWN_NAME, _safe_text, all_crashes, claim_previous, cleanup,
                               previous_crashes, read_record, valid_key)
 from ..capture.tee import record_key, records_root
-from ..model import Diagnosis
+from ..model import Diagnosis, Report
 from ..model.crash import CrashRecord
 from ..render.crash import faulthandler_summary, key_description
-from .check import cached_report
 from .diagnose import diagnose
 
 log = logging.getLogger("cudnn_magic")
@@ -73,18 +73,18 @@ __all__ = ["CONNECTION_NAME", "FAULTHANDLER_NAME", "MAX_FAULTHANDLER", "MAX_LOG_
            "record_key", "records_root", "valid_key"]
 
 
-def diagnose_record(rec: CrashRecord, with_facts: bool = True) -> list[Diagnosis]:
+def diagnose_record(rec: CrashRecord, facts: Callable[[], Report | None] | None = None) -> list[Diagnosis]:
     """Diagnose a record's log (and its faulthandler stack) like an annotated error cell:
-    ``diagnose(log=..., traceback=...)``; the live facts of THIS process (the cached check
-    report) are consulted only when something cuDNN-related was found (``with_facts``).
+    ``diagnose(log=..., traceback=...)``, from the text alone, then with the live facts of THIS
+    process (``facts()``: the cached check report) when something cuDNN-related was found.
     ``restart-kernel`` is left out of the fixes: the kernel that shows the record is the restart
     (or the one that died is gone). Fills ``rec.diagnoses`` and returns it. Never raises for
     the facts (a failing check leaves the diagnosis from the text alone)."""
     kw = dict(exception="", log=rec.log or rec.log_tail, traceback=rec.faulthandler)
     found = diagnose(report=None, **kw)
-    if found and with_facts:
+    if found and facts is not None:
         try:
-            found = diagnose(report=cached_report(), **kw) or found
+            found = diagnose(report=facts(), **kw) or found
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: facts for the crash diagnosis failed", exc_info=True)
     rec.diagnoses = [replace(d, fixes=tuple(f for f in d.fixes if f.id != "restart-kernel"))
@@ -105,5 +105,5 @@ def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord 
     recs = previous_crashes(key, root, include_shown=True)
     if not recs:
         return None
-    diagnose_record(recs[0], with_facts=False)
+    diagnose_record(recs[0])
     return recs[0]

@@ -1,8 +1,11 @@
-"""Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
+"""Auto-annotation of failing cells and the GPU-unused note: the capture, the exception hook and
+the cell callbacks.
 
-IPython glue only: the knowledge lives in :mod:`cudnn_magic.engines.diagnose` and the rendering in
-:mod:`cudnn_magic.render.diagnosis`. What happens (DESIGN.md, "How an error cell gets
-annotated"; measured in ``../shared/research/jupyter-lab-notes.md`` §1-2):
+IPython glue only: what a failing cell gets (the diagnosis, its display and fix buttons) is
+:class:`cudnn_magic.shell.explainer.Explainer`, created on first use by :mod:`.extension`; the
+knowledge lives in :mod:`cudnn_magic.engines.diagnose` and the rendering in
+:mod:`cudnn_magic.render.diagnosis`; the magics ``%cudnn_explain``/``%cudnn_annotate`` are
+:mod:`.explain`. What happens (docs/how-it-is-built.md, "How an error cell gets annotated"):
 
 * ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
   through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,
@@ -26,20 +29,24 @@ log is ever executed.
 from __future__ import annotations
 
 import atexit
-import html
 import logging
 import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
-from typing import Any, Optional
 import types
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from IPython.core.error import UsageError
 
 from ..capture.helper import mib
+from ..capture.tee import Tee, drain_ipykernel, read_range, record_key
 from ..util.safetext import safe_text
-from IPython.display import display
-from IPython.core.error import UsageError
+from .shutdown import hook_shutdown
+
+if TYPE_CHECKING:  # annotations only: the explainer loads on first use
+    from .explainer import Explainer
 
 log = logging.getLogger("cudnn_magic")
 
@@ -55,25 +62,8 @@ MAX_TRACEBACK_CHARS = 64 << 10
 _ANNOTATOR: Optional["Annotator"] = None
 
 
-def _is_kernel_shell(ip: Any) -> bool:
-    return any(c.__name__ == "ZMQInteractiveShell" for c in type(ip).__mro__)
-
-
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
-
-
-def _report() -> Any:
-    """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
-    try:
-        from ..engines.check import cached_report  # start-up cost: not at %load_ext, only when this runs
-    except Exception:  # noqa: BLE001 - not built yet, or broken
-        return None
-    try:
-        return cached_report()
-    except Exception:  # noqa: BLE001
-        log.debug("cudnn_magic: cached_report failed", exc_info=True)
-        return None
 
 
 @dataclass
@@ -86,39 +76,6 @@ class ErrorRecord:
     log: str
     truncated: int = 0
     diagnoses: list = field(default_factory=list)
-
-
-class Explanation:
-    """What ``%cudnn_explain`` returns: diagnoses that display as HTML in notebooks and as text
-    in terminals. ``.diagnoses`` is the list (strongest first)."""
-
-    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "") -> None:
-        self.diagnoses = list(diagnoses)
-        self.log_slice = log_slice
-        self.message = message
-
-    def _text(self) -> str:
-        if not self.diagnoses:
-            return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from ..render.diagnosis import diagnoses_text  # start-up cost: not at %load_ext, only when this runs
-
-        return diagnoses_text(self.diagnoses)
-
-    def _html(self) -> str:
-        if not self.diagnoses:
-            return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
-        from ..render.diagnosis import diagnoses_html  # start-up cost: not at %load_ext, only when this runs
-
-        return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": safe_text(self._text()), "text/html": safe_text(self._html())}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(safe_text(self._text()))
-
-    def __repr__(self) -> str:
-        return safe_text(self._text())
 
 
 def _display_safe_log(text: str, limit: int = MAX_LOG_FOR_DISPLAY) -> str:
@@ -135,12 +92,15 @@ class Annotator:
 
     Args:
         ip: the ``InteractiveShell``.
+        explainer: returns the :class:`~cudnn_magic.shell.explainer.Explainer` (created on its
+            first call: the knowledge base loads when a cell first needs it).
         capture: install the fd-2 capture (``False`` in tests or when
             ``CUDNN_MAGIC_CAPTURE=0``).
     """
 
-    def __init__(self, ip: Any, capture: bool = True) -> None:
+    def __init__(self, ip: Any, explainer: Callable[[], Explainer], capture: bool = True) -> None:
         self.ip = ip
+        self.explainer = explainer
         self.enabled = True
         self.tee: Any = None
         self.mark: Any = None
@@ -170,12 +130,7 @@ class Annotator:
         self.installed_ctb = _set_handler(ip, self.exc_tuple)
         ip.events.register("pre_run_cell", self.pre_run_cell)
         ip.events.register("post_run_cell", self.post_run_cell)
-        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
-
-        ip.register_magics(AnnotateMagics)
         atexit.register(self._atexit)
-        from .shutdown import hook_shutdown  # start-up cost: a few lines, only with a capture to mark
-
         self._unhook_shutdown = hook_shutdown(ip, self._shutdown_requested)
 
     def _install_capture(self) -> None:
@@ -183,8 +138,6 @@ class Annotator:
             self.capture_error = "turned off by CUDNN_MAGIC_CAPTURE"
             return
         try:
-            from ..capture.tee import Tee, record_key  # start-up cost: not at %load_ext, only when this runs
-
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
@@ -217,15 +170,6 @@ class Annotator:
         if self.tee is not None:
             tee, self.tee = self.tee, None
             tee.uninstall()
-        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
-
-        magics = ip.magics_manager.magics
-        for kind in ("line", "cell"):
-            for name in list(magics.get(kind, {})):
-                owner = getattr(magics[kind][name], "__self__", None)
-                if isinstance(owner, AnnotateMagics):
-                    del magics[kind][name]
-        ip.magics_manager.registry.pop("AnnotateMagics", None)
 
     def _atexit(self) -> None:
         if self.tee is not None:
@@ -355,8 +299,6 @@ class Annotator:
             return None
 
     def _drain(self) -> None:
-        from ..capture.tee import drain_ipykernel  # start-up cost: not at %load_ext, only when this runs
-
         try:
             drain_ipykernel()
         except KeyboardInterrupt:
@@ -406,8 +348,6 @@ class Annotator:
         tee = self.tee
         if tee is None or self.mark is None or end is None or tee.directory is None:
             return b"", end or 0
-        from ..capture.tee import read_range  # start-up cost: not at %load_ext, only when this runs
-
         start = self.mark.offset
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
         return data, last
@@ -431,8 +371,6 @@ class Annotator:
         data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
         if not synced and end is not None and 0 <= reached < end:
             # the helper counts a chunk just before it writes it to the log: read the rest as it lands
-            from ..capture.tee import read_range
-
             for _ in range(40):
                 time.sleep(0.00005)
                 more, first, last, _ = read_range(tee.directory, reached, end)
@@ -448,19 +386,9 @@ class Annotator:
             data, _ = self._cell_bytes(end)
         if not data:
             return
-        from ..capture.fastfind import memmem_finder  # start-up cost: not at %load_ext, only when this runs
-        from ..knowledge.matcher import keyword_lines
-
-        lines = keyword_lines(data, find=memmem_finder())
-        if not lines:
-            return
-        from ..engines.diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
-
-        text = _decode(lines)
-        found = gpu_unused_warnings(text, joined=False)
+        found, _ = self.explainer().unused_gpu_warnings(data)
         if not found:
             return
-        found = gpu_unused_warnings(text, report=_report(), joined=False) or found
         if not synced:
             self._sync()  # what the cell printed reaches the notebook before the warning
         self._display(found, _decode(data), warning=True)
@@ -545,47 +473,16 @@ class Annotator:
         self.last = rec
         if not self.enabled:
             return
-        rec.diagnoses = self._diagnose(rec)
+        rec.diagnoses = self.diagnose(rec)
         if rec.diagnoses:
             self._display(rec.diagnoses, text)
 
-    def _diagnose(self, rec: ErrorRecord) -> list:
-        from ..engines.diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
-
-        kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
-        found = diagnose(report=None, **kw)
-        if not found:  # the probes are not consulted for errors unrelated to cuDNN
-            return []
-        return list(diagnose(report=_report(), **kw) or found)
+    def diagnose(self, rec: ErrorRecord) -> list:
+        """The diagnoses of an error, with the live facts when something cuDNN-related was found."""
+        return self.explainer().diagnose(rec.exception, rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
 
     def _display(self, diagnoses: list, log_text: str, warning: bool = False) -> None:
-        # start-up cost: not at %load_ext, only when this runs
-        from ..render.diagnosis import diagnoses_html, diagnoses_text
-
-        shown_log = _display_safe_log(log_text)
-        # nothing we display may hold text that cannot be sent (a lone surrogate would make
-        # the message unsendable) or that reorders or escapes the display
-        display({"text/plain": safe_text(diagnoses_text(diagnoses)),
-                 "text/html": safe_text(diagnoses_html(diagnoses, log_slice=shown_log))}, raw=True)
-        if _is_kernel_shell(self.ip):
-            try:
-                _show_widgets(diagnoses, shown_log)
-            except Exception:  # noqa: BLE001 - widgets are a bonus
-                log.debug("cudnn_magic: widgets not shown", exc_info=True)
-
-    def explain(self, text: str = "") -> Explanation:
-        """``%cudnn_explain`` body: explain ``text``, or the last error again."""
-        if text.strip():
-            from ..engines.diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
-
-            return Explanation(diagnose(exception="", log=text, report=_report()), "")
-        rec = self.last
-        if rec is None:
-            return Explanation([], message="cudnn-magic: no error to explain yet in this session.")
-        diagnoses = self._diagnose(rec)
-        rec.diagnoses = diagnoses
-        return Explanation(diagnoses, _display_safe_log(rec.log),
-                           message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+        self.explainer().show(self.ip, diagnoses, _display_safe_log(log_text))
 
 
 def _own_usage_error(etype: type, tb: Any) -> bool:
@@ -678,64 +575,16 @@ def _set_handler(shell: Any, exc_tuple: tuple) -> Any:
     return ctb
 
 
-def _show_widgets(diagnoses: list, log_text: str) -> None:
-    """One button per fix of the strongest diagnosis (preview, Apply, undo through the fix
-    registry). ipywidgets is imported here, never at ``%load_ext``."""
-    import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
-
-    fixes = []
-    seen = set()
-    for d in diagnoses[:1]:  # buttons for the strongest diagnosis; the others' fixes are in its HTML
-        for fx in getattr(d, "fixes", ()) or ():
-            if fx.id not in seen:
-                seen.add(fx.id)
-                fixes.append(fx)
-    try:  # the fix registry: preview (computed from live facts), Apply, undo
-        from ..ui.fix_buttons import fix_box  # start-up cost: not at %load_ext, only when this runs
-
-        fix_widget = fix_box(fixes, _report()) if fixes else None
-    except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
-        log.debug("cudnn_magic: fix buttons unavailable", exc_info=True)
-        fix_widget = None
-    if fix_widget is not None:
-        fixes = []
-    out = W.HTML(value="")
-    buttons = []
-    for fx in fixes:
-        b = W.Button(description=(fx.title[:38] + "…") if len(fx.title) > 39 else fx.title,
-                     tooltip=fx.title, button_style="warning", layout=W.Layout(width="auto"))
-
-        def click(_b: Any, fx: Any = fx) -> None:
-            restart = " Restart the kernel afterwards." if getattr(fx, "restart_required", False) else ""
-            reason = f"<br><i>{html.escape(fx.reason)}</i>" if getattr(fx, "reason", "") else ""
-            out.value = (f"<div><b>{html.escape(fx.title)}</b>: do this{html.escape(restart)}"
-                         f"<pre style='white-space:pre-wrap'>{html.escape(fx.action)}</pre>{reason}</div>")
-
-        b.on_click(click)
-        buttons.append(b)
-    children: list = []
-    if fix_widget is not None:
-        children.append(fix_widget)
-    if buttons:
-        children.append(W.HBox(buttons))
-        children.append(out)
-    # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
-    if children:
-        from ..ui.fallback import display_widget, fixes_fallback  # start-up cost: not at %load_ext, only when this runs
-
-        text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
-        display_widget(W.VBox(children), text, page)
-
-
-def load(ip: Any) -> None:
-    """Install capture, exception hook, cell callbacks and magics (called by ``%load_ext``).
-    Loading twice in one shell is a no-op."""
+def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
+    """Install capture, exception hook and cell callbacks (called by ``%load_ext``);
+    ``explainer`` gives what a failing cell gets (:class:`Annotator`). Loading twice in one
+    shell is a no-op."""
     global _ANNOTATOR
     if _ANNOTATOR is not None:
         if _ANNOTATOR.ip is ip:
             return
         unload(_ANNOTATOR.ip)
-    a = Annotator(ip)
+    a = Annotator(ip, explainer)
     _ANNOTATOR = a
     try:
         a.install()
@@ -749,7 +598,7 @@ def load(ip: Any) -> None:
 
 def unload(ip: Any) -> None:
     """Undo :func:`load`: restore fd 2 and stop the helper, restore the previous exception
-    handler (if ours is still the one installed), unregister callbacks and magics."""
+    handler (if ours is still the one installed), unregister the callbacks."""
     global _ANNOTATOR
     a = _ANNOTATOR
     if a is None or a.ip is not ip:
@@ -763,4 +612,4 @@ def annotator() -> Annotator | None:
     return _ANNOTATOR
 
 
-__all__ = ["Annotator", "ErrorRecord", "Explanation", "annotator", "load", "unload"]
+__all__ = ["Annotator", "ErrorRecord", "annotator", "load", "unload"]

@@ -1,4 +1,5 @@
-"""``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython.
+"""``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython;
+registered on first use (:mod:`.extension`).
 The engine is :mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``;
 :func:`cudnn_magic.engines.whatif.what_if` for
 ``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
@@ -13,6 +14,16 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from ..util.options import timeout_seconds
 from .args import parse_magic_line
+from .magics import register, unregister
+from ..probes.pip_report import PipError
+from ..engines.whatif import what_if
+from ..render.whatif import whatif_json, WhatIfView
+from ..engines.manifest import compare, drift_json, live_manifest, NotAManifest, read_error, read_manifest
+from ..render.manifest import DriftView
+from ..util.safetext import safe_text
+from ..engines.check import run_check
+from ..render.report import report_json, ReportView
+from ..engines.cluster import cluster_check, ClusterCheckError
 
 
 @magics_class
@@ -56,9 +67,6 @@ class CudnnMagics(Magics):
         if args.against is not None:
             return check_against(args.against, args.json)
         if args.dask:
-            # start-up cost: not at %load_ext, only when this runs
-            from ..engines.cluster import ClusterCheckError, cluster_check
-
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
             if target is args.dask and args.dask.isidentifier():
                 print(f"cudnn-magic: no variable {args.dask!r} in this kernel, and {args.dask!r} is not a scheduler "
@@ -70,8 +78,6 @@ class CudnnMagics(Magics):
                 print(f"cudnn-magic: {exc}")
                 return None
             return rep.to_json() if args.json else rep
-        from ..engines.check import run_check  # start-up cost: not at %load_ext, only when this runs
-        from ..render.report import ReportView, report_json
 
         report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
         if args.json:
@@ -89,9 +95,6 @@ def check_what_if(requirements: str, as_json: bool) -> Any:
     """``%cudnn_check --what-if REQS``: the prediction (a :class:`~cudnn_magic.render.whatif.WhatIfView`),
     its JSON (a dict), or None after one printed line for bad input (``{"error": ...}`` with
     ``--json``). Nothing is installed."""
-    from ..probes.pip_report import PipError
-    from ..engines.whatif import what_if  # start-up cost: not at %load_ext, only when this runs
-    from ..render.whatif import WhatIfView, whatif_json
 
     result = what_if(_unquote(requirements))
     if isinstance(result, PipError):
@@ -105,9 +108,6 @@ def check_against(path: str, as_json: bool) -> Any:
     or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
     when the file cannot be read (also: not a regular file, e.g. a FIFO, which never blocks the
     kernel) or is not a manifest (also: a field of the wrong type)."""
-    from ..engines.manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest  # start-up cost (as above)
-    from ..render.manifest import DriftView
-    from ..util.safetext import safe_text
 
     path = _unquote(path)
     try:
@@ -120,3 +120,14 @@ def check_against(path: str, as_json: bool) -> Any:
     if as_json:
         return {"manifest": path, "drift": drift_json(drift), "unchanged": not drift}
     return DriftView(drift, path, live)
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%cudnn_check`` (IPython loads this module on its first use: :mod:`.extension`
+    declares it lazily)."""
+    register(ip, CudnnMagics)
+
+
+def unload(ip: Any) -> None:
+    """Remove ``%cudnn_check``."""
+    unregister(ip, CudnnMagics)
