@@ -201,11 +201,44 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
 
     d = Path(directory)
     rec = CrashRecord(key=key or d.parent.name, directory=str(d))
-    problems = rec.problems
     if not _own_dir(d):
-        problems.append("the record directory is not this user's own, or others may write it: not read")
+        rec.problems.append("the record directory is not this user's own, or others may write it: not read")
         rec._untrusted = True  # type: ignore[attr-defined]
         return rec
+    meta = _read_meta(d, rec, settle_s)
+    rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
+    pv = meta.get("python_version")
+    if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
+        rec.python_version = tuple(int(x) for x in pv.split("."))
+    rec.started = _num(meta.get("started"))
+    rec.clean_exit = meta.get("clean_exit") is True
+    exited = _num(meta.get("kernel_exited"))
+    if rec.kernel_pid == os.getpid():
+        rec.alive = True  # this very process (a reload)
+    else:
+        rec.alive = exited is None and _pid_alive(rec.kernel_pid)
+    rec.shown = (d / SHOWN_NAME).exists()
+    cell_offset = _read_cell(d, rec, meta)
+    names = _read_log(d, rec, meta, cell_offset)
+    _read_faulthandler(d, rec)
+    times = [x for x in (exited, _num(meta.get("ended"))) if x is not None]
+    if times:
+        rec.died = min(times)
+    elif not rec.alive:
+        mt = []
+        for n in names + [FAULTHANDLER_NAME, "meta.json", "state"]:
+            try:
+                mt.append(os.lstat(d / n).st_mtime)
+            except OSError:
+                pass
+        rec.died = max(mt) if mt else None
+    return rec
+
+
+def _read_meta(d: Path, rec: CrashRecord, settle_s: float) -> dict:
+    """``meta.json`` of the record (``{}`` when unreadable, with the reason in ``problems``);
+    waits up to ``settle_s`` for a helper that still logs for a kernel that is gone."""
+    problems = rec.problems
     meta: dict = {}
     meta_path = d / "meta.json"
     deadline = time.monotonic() + settle_s
@@ -236,19 +269,12 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
             problems.clear()
             continue
         break
-    rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
-    pv = meta.get("python_version")
-    if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
-        rec.python_version = tuple(int(x) for x in pv.split("."))
-    rec.started = _num(meta.get("started"))
-    rec.clean_exit = meta.get("clean_exit") is True
-    exited = _num(meta.get("kernel_exited"))
-    if rec.kernel_pid == os.getpid():
-        rec.alive = True  # this very process (a reload)
-    else:
-        rec.alive = exited is None and _pid_alive(rec.kernel_pid)
-    rec.shown = (d / SHOWN_NAME).exists()
+    return meta
 
+
+def _read_cell(d: Path, rec: CrashRecord, meta: dict) -> int | None:
+    """The last cell (source, number, start) into ``rec``; returns its log offset, or None."""
+    problems = rec.problems
     # the last cell: the shared state file is the truth (written by the kernel itself, there
     # even if the helper was killed); meta.json's copy is at most 2 s old
     cell = None
@@ -292,7 +318,12 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
     else:
         cell_offset = None
 
-    # the log
+    return cell_offset
+
+
+def _read_log(d: Path, rec: CrashRecord, meta: dict, cell_offset: int | None) -> list[str]:
+    """The log's tail and the dying cell's slice into ``rec``; returns the segment names read."""
+    problems = rec.problems
     try:
         names = [n for n in os.listdir(d) if n.startswith("fd2.") and n.endswith(".log")]
     except OSError as exc:
@@ -336,8 +367,13 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
     if meta.get("meta_error"):
         problems.append(f"{str(meta.get('meta_error'))[:200]} (meta.json may be older than the kernel's end)")
 
-    # faulthandler: in the record, or still in the key directory if the kernel died before the
-    # capture made its record directory known
+    return names
+
+
+def _read_faulthandler(d: Path, rec: CrashRecord) -> None:
+    """faulthandler's file into ``rec``: in the record, or still in the key directory if the
+    kernel died before the capture made its record directory known."""
+    problems = rec.problems
     for fh in (d / FAULTHANDLER_NAME, d.parent / f"faulthandler-{rec.kernel_pid}.pending"):
         try:
             rec.faulthandler = _safe_text(_read_bytes(fh, MAX_FAULTHANDLER))
@@ -352,19 +388,6 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         except OSError as exc:
             problems.append(f"{fh.name} cannot be read ({exc.strerror or exc})")
             break
-
-    times = [x for x in (exited, _num(meta.get("ended"))) if x is not None]
-    if times:
-        rec.died = min(times)
-    elif not rec.alive:
-        mt = []
-        for n in names + [FAULTHANDLER_NAME, "meta.json", "state"]:
-            try:
-                mt.append(os.lstat(d / n).st_mtime)
-            except OSError:
-                pass
-        rec.died = max(mt) if mt else None
-    return rec
 
 
 def _instances(keydir: Path) -> list[Path]:
