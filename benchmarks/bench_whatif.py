@@ -1,4 +1,4 @@
-"""The what-if's cost on top of pip's own dry run (issue 16).
+"""The what-if's cost on top of pip's own dry run.
 
 In one venv holding the real ``nvidia-cudnn-jit-cu13==9.24.0.43`` (built once under
 ``benchmarks/.venv-whatif`` with ``python -m venv``, the wheel, ``packaging``, ``nvidia-ml-py``

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the pure core (issue 20), with mutmut 3 (pinned below). Not part of CI.
+# Mutation testing of the pure core, with mutmut 3 (pinned below). Not part of CI.
 #
 #   bash scripts/mutation.sh                 # every target (6,906 mutants: about 3-4 h from an empty mutants/,
 #                                            # minutes after a change: only mutants without a verdict run)

@@ -13,7 +13,7 @@ this process:
    ``O_NONBLOCK``: that flag lives on the shared open file description and would leak into the
    terminal or into ipykernel after we are gone.
 
-Bounds (issue 13). Bytes waiting for the previous fd 2 are kept in memory up to
+Bounds. Bytes waiting for the previous fd 2 are kept in memory up to
 ``--memory-bytes`` (:data:`MEMORY_BYTES`, 16 MiB); beyond that they wait in a spool file on disk
 (``spool`` in the instance directory, created ``O_EXCL | O_NOFOLLOW`` and unlinked at once, so
 it never outlives the helper) up to ``--spool-bytes`` (:data:`SPOOL_BYTES`, 512 MiB); beyond

@@ -288,7 +288,7 @@ def _read_cell(d: Path, rec: CrashRecord, meta: dict) -> int | None:
         cell = H.read_cell_record(buf)
         if H.read_clean_flag(buf):
             # written by the kernel itself into pages allocated at install: it lands even when
-            # the disk is full and meta.json could not be rewritten (issue 13)
+            # the disk is full and meta.json could not be rewritten
             rec.clean_exit = True
     except FileNotFoundError:
         problems.append("state is missing")

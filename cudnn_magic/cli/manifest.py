@@ -1,7 +1,6 @@
-"""``cudnn-magic manifest [-o FILE] [--constraints]`` and ``cudnn-magic check --against FILE``
-(issue 16): write the verified GPU stack as a manifest, and compare the live stack with one.
-:mod:`cudnn_magic.cli.main` dispatches ``manifest`` here, :mod:`cudnn_magic.cli.check`
-``--against``; the engine is :mod:`cudnn_magic.engines.manifest`.
+"""``cudnn-magic manifest [-o FILE] [--constraints]`` and ``cudnn-magic check --against FILE``:
+write the verified GPU stack as a manifest, and compare the live stack with one.
+:mod:`cudnn_magic.cli.main` dispatches both here; the engine is :mod:`cudnn_magic.engines.manifest`.
 
 Exit codes: ``check --against``: 0 nothing that matters changed, 1 drift, 2 the file cannot be
 read (also: not a regular file) or is not a manifest (also: a field of the wrong type, larger

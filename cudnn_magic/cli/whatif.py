@@ -1,4 +1,4 @@
-"""``cudnn-magic check --what-if REQS [--json]`` (issue 16): what ``pip install REQS`` would do to
+"""``cudnn-magic check --what-if REQS [--json]``: what ``pip install REQS`` would do to
 cuDNN, predicted with pip's own dry run (nothing is installed). :mod:`cudnn_magic.cli.check`
 dispatches here; the engine is :mod:`cudnn_magic.engines.whatif` through
 :func:`cudnn_magic.engines.whatif.what_if`.

@@ -166,7 +166,7 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
         driver = Unavailable(f"NVML probe failed: {type(exc).__name__}: {exc}")
 
     # Every other cuDNN consumer of the environment (CTranslate2, PaddlePaddle, MXNet, TensorRT,
-    # any library that NEEDs libcudnn*): judged rows, vendored copies, findings (issue 18).
+    # any library that NEEDs libcudnn*): judged rows, vendored copies, findings.
     consumer_report = None
     try:
         consumer_report = check_consumers(frameworks=judged_fws, loaded=tuple(loaded), installed=tuple(installed),
@@ -301,7 +301,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     findings += driver_findings(driver, gpus, judged, loaded)
     findings += cpu_build_findings(judged, gpus)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
-    # say it (issue 33, item 2): mapped already, or what a plain load by name would get
+    # say it: mapped already, or what a plain load by name would get
     import sysconfig  # start-up cost: only when a check runs
 
     sites = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
@@ -376,7 +376,7 @@ def _where(path: str, entry: str | None, owner: str | None) -> str:
 
 
 def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
-    if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
+    if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model
         return fw, None, []
     rule = RULES.get(fw.checker, RULES["nvidia"])
     if fw.own_rule:
@@ -452,7 +452,7 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                   f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
         fixes = [fix] if fix and fix.applicable else []
         if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
-            # the pip fix alone would not help (issue 27, item 2): say why, and what does
+            # the pip fix alone would not help (nothing looks in the wheel's folder): say why, and what does
             detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
             adv = _found_by_name(fw, fix)
             if adv:

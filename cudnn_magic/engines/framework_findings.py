@@ -170,7 +170,7 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
     entry holds another release of a cuDNN soname that this environment's own pip wheel ships (a
     wheel folder under ``site_dirs``), so whatever loads that soname by name (a plain ``dlopen``, a
     framework installed later whose RUNPATH comes after ``LD_LIBRARY_PATH``) gets the other one
-    (issue 33, item 2: the demo's check said OK, then the same kernel was diagnosed with 9.12 vs 9.27).
+    (without this, the check said OK while the same kernel's error was 9.12 loaded against 9.27 expected).
     ``resolve`` is :func:`cudnn_magic.probes.installed.resolve` (glibc's order); ``in_use``: the
     copies already mapped per soname (:class:`~cudnn_magic.model.CudnnInUse`), which decide instead
     of a fresh resolution (a copy mapped from an ``LD_LIBRARY_PATH`` entry is what every later load

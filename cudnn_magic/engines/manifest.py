@@ -1,5 +1,5 @@
 """The GPU-stack manifest: what ``cudnn-magic check`` verified, as one JSON file, and the drift
-between a manifest and the live stack (issue 16).
+between a manifest and the live stack.
 
 :func:`build_manifest`, :func:`loads` (which checks the type of every field it reads) and
 :func:`compare` are pure (facts in, data out); :func:`read_manifest` reads a manifest file (a

@@ -53,7 +53,7 @@ def _enumerate() -> tuple[list[tuple[_Device, list[_Device]]], str | None]:
         name, e1 = nvml.nvml_try("nvmlDeviceGetName", handle)
         uuid, e2 = nvml.nvml_try("nvmlDeviceGetUUID", handle)
         # per field: a missing name or UUID (an old driver answers Function Not Found) does not
-        # stop the memory and process queries (issue 13)
+        # stop the memory and process queries
         gpu = _Device(handle, i, str(name) if name else f"GPU {i}", str(uuid) if uuid else None,
                       notes=tuple(e for e in (e1, e2) if e))
         migs: list[_Device] = []

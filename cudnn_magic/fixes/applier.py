@@ -30,7 +30,7 @@ from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _a
 
 # The undo journal (``<state dir>/undo.json``) is a file on disk that anything running as the
 # user can write, so undo trusts nothing in it. It re-derives what it may do and refuses the
-# rest, each with a message that says why (issue 13):
+# rest, each with a message that says why:
 #
 # * kernelspec records: only the ``kernel.json`` of a kernelspec jupyter_client knows now
 #   (``KernelSpecManager().find_kernel_specs()``) or, for a shell whose JUPYTER_* variables differ

@@ -1,4 +1,4 @@
-"""Would ``pip install REQ`` change the finding it is offered for? (issue 27: a fix is offered as
+"""Would ``pip install REQ`` change the finding it is offered for? (A fix is offered as
 applicable only when it would change something.)
 
 Two ways a cuDNN wheel install changes nothing, or harms, found here without running pip (the
@@ -13,7 +13,7 @@ folder table):
   a library that ``dlopen``\\ s ``libcudnn.so.N`` by name (ONNX Runtime's CUDA provider) searches
   only ``LD_LIBRARY_PATH``, its ``RUNPATH``, the ld.so cache and the default directories
   (glibc ``dl-load.c``; :func:`cudnn_magic.probes.loader.search_steps`); ``site-packages/nvidia/
-  cudnn/lib`` is none of them, so the installed wheel is found by nothing (issue 27, item 2:
+  cudnn/lib`` is none of them, so the installed wheel is found by nothing (measured:
   ``onnxruntime-gpu`` 1.18 with ``nvidia-cudnn-cu11`` really installed still "will find no
   libcudnn.so.8"). Consumers that load cuDNN by path from ``sys.path`` (PyTorch's
   ``_preload_cuda_deps``, JAX's plugin, CuPy's cuda-pathfinder) are not judged here.

@@ -148,7 +148,7 @@ def install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     why = _pip_check(python)
     if why:
         return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
-    if ctx.get("verify", True):  # the rule (issue 27): offered only when its own what-if shows it helps
+    if ctx.get("verify", True):  # a fix is offered only when its own what-if shows it helps
         why, checked = verify_pip((*extra, requirement), python, report, fid)
         notes += checked
         if why:
@@ -293,7 +293,7 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     spec_env = target.spec.get("env") if isinstance(target.spec.get("env"), dict) else {}
     hit_real = {os.path.realpath(h) for h in hits}
     if where == "here":
-        # the restart loop (issue 27, item 4): the spec was fixed, but this kernel was restarted, not
+        # the restart loop: the spec was fixed, but this kernel was restarted, not
         # started fresh, so it still has the old environment; offering the same edit again changes nothing
         fresh = kernel_start_environ(target.spec, env).get("LD_LIBRARY_PATH", "")
         if not hit_real & {os.path.realpath(e) for e in fresh.split(":") if e}:
@@ -322,7 +322,7 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     undo_hint = f"%cudnn_fix --undo {fid} (restores {target.write_path} from its backup)"
     if target.copy_from:
         undo_hint = f"%cudnn_fix --undo {fid} (removes {target.write_path})"
-    if ctx.get("verify", True):  # the rule (issue 27): the check in a fresh process with the change must clear it
+    if ctx.get("verify", True):  # offered only when the check in a fresh process with the change clears it
         # the effect on the value the kernel really starts with (``env``), not the spec's text,
         # whose ${LD_LIBRARY_PATH} stands for the server's value
         now = [t for t in env.get("LD_LIBRARY_PATH", "").split(":") if t]
@@ -433,7 +433,7 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if not in_kernel:  # no kernel internals to show: there is no kernel here to stop
         return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
                        "start IPython or the program again)", (), False)
-    if ctx.get("verify", True):  # the rule (issue 27): a restart that meets the same finding is no fix
+    if ctx.get("verify", True):  # a restart that meets the same finding is no fix
         why, checked = verify_restart(_environ(ctx), report, fid)
         notes += checked
         if why:

@@ -1,4 +1,5 @@
-"""Does a fix change its finding? Checked before it is offered as one to apply (issue 27, "the rule").
+"""Does a fix change its finding? Checked before it is offered as one to apply: a fix is offered
+as applicable only when it would change something.
 
 * A pip change: the project's own what-if of exactly that command
   (:func:`cudnn_magic.engines.whatif.what_if`: pip's resolver, the new wheels' own ``RECORD``, the

@@ -1,5 +1,5 @@
 """The files of a cuDNN consumer's wheel, unpacked beside the environment, so the consumer check
-judges the environment as it would be after ``pip install`` (issue 27, item 8).
+judges the environment as it would be after ``pip install``.
 
 A consumer (CTranslate2, PaddlePaddle, MXNet, TensorRT: the consumer table's ``kind="consumer"``
 entries) is judged by its native libraries' dynamic sections (``DT_NEEDED``, ``RPATH``/``RUNPATH``)

@@ -79,7 +79,7 @@ def plan_html(x: FixPlan) -> str:
     return "".join(out)
 
 
-#: what applies a kernelspec edit (issue 27, item 4: "Restart the kernel" sent users into a loop)
+#: what applies a kernelspec edit ("Restart the kernel" reuses the old environment: a loop)
 FRESH_START = ("Shut this kernel down and start it again (JupyterLab: Kernel > Shut Down Kernel, then select the "
                "kernel; Notebook: File > Close and Shut Down Notebook, then open it): a plain Restart reuses the "
                "environment the Jupyter server computed when this kernel first started.")
@@ -128,8 +128,8 @@ _CUDNN_REQ = re.compile(r"\b(nvidia-cudnn(?:-jit)?-cu\d+)\s*((?:[<>=!~]=?\s*[0-9
 
 
 def button_label(title: str, folders: Mapping[str, str] | None = None, limit: int = 60) -> str:
-    """A fix's title in a few words for a button (issue 33, item 3: "Take .../nvidia-cudnn-jit-cu1..."
-    cut the part that tells two buttons apart): each absolute path becomes "the cuDNN X.Y folder"
+    """A fix's title in a few words for a button (a plain cut, "Take .../nvidia-cudnn-jit-cu1...",
+    loses the part that tells two buttons apart): each absolute path becomes "the cuDNN X.Y folder"
     when ``folders`` (real folder -> cuDNN version of the copy there) knows it, else its last two
     parts; a cuDNN wheel requirement becomes "cuDNN X.Y or newer (name)" / "cuDNN X.Y.Z (name)".
     The whole title stays in the button's tooltip and the preview. Pure."""

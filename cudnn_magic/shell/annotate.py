@@ -355,7 +355,7 @@ class Annotator:
     def _check_warnings(self, tee: Any) -> None:
         """A succeeding cell wrote to fd 2: look for "GPU silently unused" warnings.
 
-        The cost scales with what can matter (issue 14; ``benchmarks/bench_cell_overhead.py``):
+        The cost scales with what can matter (``benchmarks/bench_cell_overhead.py``):
         no marker round trip unless something is shown (:meth:`Tee.settled` instead of
         :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
         (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the

@@ -162,7 +162,7 @@ def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
                 same = False
             if not same:
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
-                # never written through a link planted in the key directory (issue 13)
+                # never written through a link planted in the key directory
                 atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: connection file not recorded", exc_info=True)

@@ -1,4 +1,4 @@
-"""``%cudnn_guard on|off|status`` (issue 16): ``%pip install`` runs the cuDNN what-if first.
+"""``%cudnn_guard on|off|status``: ``%pip install`` runs the cuDNN what-if first.
 The engine is :func:`cudnn_magic.engines.whatif.what_if`;
 ``%cudnn_check --what-if``/``--against`` are in :mod:`cudnn_magic.shell.check`.
 

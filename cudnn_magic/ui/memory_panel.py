@@ -93,7 +93,7 @@ class _Row:
     def update(self, g: GpuMemory, now: float) -> None:
         # The plot (and its peak) first, then the label: each widget's new value is its own comm
         # message, and a front end between the two must never show a current value above the
-        # peak beside it (issue 33, item 7: "8.5 GiB used" beside "peak 7.8 GiB")
+        # peak beside it ("8.5 GiB used" beside "peak 7.8 GiB")
         if g.total_bytes:
             self.total_bytes = g.total_bytes
         self.history.append((now, g.used_bytes))
