@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnoses, MemorySnapshot, Report, WhatIf
     from .probes.pip_report import PipError
 
-__all__ = ["__version__", "check", "cluster_check", "explain", "gpu_memory", "load_ipython_extension", "manifest",
-           "unload_ipython_extension", "what_if"]
+__all__ = ["__version__", "check", "check_pid", "cluster_check", "explain", "gpu_memory", "load_ipython_extension",
+           "manifest", "ray_check", "unload_ipython_extension", "what_if"]
 
 
 def _load_renderer(cls: type) -> None:
@@ -101,6 +101,35 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
     from .engines.cluster import cluster_check as _cluster_check
 
     return _cluster_check(client_or_address, timeout=timeout)
+
+
+def ray_check(address: str | None = None, runtime_env: Any = None, timeout: float = 30.0) -> Any:
+    """Run the same probes on every alive node of a Ray cluster, in the job's runtime environment:
+    the cluster this process is connected to (``ray.init``; left connected), else ``address``
+    (``auto``, ``ray://HOST:10001``, ``HOST:6379``; connected and disconnected here). ``runtime_env``
+    a dict, JSON text or a JSON/YAML file; ``timeout`` in seconds.
+
+    Returns a ``ClusterReport`` (one row per node, values that differ from the majority, or with
+    none from the head node, marked). Raises ``cudnn_magic.engines.cluster.ClusterCheckError`` for bad
+    input, an unreachable cluster, or no Ray installed (``pip install 'cudnn-magic[ray]'``).
+    """
+    # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.cluster_ray import ray_check as _ray_check
+
+    return _ray_check(address, runtime_env=runtime_env, timeout=timeout)
+
+
+def check_pid(pid: int) -> Any:
+    """The check of another running process, read from ``/proc/PID`` (nothing is injected into it).
+
+    Returns a ``ProcessReport`` (``.report``: the usual report; ``.process``: what was read of the
+    process; ``.to_json()``, ``.text()``). Raises ``cudnn_magic.engines.process.ProcessCheckError`` when the
+    process exited or belongs to another user (without root).
+    """
+    # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.process import check_process
+
+    return check_process(pid)
 
 
 def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:

@@ -411,6 +411,26 @@ def test_majority_rules_on_rows():
     assert ClusterReport([]).exit_code == 1 and "no workers" in ClusterReport([]).text()
 
 
+def test_with_no_majority_the_reference_row_decides():
+    """Two Ray nodes hold no majority: the head node (``reference``) is what the other is compared
+    with; without a reference (Dask) both are listed; a reference that did not answer is none."""
+    from cudnn_magic.engines.cluster import ClusterReport
+
+    head, other = _row("h", "9.27.0"), _row("w", "9.12.0")
+    d = ClusterReport([head, other], kind="ray", reference="h").majority_diff()["cudnn_mapped"]
+    assert d["reference"] == "head node" and d["majority"] == head.cell("cudnn_mapped") and set(d["differs"]) == {"w"}
+    assert set(ClusterReport([head, other]).majority_diff()["cudnn_mapped"]["differs"]) == {"h", "w"}
+    r = ClusterReport([_row("h", "9.27.0", "timeout"), other, _row("x", "9.3.0")], kind="ray", reference="h")
+    assert r.majority_diff()["cudnn_mapped"]["reference"] is None
+    three = ClusterReport([head, other, _row("x", "9.12.0")], kind="ray", reference="h")
+    d = three.majority_diff()["cudnn_mapped"]
+    assert d["reference"] == "majority" and set(d["differs"]) == {"h"}  # a majority wins over the head
+    text = ClusterReport([head, other], kind="ray", reference="h").text()
+    assert "Ray cluster" in text and "h (head)" in text and "node(s)" in text and "head node" in text
+    doc = ClusterReport([head, other], kind="ray", reference="h").to_json()
+    assert doc["kind"] == "ray" and doc["head"] == "h" and [n["node_id"] for n in doc["nodes"]] == [None, None]
+
+
 def test_framework_verdicts_are_columns():
     from cudnn_magic.engines.cluster import ClusterReport
 
@@ -421,6 +441,7 @@ def test_framework_verdicts_are_columns():
     r = ClusterReport([a, b, c])
     assert ("framework:PyTorch", "PyTorch") in r.columns()
     d = r.majority_diff()
-    assert d == {"framework:PyTorch": {"majority": "ok (cuDNN 9.3.0)", "differs": {"c": "mismatch (cuDNN 8.9.7)"}}}
+    assert d == {"framework:PyTorch": {"majority": "ok (cuDNN 9.3.0)", "reference": "majority",
+                                       "differs": {"c": "mismatch (cuDNN 8.9.7)"}}}
     c.data["frameworks"] = []
     assert ClusterReport([a, b, c]).majority_diff()["framework:PyTorch"]["differs"] == {"c": "not installed"}

@@ -61,35 +61,6 @@ except ImportError:  # run as a script, python -I -S helper.py: isolated mode pu
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 
-"""Prefix of a marker in the fd-2 stream (never valid text, so never produced by a log)."""
-
-"""An ack is sent with ``ok`` 0 when the writer made no progress for this long (seconds)."""
-
-"""Default bound (16 MiB) of the bytes waiting for the previous fd 2 in memory."""
-
-"""Default bound (512 MiB) of the bytes waiting in the spool file on disk."""
-
-"""Bytes (64 KiB, the newest) still forwarded when what waits is skipped (interrupted cell)."""
-
-"""Bytes per read (1 MiB): at least the pipe size, so a read never splits a small write."""
-
-"""A read shorter than this (64 KiB) is followed by a :data:`BATCH_WAIT_S` pause."""
-
-"""Pause (0.5 ms) after a short read so small writes are read in batches: this is the most a
-forwarded byte is delayed, and it lifts 80-byte-write throughput about twofold."""
-
-"""Bytes of the log tail echoed to the fallback fd when the kernel dies without a clean exit."""
-
-"""spilled, dropped, skipped at byte 24 of the state file."""
-"""Byte of the kernel's clean-exit flag (uint64: 1 exit, 2 uninstall) in the state file."""
-
-"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
-
-"""seq, n, offset, t, length: the cell record at byte 64 of the state file."""
-
-
-"""Longest delay (seconds) before a new cell record reaches ``meta.json`` while the kernel lives."""
-
 
 class _Log:
     """Bounded segmented log; never raises (a disk error stops logging, not forwarding)."""
@@ -630,9 +601,6 @@ class _Helper:
     def _publish(self) -> None:
         struct.pack_into("<Q", self.state, 16, self.fwd.forwarded)
 
-    def _publish_counts(self) -> None:
-        COUNTS.pack_into(self.state, COUNTS_AT, self.fwd.spilled, self.fwd.dropped, self.fwd.skipped)
-
     def save_meta(self) -> None:
         meta, fwd = self.meta, self.fwd
         rec = None if meta.get("forgotten") else read_cell_record(self.state)
@@ -663,7 +631,7 @@ class _Helper:
                 self.fwd.add_ack(item, self.offset)
             else:
                 self.fwd.add_ack(item, self.offset)
-        self._publish_counts()
+        COUNTS.pack_into(self.state, COUNTS_AT, self.fwd.spilled, self.fwd.dropped, self.fwd.skipped)
 
     def _clean(self) -> bool:
         return bool(self.meta["clean_exit"]) or bool(read_clean_flag(self.state))

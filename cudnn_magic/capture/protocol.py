@@ -48,48 +48,62 @@ import os
 import struct
 
 MAGIC = b"\0\x1bcudnn-magic-sync:"
+"""Prefix of a marker in the fd-2 stream (never valid text, so never produced by a log)."""
 
 
 FLUSH_CAP_S = 5.0
+"""An ack is sent with ``ok`` 0 when the writer made no progress for this long (seconds)."""
 
 
 MEMORY_BYTES = 16 << 20
+"""Default bound (16 MiB) of the bytes waiting for the previous fd 2 in memory."""
 
 
 SPOOL_BYTES = 512 << 20
+"""Default bound (512 MiB) of the bytes waiting in the spool file on disk."""
 
 
 SKIP_KEEP = 64 << 10
+"""Bytes (64 KiB, the newest) still forwarded when what waits is skipped (interrupted cell)."""
 
 
 READ_SIZE = 1 << 20
+"""Bytes per read (1 MiB): at least the pipe size, so a read never splits a small write."""
 
 
 BATCH_BELOW = 64 << 10
+"""A read shorter than this (64 KiB) is followed by a :data:`BATCH_WAIT_S` pause."""
 
 
 BATCH_WAIT_S = 0.0005
+"""Pause (0.5 ms) after a short read so small writes are read in batches: this is the most a
+forwarded byte is delayed, and it lifts 80-byte-write throughput about twofold."""
 
 
 CRASH_ECHO = 8192
+"""Bytes of the log tail echoed to the fallback fd when the kernel dies without a clean exit."""
 
 
 _STATE = struct.Struct("<QQQ")
 
 
 COUNTS = struct.Struct("<QQQ")
+"""spilled, dropped, skipped at byte 24 of the state file."""
 
 
 COUNTS_AT = 24
 
 
 CLEAN_AT = 48
+"""Byte of the kernel's clean-exit flag (uint64: 1 exit, 2 uninstall) in the state file."""
 
 
 STATE_SIZE = 8192
+"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
 
 
 CELL_HEAD = struct.Struct("<QqQdI")
+"""seq, n, offset, t, length: the cell record at byte 64 of the state file."""
 
 
 CELL_AT = 64
@@ -99,6 +113,7 @@ SOURCE_AT = CELL_AT + CELL_HEAD.size  # 100
 
 
 META_EVERY_S = 2.0
+"""Longest delay (seconds) before a new cell record reaches ``meta.json`` while the kernel lives."""
 
 
 _NEW_FILE = os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)

@@ -1,7 +1,8 @@
 """``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH]``: the report of
 this environment; exit 1 when a finding has severity "error". :mod:`.main` sends ``--what-if
-REQS`` to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest` and ``--dask ADDRESS`` to
-:mod:`.cluster` (their own exit codes)."""
+REQS`` to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest`, ``--dask ADDRESS`` and
+``--ray ADDRESS [--runtime-env JSON|FILE]`` to :mod:`.cluster` and ``--pid PID`` to
+:mod:`.process` (their own exit codes)."""
 
 from __future__ import annotations
 

@@ -61,9 +61,17 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="import installed frameworks for exact runtime answers (slow)")
         c.add_argument("--deep", action="store_true",
                        help="load every cuDNN copy a framework could pick in a child process and report what fails")
-        c.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        where = c.add_mutually_exclusive_group()
+        where.add_argument("--dask", metavar="ADDRESS", help="run the check on every worker of this Dask cluster")
+        where.add_argument("--ray", metavar="ADDRESS",
+                           help="run the check on every alive node of this Ray cluster (auto, ray://HOST:10001, HOST:6379)")
+        where.add_argument("--pid", metavar="PID", help="check another running process, read from /proc/PID "
+                                                        "(nothing is injected into it)")
+        c.add_argument("--runtime-env", metavar="JSON|FILE", default=None,
+                       help="with --ray: the job's runtime environment (env_vars, pip, working_dir, ...) as JSON or a "
+                            "JSON/YAML file")
         c.add_argument("--timeout", type=timeout_seconds, default=30.0, metavar="SECONDS",
-                       help="per-worker timeout with --dask (default 30)")
+                       help="per-worker (--dask) or per-node (--ray) timeout (default 30)")
         c.add_argument("--load", metavar="PATH", action="append", default=[],
                        help="load this libcudnn first (as a framework would), then check; repeatable")
         # --what-if and --against each answer their own question: together one would be ignored
@@ -153,7 +161,7 @@ def _live_report() -> Report:
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     """``check`` and the questions its options ask instead, each module imported only when asked:
     ``--what-if`` (pip's report and the what-if engine), ``--against`` (the manifest), ``--dask``
-    (the cluster code), else the report."""
+    and ``--ray`` (the cluster code), ``--pid`` (another process), else the report."""
     if args.what_if is not None:
         from .whatif import cli_what_if  # each subcommand imports only its own module
 
@@ -166,6 +174,17 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         from .cluster import cli_cluster  # each subcommand imports only its own module
 
         return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
+    if args.ray:
+        from .cluster import cli_ray  # each subcommand imports only its own module
+
+        return cli_ray(args.ray, runtime_env=args.runtime_env, timeout=args.timeout, as_json=args.json, out=out)
+    if args.runtime_env is not None:
+        print("cudnn-magic: --runtime-env goes with --ray", file=sys.stderr)
+        return 2
+    if args.pid is not None:
+        from .process import cli_process  # each subcommand imports only its own module
+
+        return cli_process(args.pid, as_json=args.json, out=out)
     from .check import cli_check  # each subcommand imports only its own module
 
     return cli_check(args, out)

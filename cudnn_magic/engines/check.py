@@ -32,6 +32,7 @@ from ..model import (
     WheelOverwrite,
 )
 from ..probes import libnames
+from ..util import pyenv
 from ..probes.frameworks import probe_frameworks
 from ..probes.installed import consumer_dirs, environ_at_start, probe_installed, resolve
 from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_mapped
@@ -84,17 +85,21 @@ FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
 
 def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict[str, str] | None = None,
-              frameworks: tuple[FrameworkBuild, ...] | None = None) -> Report:
+              frameworks: tuple[FrameworkBuild, ...] | None = None, mapped: Any = None) -> Report:
     """Probe this process and machine and return the judged :class:`Report`. Never raises:
     a probe that fails adds a note instead. ``elapsed_s`` is in seconds.
 
     ``frameworks`` judges these framework builds instead of probing the installed ones (a
     framework's native library built as a stand-in, or a build described by hand). Every file
     found on disk that a probe did not read because it is not a regular file (a FIFO named like a
-    library, a ``RECORD``, a header) or is too large gets a note "skipped PATH: why"."""
+    library, a ``RECORD``, a header) or is too large gets a note "skipped PATH: why".
+
+    ``mapped`` (a :class:`~cudnn_magic.probes.loaded.MappedState`) is what another process mapped
+    (:mod:`cudnn_magic.engines.process`, inside :func:`cudnn_magic.util.pyenv.checking`), used instead of
+    probing this one; then nothing is read from this process's own memory."""
 
     with collect_skipped() as skipped:
-        report = _run_check(import_frameworks, deep, environ, frameworks)
+        report = _run_check(import_frameworks, deep, environ, frameworks, mapped)
     if not skipped:
         return report
     extra = tuple(f"skipped {p}: {why}" for p, why in sorted(skipped.items()))
@@ -102,7 +107,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
 
 
 def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | None,
-               frameworks: tuple[FrameworkBuild, ...] | None) -> Report:
+               frameworks: tuple[FrameworkBuild, ...] | None, mapped: Any = None) -> Report:
     t0 = time.perf_counter()
     notes: list[str] = []
 
@@ -118,7 +123,8 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
             environ["LD_LIBRARY_PATH"] = start_ldp
 
     ldp = environ.get("LD_LIBRARY_PATH", "")
-    mapped_state = _safe(lambda: probe_mapped(ld_library_path=ldp), MappedState(notes=["mapped-library probe failed"]))
+    mapped_state = mapped if mapped is not None else _safe(lambda: probe_mapped(ld_library_path=ldp),
+                                                           MappedState(notes=["mapped-library probe failed"]))
     loaded = mapped_state.copies
     notes += mapped_state.notes
     judged_fws: list[FrameworkBuild] = list(frameworks) if frameworks is not None else []
@@ -145,7 +151,7 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
     bindings: dict[str, dict[str, tuple[str, ...]]] = {}
     for fw in judged_fws:
-        if fw.consumer_library and loaded:
+        if fw.consumer_library and loaded and mapped is None:  # a GOT is read in this process only
             got = _safe(lambda lib=fw.consumer_library: bound_cudnn(lib), None)
             if got:
                 bindings[fw.consumer_library] = got
@@ -302,9 +308,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     findings += cpu_build_findings(judged, gpus)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
     # say it: mapped already, or what a plain load by name would get
-    import sysconfig  # start-up cost: only when a check runs
-
-    sites = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    sites = pyenv.purelib_dirs()
     findings += env_wheel_shadowed(installed, findings, resolve, environ, ldcache, sites, in_use)
     return Report(
         cudnn_loaded=tuple(sorted(loaded, key=lambda c: (not c.is_main, c.load_order if c.load_order is not None else 1 << 30,
@@ -573,10 +577,8 @@ def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, c
     site-packages (``sysconfig`` purelib/platlib), the copy there is a wheel pip manages, so the pip
     fix that upgrades it in place (taking site-packages off ``sys.path`` is no fix); else taking the
     entry off ``sys.path``."""
-    import sysconfig  # start-up cost: only for a framework that preloads another copy
-
     entry = os.path.realpath(_sys_path_entry(preload))
-    own_sites = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    own_sites = pyenv.purelib_dirs()
     if entry in own_sites:
         inst = _install_fix(fw, ctx)
         return (inst,) if inst is not None else ()
@@ -597,7 +599,7 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
     req = cudnn_requirement(fw)
     if req is None:
         return None
-    fix = Fix("install-matching-cudnn", f"Install {req}", f"{sys.executable} -m pip install '{req}'",
+    fix = Fix("install-matching-cudnn", f"Install {req}", f"{pyenv.executable()} -m pip install '{req}'",
               restart_required=True, applicable=True)
     r = _requirement(req)
     if r is None:
@@ -617,23 +619,21 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
 
 
 def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
-    import sysconfig  # start-up cost: only for a blocked pip fix
 
     req = fix.title[len("Install "):] if fix.title.startswith("Install ") else ""
-    return found_by_name_advice(fw, req, sysconfig.get_paths()["purelib"]) if req else None
+    return found_by_name_advice(fw, req, pyenv.purelib()) if req else None
 
 
 def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None:
     """Why installing ``req`` would not change ``fw``'s finding (:mod:`cudnn_magic.fixes.pip_replay`:
     it overwrites another family's files, or lands where ``fw``'s loader never looks)."""
-    import sysconfig  # start-up cost: only when a framework needs a pip fix
 
     try:
         soname = fw.cudnn_soname or ""
         dirs = [st.directory for st in search_steps(fw.consumer_library, [], environ=ctx.environ if ctx else None)] \
             if fw.consumer_library else []
         dirs += [os.path.dirname(p) for p in (ctx.ldcache.get(soname, []) if ctx else [])] + list(default_dirs())
-        return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=sysconfig.get_paths()["purelib"],
+        return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=pyenv.purelib(),
                                search_dirs=dirs if fw.consumer_library else None)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the fix as it was
         logging.getLogger("cudnn_magic").debug("the pip fix replay failed", exc_info=True)

@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 
 from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
 from ..probes import libnames
+from ..util import pyenv
 from ..probes.frameworks.consumer_facts import CudnnRequest, chain_within
 from ..probes.frameworks.extra import probe_extra_frameworks
 from ..probes.frameworks.generic import scan_environment
@@ -370,4 +370,4 @@ def _major_of(c: ConsumerLibrary) -> int | None:
 def _imported(d) -> bool:  # type: ignore[no-untyped-def]
     """A module of distribution ``d`` is imported (its top-level package name matches)."""
     name = d.name.replace("-", "_")
-    return name in sys.modules
+    return pyenv.imported(name) is not None

@@ -194,15 +194,20 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
             if not mapped.ld_library_path_entry or os.path.realpath(mapped.path) == real:
                 continue
             picked, other, how = mapped.path, mapped.version, "is mapped in this process"
+            written = mapped.ld_library_path_entry
         else:
             r = resolve(c.soname, "a program that loads it by name", None, environ=environ, ldcache=ldcache)
             if not r.picked or os.path.realpath(r.picked) == real or not r.reason.startswith("LD_LIBRARY_PATH"):
                 continue
             picked, other, how = r.picked, version_of.get(os.path.realpath(r.picked)), ""
+            written = r.reason[len("LD_LIBRARY_PATH entry "):].split(" (its ", 1)[0] \
+                if r.reason.startswith("LD_LIBRARY_PATH entry ") else None
         if not other or other == c.version:
             continue
         seen.add(c.soname)
-        entry = os.path.dirname(picked)
+        # the entry as written in LD_LIBRARY_PATH (a folder reached through a symbolic link keeps its
+        # name): what the fix takes out must match the variable's text
+        entry = written or os.path.dirname(picked)
         out.append(Finding(
             "cudnn-shadowed", "warning",
             f"LD_LIBRARY_PATH entry {entry} shadows this environment's cuDNN {c.version} ({c.owner})",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any, Iterable
 
 from ..model import Finding, Fix, FrameworkBuild, WheelOverwrite
+from ..util import pyenv
 
 __all__ = ["overwrite_findings", "pinned_names", "canonical_name", "requirement"]
 
@@ -70,15 +70,10 @@ def _python_of(site_dir: str) -> str | None:
     """The interpreter whose ``pip install`` writes into ``site_dir``: this one for its own
     site-packages, a venv's own ``bin/python`` for a venv's (``pyvenv.cfg`` at its root), None for a
     ``pip install --target`` folder (no interpreter installs there)."""
-    import site  # start-up cost: only an overwritten-wheels finding needs it
-    import sysconfig
-
     real = os.path.realpath(site_dir)
-    own = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")} | set(site.getsitepackages())
-    if site.ENABLE_USER_SITE and site.getusersitepackages():
-        own.add(site.getusersitepackages())
+    own = pyenv.purelib_dirs() | set(pyenv.site_packages()) | {pyenv.user_site() or ""}
     if any(p and os.path.realpath(p) == real for p in own):
-        return sys.executable
+        return pyenv.executable()
     root = os.path.dirname(os.path.dirname(os.path.dirname(real)))  # ROOT/lib/pythonX.Y/site-packages
     if os.path.basename(real) in ("site-packages", "dist-packages") and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
         py = os.path.join(root, "bin", "python")
@@ -161,8 +156,8 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
                 canonical_name(ow.present[0]) in pinned_names(f) or _family(ow.present[0]) == _cuda_major(f))]
             loser = (" and ".join(want_present) if want_present else
                      (f"{present}'s users" if present else "the other distribution's users"))
-            py = _python_of(ow.site) if ow.site else sys.executable
-            how = (f"{sys.executable} -m pip install --no-deps --upgrade --target {ow.site} {n}=={v}   # {ow.site} is a "
+            py = _python_of(ow.site) if ow.site else pyenv.executable()
+            how = (f"{pyenv.executable()} -m pip install --no-deps --upgrade --target {ow.site} {n}=={v}   # {ow.site} is a "
                    f"pip --target folder, not an environment's site-packages (a plain install would change nothing "
                    f"there: pip says \"Not uninstalling ... outside environment\"); --target --upgrade replaces each "
                    f"top-level folder it writes as a whole (the other wheel's files under it go too)"

@@ -1,6 +1,7 @@
 """The result of a cluster check: :class:`ClusterReport` (one :class:`WorkerRow` per Dask
-worker, values that differ from the majority found by :meth:`ClusterReport.majority_diff`);
-made by :mod:`cudnn_magic.engines.cluster`, rendered by :mod:`cudnn_magic.render.cluster`
+worker or Ray node, values that differ from the majority found by
+:meth:`ClusterReport.majority_diff`); made by :mod:`cudnn_magic.engines.cluster` (Dask) and
+:mod:`cudnn_magic.engines.cluster_ray` (Ray), rendered by :mod:`cudnn_magic.render.cluster`
 (``text()``, ``html()`` and the notebook display: :mod:`cudnn_magic.model.display`)."""
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ class WorkerRow:
     """One worker's answer (or why there is none).
 
     Attributes:
-        address: the worker's address as the scheduler knows it (``tcp://10.0.0.5:39211``).
-        name: the worker's name (``dask worker --name``), or None.
+        address: the worker's address as the scheduler knows it (``tcp://10.0.0.5:39211``); for a
+            Ray node, its IP and raylet port (``10.0.0.5:40123``: unique even for nodes on one host).
+        name: the worker's name (``dask worker --name``) or the Ray node's id, or None.
         status: "ok" (the probe answered), "timeout" (no answer within the timeout) or
             "error" (the worker failed the probe, died, or left the cluster).
         reason: why the status is not "ok", in plain words; None when ok.
@@ -144,16 +146,26 @@ class ClusterReport(Displayed):
 
     Attributes:
         workers: one :class:`WorkerRow` per worker the scheduler knew when the check began,
-            sorted by address.
+            sorted by address (for Ray: one per alive node).
         timeout_s: the per-worker timeout used, in seconds.
-        scheduler: the scheduler's address, when known.
+        scheduler: the scheduler's address (Ray: the GCS address), when known.
         elapsed_s: wall time of the whole check, in seconds.
+        kind: "dask" or "ray": the words used ("worker"/"node") and the JSON keys.
+        reference: the address of the row to compare with when no value is held by more than
+            half of the rows (Ray: the head node); None compares with no row then.
     """
 
     workers: list[WorkerRow] = field(default_factory=list)
     timeout_s: float = 30.0
     scheduler: str | None = None
     elapsed_s: float = 0.0
+    kind: str = "dask"
+    reference: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """What a row is: "worker" (Dask) or "node" (Ray)."""
+        return "node" if self.kind == "ray" else "worker"
 
     # -- table model ---------------------------------------------------------------------------
 
@@ -170,13 +182,16 @@ class ClusterReport(Displayed):
     def majority_diff(self) -> dict[str, dict[str, Any]]:
         """Per column, the majority value among workers that answered and who differs from it.
 
-        Returns ``{column_key: {"majority": value or None, "differs": {address: value}}}`` for
-        columns where not every answering worker has the same value. ``majority`` is the value
-        held by more than half of the answering workers; when none is (e.g. 2 against 2), it is
-        None and every answering worker is listed, since there is no reference to compare with.
+        Returns ``{column_key: {"majority": value or None, "differs": {address: value},
+        "reference": "majority" | "head node" | None}}`` for columns where not every answering
+        worker has the same value. ``majority`` is the value held by more than half of the
+        answering workers; when none is (e.g. 1 against 1 in a two-node cluster) and
+        :attr:`reference` answered, its value is the one compared with ("head node"); else it is
+        None and every answering worker is listed, since there is nothing to compare with.
         Workers that did not answer are not compared (their status says why).
         """
         rows = [w for w in self.workers if w.answered]
+        ref = next((w for w in rows if w.address == self.reference), None)
         out: dict[str, dict[str, Any]] = {}
         for key, _label in self.columns():
             values = {w.address: w.cell(key) for w in rows}
@@ -184,8 +199,11 @@ class ClusterReport(Displayed):
             if len(counts) <= 1:
                 continue
             top, n = counts.most_common(1)[0]
-            majority = top if n * 2 > len(rows) else None
-            out[key] = {"majority": majority,
+            by: str | None = "majority"
+            majority: str | None = top
+            if n * 2 <= len(rows):
+                majority, by = (values[ref.address], "head node") if ref is not None else (None, None)
+            out[key] = {"majority": majority, "reference": by,
                         "differs": {a: v for a, v in values.items() if majority is None or v != majority}}
         return out
 
@@ -205,20 +223,29 @@ class ClusterReport(Displayed):
     # -- JSON ----------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """``{"workers": [...], "differences": {...}, "timeout_s", "scheduler", "elapsed_s"}``.
+        """Dask: ``{"kind": "dask", "scheduler", "timeout_s", "elapsed_s", "workers": [...],
+        "differences": {...}}``; Ray: ``{"kind": "ray", "address" (the GCS), "timeout_s",
+        "elapsed_s", "head", "nodes": [...], "differences": {...}}``.
 
-        Each worker entry is its ``check`` JSON (DESIGN.md contract, as :func:`worker_probe`
-        returned it) plus ``address``, ``name``, ``status`` ("ok"/"timeout"/"error"), ``reason``
-        and ``probe_s`` (seconds). ``differences`` is :meth:`majority_diff` keyed by column key.
+        Each worker (node) entry is its ``check`` JSON (DESIGN.md contract, as :func:`worker_probe`
+        returned it) plus ``address``, ``name`` (Ray: also ``node_id``), ``status``
+        ("ok"/"timeout"/"error"), ``reason`` and ``probe_s`` (seconds). ``differences`` is
+        :meth:`majority_diff` keyed by column key.
         """
         workers = []
         for w in self.workers:
             entry = dict(w.data)
             entry.update(address=w.address, name=w.name, status=w.status, reason=w.reason,
                          probe_s=round(w.elapsed_s, 4))
+            if self.kind == "ray":
+                entry["node_id"] = w.name
             workers.append(entry)
-        return {"scheduler": self.scheduler, "timeout_s": self.timeout_s, "elapsed_s": round(self.elapsed_s, 4),
-                "workers": workers, "differences": self.majority_diff()}
+        if self.kind == "ray":
+            return {"kind": "ray", "address": self.scheduler, "timeout_s": self.timeout_s,
+                    "elapsed_s": round(self.elapsed_s, 4), "head": self.reference, "nodes": workers,
+                    "differences": self.majority_diff()}
+        return {"kind": "dask", "scheduler": self.scheduler, "timeout_s": self.timeout_s,
+                "elapsed_s": round(self.elapsed_s, 4), "workers": workers, "differences": self.majority_diff()}
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -228,10 +255,13 @@ class ClusterReport(Displayed):
         diff = self.majority_diff()
         odd = {a for d in diff.values() for a in d["differs"]}
         errs = sum(1 for w in self.workers if w.has_error_finding)
-        parts = [f"Dask cluster{(' ' + self.scheduler) if self.scheduler else ''}: {n} worker(s), {ok} answered"]
+        label = "Ray cluster" if self.kind == "ray" else "Dask cluster"
+        parts = [f"{label}{(' ' + self.scheduler) if self.scheduler else ''}: {n} {self.unit}(s), {ok} answered"]
         if n - ok:
             parts.append(f"{n - ok} did not (timeout {self.timeout_s:g} s)")
-        parts.append(f"{len(odd)} differ from the majority" if odd else "all answering workers agree")
+        by_head = any(d.get("reference") == "head node" for d in diff.values())
+        parts.append((f"{len(odd)} differ from the majority" + (" (or, with none, the head node)" if by_head else ""))
+                     if odd else f"all answering {self.unit}s agree")
         if errs:
             parts.append(f"{errs} with error findings")
         return " -- ".join(parts)

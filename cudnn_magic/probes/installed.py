@@ -30,6 +30,7 @@ from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
 from ..util.files import read_regular
 from . import libnames
+from ..util import pyenv
 from .elf import NotElf, read_dynamic
 from .loader import Preload, expand_entry, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
@@ -128,7 +129,7 @@ def _site_dirs() -> list[tuple[str, str]]:
     the copy a framework loads."""
     seen: list[tuple[str, str]] = []
     names = {d for d, _ in seen}
-    for p in sys.path:
+    for p in pyenv.search_path():
         if not isinstance(p, (str, os.PathLike)):
             continue
         p = os.fspath(p)
@@ -150,7 +151,7 @@ def candidate_dirs(environ: dict[str, str] | None = None, ldcache: dict[str, lis
     for site, entry in _site_dirs():
         for sub in WHEEL_SUBDIRS:
             dirs.append((os.path.join(site, sub), ("pip wheel" if sub.startswith("nvidia") else "framework lib dir") + entry))
-    for prefix in {env.get("CONDA_PREFIX", ""), sys.prefix}:
+    for prefix in {env.get("CONDA_PREFIX", ""), pyenv.prefix()}:
         if prefix and os.path.isdir(os.path.join(prefix, "conda-meta")):
             dirs.append((os.path.join(prefix, "lib"), "conda env"))
     for entry in env.get("LD_LIBRARY_PATH", "").split(":"):

@@ -308,28 +308,11 @@ def _ld_entry(directory: str, ld_library_path: str) -> str | None:
     return None
 
 
-def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None = None) -> MappedState:
-    """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``, in load
-    order) with its own version, the version calls through it reach, and the sub-libraries it
-    is bound to; and the copy in use for each soname. Never raises.
-
-    Args:
-        maps_path: the process's memory map (``/proc/self/maps``).
-        ld_library_path: ``LD_LIBRARY_PATH`` as the loader read it at process start, to name
-            the entry a copy came from (default: this process's start value).
-    """
-    st = MappedState()
-    if not sys.platform.startswith("linux"):
-        st.notes.append(f"mapped-library probe unavailable on this platform ({sys.platform})")
-        return st
-    if ld_library_path is None:
-        start = environ_at_start()
-        ld_library_path = (start if start is not None else os.environ).get("LD_LIBRARY_PATH", "")
-    paths, note = mapped_cudnn_paths(maps_path)
-    if note:
-        st.notes.append(note)
-    mapped = set(paths)
-    names = {os.path.basename(p) for p in paths}
+def mapped_copies(paths: list[str]) -> list[LibraryCopy]:
+    """Each mapped file (real paths, load order) as a :class:`LibraryCopy` with its own version
+    read from the file (:func:`~.installed.static_version`), or, for a main library whose file does
+    not say or whose first call could abort, from a child process that loads its folder alone.
+    ``reached_version`` and ``bound_to`` are left to the caller. Never raises."""
     copies: list[LibraryCopy] = []
     child_needed: list[int] = []
     for i, p in enumerate(paths):
@@ -356,6 +339,32 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
                     "cudnnGetVersion in a child process that loads this folder alone"))
             elif r.error:
                 copies[i] = dataclasses.replace(c, error=r.error)
+    return copies
+
+
+def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None = None) -> MappedState:
+    """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``, in load
+    order) with its own version, the version calls through it reach, and the sub-libraries it
+    is bound to; and the copy in use for each soname. Never raises.
+
+    Args:
+        maps_path: the process's memory map (``/proc/self/maps``).
+        ld_library_path: ``LD_LIBRARY_PATH`` as the loader read it at process start, to name
+            the entry a copy came from (default: this process's start value).
+    """
+    st = MappedState()
+    if not sys.platform.startswith("linux"):
+        st.notes.append(f"mapped-library probe unavailable on this platform ({sys.platform})")
+        return st
+    if ld_library_path is None:
+        start = environ_at_start()
+        ld_library_path = (start if start is not None else os.environ).get("LD_LIBRARY_PATH", "")
+    paths, note = mapped_cudnn_paths(maps_path)
+    if note:
+        st.notes.append(note)
+    mapped = set(paths)
+    names = {os.path.basename(p) for p in paths}
+    copies = mapped_copies(paths)
     # The version calls through each main library reach, asked in this process only when safe.
     own_neighbour: set[str] = set()  # shims that would open a graph by a longer name beside them
     for i, c in enumerate(copies):
@@ -423,16 +432,22 @@ def _bind_sublibraries(copies: list[LibraryCopy], unbound: set[str] = frozenset(
     return out
 
 
-def in_use(copies: list[LibraryCopy] | tuple[LibraryCopy, ...], ld_library_path: str = "") -> tuple[CudnnInUse, ...]:
+def in_use(copies: list[LibraryCopy] | tuple[LibraryCopy, ...], ld_library_path: str = "",
+           this_process: bool = True, order: str = "its link map") -> tuple[CudnnInUse, ...]:
     """The copy a library linking ``libcudnn.so.N`` by soname binds to, per soname mapped
     (newest major first), by glibc's rules (module docstring), measured in this process with
-    ``dlvsym(RTLD_DEFAULT, ...)``/``dladdr`` over ``copies`` (mapped, in load order)."""
+    ``dlvsym(RTLD_DEFAULT, ...)``/``dladdr`` over ``copies`` (mapped, in load order).
+
+    ``this_process=False``: the copies are another process's (``/proc/PID/maps``); its global
+    scope cannot be asked from outside, so the rule's second half decides (the first copy loaded
+    with that soname, by ``order``: where the load order was read), and ``why`` says what could
+    not be read."""
     out: list[CudnnInUse] = []
     mains = [c for c in copies if c.is_main]
     for so in sorted({c.soname for c in mains}, key=lambda s: -_major(s)):
         same = [c for c in mains if c.soname == so]
         first = same[0]
-        glob_path = global_definition("cudnnGetVersion", so)
+        glob_path = global_definition("cudnnGetVersion", so) if this_process else None
         pick = next((c for c in same if c.path == glob_path), None)
         if pick is not None:
             why = (f"dlvsym(RTLD_DEFAULT, \"cudnnGetVersion\", \"{so}\") resolves to it: it is in the global scope "
@@ -444,9 +459,18 @@ def in_use(copies: list[LibraryCopy] | tuple[LibraryCopy, ...], ld_library_path:
         else:
             pick = first
             others = len(same) - 1
-            why = (f"it is the first {so} loaded in this process (dl_iterate_phdr order) and none is in the global scope; "
-                   f"glibc reuses an already loaded object with the soname {so}, so a library that links it binds there"
-                   + (f" ({others} other cop{'y' if others == 1 else 'ies'} mapped)" if others else ""))
+            if this_process:
+                why = (f"it is the first {so} loaded in this process (dl_iterate_phdr order) and none is in the global "
+                       f"scope; glibc reuses an already loaded object with the soname {so}, so a library that links it "
+                       "binds there" + (f" ({others} other cop{'y' if others == 1 else 'ies'} mapped)" if others else ""))
+            elif others:
+                why = (f"it is the first of {others + 1} copies of {so} loaded in that process (order read from {order}); "
+                       f"glibc reuses an already loaded object with the soname {so}, so a library that links it binds "
+                       "there, unless a later copy was loaded with RTLD_GLOBAL (the global scope of another process "
+                       "cannot be read from outside)")
+            else:
+                why = (f"it is the only {so} mapped in that process; glibc reuses an already loaded object with the "
+                       f"soname {so}, so a library that links it binds there")
         entry = _ld_entry(pick.directory, ld_library_path)
         if entry is not None:
             why += f"; the file lies in LD_LIBRARY_PATH entry {entry}"

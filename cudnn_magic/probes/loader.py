@@ -38,13 +38,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ..model import Preload, Resolution
 from ..util.files import file_kind, note_skipped
+from ..util import pyenv
 from .elf import ElfDynamic, NotElf, read_dynamic
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
@@ -201,7 +201,7 @@ def ld_library_path_entries(value: str, executable: str | None = None, cwd: str 
     ``$ORIGIN`` (the executable's directory), ``$LIB`` and ``$PLATFORM`` expanded. Returns
     (directory, entry as written)."""
     facts = rtld_facts()
-    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    exe = executable if executable is not None else (os.path.realpath(pyenv.executable()) if pyenv.executable() else "")
     base = cwd if cwd is not None else os.getcwd()
     out = []
     parts = re.split(r"[:;]", value) if value else []
@@ -295,10 +295,10 @@ def interpreter_loaders() -> list[str]:
     """The objects above a Python extension module in its loader chain: the shared libpython
     that calls ``dlopen`` for ``import`` (when the interpreter uses one), then the executable.
     Read from ``/proc/self/maps``; ``[sys.executable]`` where that is unavailable."""
-    exe = os.path.realpath(sys.executable) if sys.executable else ""
+    exe = os.path.realpath(pyenv.executable()) if pyenv.executable() else ""
     out: list[str] = []
     try:
-        with open("/proc/self/maps", "rb") as fh:
+        with open(pyenv.maps_path(), "rb") as fh:
             for line in fh:
                 if b"libpython" not in line:
                     continue
@@ -329,7 +329,7 @@ def search_steps(requester: str | None, chain: list[str], *, environ: dict[str, 
         executable: the main program (default: this interpreter).
     """
     env = os.environ if environ is None else environ
-    exe = executable if executable is not None else (os.path.realpath(sys.executable) if sys.executable else "")
+    exe = executable if executable is not None else (os.path.realpath(pyenv.executable()) if pyenv.executable() else "")
     steps: list[LoaderStep] = []
     req_facts = elf_facts(requester) if requester else None
     has_runpath = isinstance(req_facts, ElfDynamic) and bool(req_facts.runpath)
@@ -474,13 +474,10 @@ def pathfinder_site_dirs() -> list[str]:
     (``sys.prefix != sys.base_prefix``), at 0 outside one, when ``site.ENABLE_USER_SITE``
     (cuda-pathfinder ``_utils/find_sub_dirs.py`` ``find_sub_dirs_all_sitepackages``). Never raises."""
     try:
-        import site  # start-up cost: only the pathfinder step needs it
-
-        dirs = list(site.getsitepackages())
-        if site.ENABLE_USER_SITE:
-            user = site.getusersitepackages()
-            if user:
-                dirs.insert(1 if sys.prefix != sys.base_prefix else 0, user)
+        dirs = pyenv.site_packages()
+        user = pyenv.user_site()
+        if user:
+            dirs.insert(1 if pyenv.prefix() != pyenv.base_prefix() else 0, user)
         return dirs
     except Exception:  # noqa: BLE001 - a probe never raises
         return []

@@ -30,11 +30,11 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping
-import sys
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
 from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
+from ..util import pyenv
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
@@ -368,7 +368,7 @@ def _site_dirs() -> tuple[str, ...]:
     """Every directory on ``sys.path`` (site-packages, a ``pip install --target`` folder on
     ``PYTHONPATH``, a folder a ``.pth`` file adds), in order, once each."""
     out: dict[str, None] = {}
-    for p in sys.path:
+    for p in pyenv.search_path():
         p = os.fspath(p) if isinstance(p, os.PathLike) else p
         if isinstance(p, str) and os.path.isdir(p or os.curdir):
             out.setdefault(os.path.abspath(p or os.curdir), None)
@@ -397,7 +397,7 @@ def _is_site_dir(folder: str) -> bool:
     distribution whose ``.dist-info`` lies there is installed, not just unpacked somewhere."""
     if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
         return True
-    return os.path.realpath(folder) in _import_dirs(tuple(sys.path))
+    return os.path.realpath(folder) in _import_dirs(tuple(pyenv.search_path()))
 
 
 def owner_label(dist: DistRecord) -> str:

@@ -1,8 +1,8 @@
-"""``%cudnn_check``: the check report (or a Dask cluster's) in a notebook or terminal IPython;
-registered on first use (:mod:`.extension`).
-The engine is :mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``;
-:func:`cudnn_magic.engines.whatif.what_if` for
-``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
+"""``%cudnn_check``: the check report (or a Dask or Ray cluster's) in a notebook or terminal
+IPython; registered on first use (:mod:`.extension`). The engine is
+:mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``,
+:mod:`cudnn_magic.engines.cluster_ray` for ``--ray``; :func:`cudnn_magic.engines.whatif.what_if`
+for ``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ..util.safetext import safe_text
 from ..engines.check import run_check
 from ..render.report import report_json, ReportView
 from ..engines.cluster import cluster_check, ClusterCheckError
+from ..engines.cluster_ray import ray_check
 
 
 @magics_class
@@ -43,8 +44,13 @@ class CudnnMagics(Magics):
     )
     @magic_arguments.argument("--dask", metavar="ADDRESS", default=None,
                               help="check every worker of the Dask cluster at ADDRESS (tcp://HOST:8786), or a Client variable")
+    @magic_arguments.argument("--ray", metavar="ADDRESS", nargs="?", const="", default=None,
+                              help="check every alive node of a Ray cluster: the one this kernel is connected to, "
+                                   "else ADDRESS (auto, ray://HOST:10001, HOST:6379)")
+    @magic_arguments.argument("--runtime-env", metavar="JSON|FILE", default=None,
+                              help="with --ray: the job's runtime environment (JSON, or a JSON/YAML file)")
     @magic_arguments.argument("--timeout", type=timeout_seconds, default=30.0,
-                              help="with --dask: seconds to wait for each worker (default 30)")
+                              help="with --dask or --ray: seconds to wait for each worker or node (default 30)")
     @magic_arguments.argument("--what-if", metavar="REQS", default=None,
                               help="predict what 'pip install REQS' would do to cuDNN (pip's dry run; installs nothing)")
     @magic_arguments.argument("--against", metavar="FILE", default=None,
@@ -57,7 +63,8 @@ class CudnnMagics(Magics):
         In [2]: %cudnn_check
         In [3]: report = %cudnn_check --json
         In [4]: %cudnn_check --dask tcp://scheduler:8786
-        In [5]: %cudnn_check --what-if "nvidia-cudnn-cu12==9.10.2.21"
+        In [5]: %cudnn_check --ray          # the Ray cluster this kernel is connected to (ray.init)
+        In [6]: %cudnn_check --what-if "nvidia-cudnn-cu12==9.10.2.21"
         """
         args = parse_magic_line(self.cudnn_check, line)
         if args.what_if is not None and args.against is not None:
@@ -66,6 +73,18 @@ class CudnnMagics(Magics):
             return check_what_if(args.what_if, args.json)
         if args.against is not None:
             return check_against(args.against, args.json)
+        if args.dask and args.ray is not None:
+            raise UsageError("--dask and --ray cannot be combined: check one cluster at a time")
+        if args.runtime_env is not None and args.ray is None:
+            raise UsageError("--runtime-env goes with --ray")
+        if args.ray is not None:
+            try:
+                rep = ray_check(_unquote(args.ray) or None, runtime_env=_unquote(args.runtime_env or "") or None,
+                                timeout=args.timeout)
+            except ClusterCheckError as exc:
+                print(f"cudnn-magic: {exc}")
+                return None
+            return rep.to_json() if args.json else rep
         if args.dask:
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
             if target is args.dask and args.dask.isidentifier():

@@ -13,6 +13,7 @@ import fcntl
 import threading
 import time
 from typing import Any, Iterator
+from . import pyenv
 
 _log = logging.getLogger(__name__)
 
@@ -164,7 +165,9 @@ def regular_distributions(name: str | None = None) -> list[Any]:
 
     cls = _regular_dist_class(metadata)
     out = []
-    for d in (metadata.distributions(name=name) if name is not None else metadata.distributions()):
+
+    where = {"path": pyenv.search_path()} if pyenv.target() is not None else {}
+    for d in (metadata.distributions(name=name, **where) if name is not None else metadata.distributions(**where)):
         path = getattr(d, "_path", None)  # the .dist-info folder of a PathDistribution (a zip's is not a PathLike)
         out.append(cls(path) if isinstance(path, os.PathLike) else d)
     return out

@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 from ...util.files import read_regular_whole
 from ...rules.cudnn_version import CudnnVersion, try_parse
+from ...util import pyenv
 
 __all__ = ["DistInfo", "module_constants", "read_dist_metadata", "read_tf_build_info"]
 
@@ -276,7 +277,7 @@ class _Finder:
         self._listings: dict[str, list[str]] = {}
 
     def search_dirs(self) -> list[str]:
-        entries = self.paths if self.paths is not None else sys.path
+        entries = self.paths if self.paths is not None else pyenv.search_path()
         return [os.path.abspath(os.fspath(p) or os.curdir) for p in entries if isinstance(p, (str, os.PathLike))]
 
     def package_dirs(self, name: str) -> list[str]:
@@ -284,8 +285,8 @@ class _Finder:
         order the import system would search; never imports it (top-level ``find_spec`` does
         not execute the package, FACTS.md / lab notes §2)."""
         spec = None
-        if self.paths is None:
-            mod = sys.modules.get(name)
+        if self.paths is None and pyenv.target() is None:  # another process's modules are not ours
+            mod = pyenv.imported(name)
             locs = getattr(mod, "__path__", None) if mod is not None else None
             if locs:
                 return [str(p) for p in locs]
@@ -338,7 +339,7 @@ class _Finder:
 
 def _imported_module(name: str, pkg_dir: str | None) -> Any | None:
     """``sys.modules[name]`` when it is the package found at ``pkg_dir`` (same directory)."""
-    mod = sys.modules.get(name)
+    mod = pyenv.imported(name)
     if mod is None:
         return None
     if pkg_dir is None:

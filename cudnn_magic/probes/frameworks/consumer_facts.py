@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ...model import FrameworkBuild
+from ...util import pyenv
 from .common import read_dist_metadata
 from .generic import Distribution, EnvironmentScan
 
@@ -74,10 +75,11 @@ def norm(name: str) -> str:
 
 def find_package(name: str, paths: list[str] | None) -> str | None:
     """Directory of top-level package ``name`` on ``paths`` (or ``sys.path``), without importing."""
-    mod = sys.modules.get(name) if paths is None else None
+    mod = sys.modules.get(name) if paths is None and pyenv.target() is None else None
     if mod is not None and getattr(mod, "__path__", None):
         return str(list(mod.__path__)[0])
-    search = [os.path.abspath(p or os.curdir) for p in (paths if paths is not None else sys.path) if isinstance(p, str)]
+    search = [os.path.abspath(p or os.curdir) for p in (paths if paths is not None else pyenv.search_path())
+              if isinstance(p, str)]
     try:
         spec = importlib.machinery.PathFinder.find_spec(name, search)
     except (ImportError, ValueError):

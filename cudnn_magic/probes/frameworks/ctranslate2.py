@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 
 from ...model import FrameworkBuild
 from ...rules.consumers import ctranslate2_build
 from .. import libnames
+from ...util import pyenv
 from .generic import EnvironmentScan
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
 
@@ -36,12 +36,12 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     version = meta[1] if meta else "unknown"
     if meta is None:
         notes.append(f"CTranslate2: no ctranslate2 *.dist-info beside {pkg}; version unknown")
-    mod = sys.modules.get("ctranslate2")
+    mod = pyenv.imported("ctranslate2")
     imported = mod is not None and os.path.realpath(os.path.dirname(getattr(mod, "__file__", "") or "")) == os.path.realpath(pkg)
     table = ctranslate2_build(version)
     dist = scanned(scan, "ctranslate2")
     upgrade = ("Upgrade CTranslate2 to 4.6.3 or later (its convolutions need no cuDNN)",
-               f"{sys.executable} -m pip install -U 'ctranslate2>=4.6.3'   # 4.5.0-4.6.2 need cuDNN 9, 4.0-4.4 cuDNN 8; "
+               f"{pyenv.executable()} -m pip install -U 'ctranslate2>=4.6.3'   # 4.5.0-4.6.2 need cuDNN 9, 4.0-4.4 cuDNN 8; "
                "check what faster-whisper / whisperX pin")
     row = FrameworkBuild(name="CTranslate2", distribution="ctranslate2", version=version, imported=imported,
                          cuda_compiled=table[0] if table else None, checker="ctranslate2", pip_solvable=False)

@@ -8,10 +8,10 @@ import importlib.util
 import json
 import os
 import re
-import sys
 from typing import Any
 
 from ...model import FrameworkBuild
+from ...util import pyenv
 from ...rules.cudnn_version import CudnnVersion, try_parse
 from ..loaded import safe_to_call_mapped_cudnn
 from .common import (
@@ -102,7 +102,7 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
             compiled, source = pin[0], f"pin {_pin_name(pin[1])}"
     if cupy_major is not None and cupy_major >= 11 and cudnn_lib is not None:
         kw["cudnn_soname"] = "libcudnn.so.8"  # CuPy 11-13 cudnn module NEEDs libcudnn.so.8 (lab notes §5)
-    cudnn_mod = sys.modules.get("cupy_backends.cuda.libs.cudnn")
+    cudnn_mod = pyenv.imported("cupy_backends.cuda.libs.cudnn")
     if cudnn_mod is None and import_frameworks:
         try:
             importlib.import_module("cupy")

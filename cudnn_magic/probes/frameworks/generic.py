@@ -21,7 +21,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from ...util.files import load_json_regular, read_regular
 from ...model import LibraryCopy
 from .. import libnames
+from ...util import pyenv
 from ..elf import ElfDynamic
 from ..loader import elf_facts
 
@@ -178,7 +178,7 @@ def site_dirs(paths: list[str] | None = None) -> list[str]:
     if paths is not None:
         return [os.path.abspath(p) for p in paths if os.path.isdir(p)]
     out: list[str] = []
-    for p in sys.path:
+    for p in pyenv.search_path():
         if not p or not isinstance(p, str) or not os.path.isdir(p):
             continue
         ap = os.path.abspath(p)
@@ -278,7 +278,7 @@ def conda_prefix(environ: dict[str, str] | None = None) -> str | None:
     """The conda env of this interpreter (``sys.prefix`` with a ``conda-meta``), else
     ``CONDA_PREFIX`` when it has one."""
     env = os.environ if environ is None else environ
-    for p in (sys.prefix, env.get("CONDA_PREFIX", "")):
+    for p in (pyenv.prefix(), env.get("CONDA_PREFIX", "")):
         if p and os.path.isdir(os.path.join(p, "conda-meta")):
             return p
     return None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from typing import Any
 
 from ...model import FrameworkBuild
+from ...util import pyenv
 from ...rules.build_tables import cuda_from_int
 from ...rules.cudnn_version import CudnnVersion
 from .common import (
@@ -144,7 +144,7 @@ def _probe_old_jaxlib(f: _Finder, import_frameworks: bool, jax_dist: DistInfo | 
             compiled = CudnnVersion(int(tag.group(2)), int(tag.group(3)))
             source = f"jaxlib local version tag {dist.version!r}"
     vpath = _extension_path(cuda_dir, "_versions") if os.path.isdir(cuda_dir) else None
-    if vpath and (import_frameworks or "jaxlib" in sys.modules):
+    if vpath and (import_frameworks or pyenv.imported("jaxlib") is not None):
         got, err = _jax_versions_module(vpath, "jaxlib.cuda._versions")
         if err:
             notes.append(f"JAX: {err}")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
 
 from ...model import FrameworkBuild
 from .. import libnames
+from ...util import pyenv
 from .generic import EnvironmentScan
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
 
@@ -37,7 +37,7 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     if m and m.group(2):
         digits = m.group(2)
         cuda = f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else digits
-    mod = sys.modules.get("mxnet")
+    mod = pyenv.imported("mxnet")
     imported = mod is not None and os.path.realpath(os.path.dirname(getattr(mod, "__file__", "") or "")) == os.path.realpath(pkg)
     row = FrameworkBuild(name="MXNet", distribution=name, version=version or "unknown", imported=imported,
                          cuda_compiled=cuda, checker="mxnet", pip_solvable=False,

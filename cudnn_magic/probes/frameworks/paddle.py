@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import Any
 
 from ...model import FrameworkBuild
+from ...util import pyenv
 from ...rules.cudnn_version import try_parse
 from ..elf import ElfDynamic
 from ..loader import elf_facts
@@ -69,7 +69,7 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     version = meta[1] if meta else str(consts.get("full_version") or "unknown")
     dist_name = meta[0] if meta else "paddlepaddle"
     pins = tuple(r for r in (meta[2] if meta else []) if r.lower().replace("_", "-").startswith("nvidia-cudnn"))
-    mod = sys.modules.get("paddle")
+    mod = pyenv.imported("paddle")
     imported = mod is not None and os.path.realpath(os.path.dirname(getattr(mod, "__file__", "") or "")) == os.path.realpath(pkg)
     cuda = consts.get("cuda_version")
     cudnn = consts.get("cudnn_version")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
 
 from ...model import FrameworkBuild
+from ...util import pyenv
 from .generic import EnvironmentScan
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, norm, scanned
 
@@ -50,7 +50,7 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     version = meta[1] if meta else "unknown"
     dist_name = meta[0] if meta else "tensorrt"
     cu = re.search(r"-cu(\d+)", dist_name)
-    mod = sys.modules.get("tensorrt")
+    mod = pyenv.imported("tensorrt")
     row = FrameworkBuild(name="TensorRT", distribution=dist_name, version=version, imported=mod is not None,
                          cuda_compiled=cu.group(1) if cu else None, checker="tensorrt", pip_solvable=False,
                          consumer_library=plugin)

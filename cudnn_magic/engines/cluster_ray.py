@@ -1,0 +1,294 @@
+"""The same probes on every alive node of a Ray cluster: one row per node, differences marked.
+
+``%cudnn_check --ray [ADDRESS]``, ``cudnn-magic check --ray ADDRESS`` and
+``cudnn_magic.engines.cluster_ray.ray_check()`` run :func:`cudnn_magic.engines.cluster.worker_probe` (the Dask
+check's probe: the ``check`` JSON of the process it runs in, no framework imported) as one Ray
+task per alive node, pinned to it with ``NodeAffinitySchedulingStrategy(node_id, soft=False)``,
+in the job's runtime environment: the worker that runs it is one the job's own tasks would get
+(``env_vars``, ``pip``/``uv``, ``working_dir``, ``py_modules``, ``worker_process_setup_hook``
+decide which cuDNN it loads). The tasks ask for no CPU (``num_cpus=0``), so a node whose CPUs are
+all busy, or a head started with ``--num-cpus=0``, still answers.
+
+Waiting: every task is sent at once and ``ray.wait`` waits for all of them at most ``timeout``
+seconds; a node whose task has not answered by then is a "timeout" row and its task is cancelled
+with ``ray.cancel(ref, force=True)`` (Ray kills the worker running it), so nothing is left running.
+A task that fails (the runtime environment could not be set up, cudnn-magic is not installed in
+it, the node died) is an "error" row with Ray's reason.
+
+Connections: in a kernel already connected (``ray.is_initialized()``), that connection is used as
+it is and never shut down here; otherwise :func:`ray_check` connects to ``ADDRESS`` (what
+``ray.init`` accepts: ``auto``, ``ray://HOST:10001``, ``HOST:6379``) with the given runtime
+environment and disconnects at the end. Ray is optional (``pip install 'cudnn-magic[ray]'``): it is
+imported only inside :func:`ray_check`. Sources: Ray's ``ray.init``, ``ray.nodes``, ``ray.wait``,
+``ray.cancel`` and ``ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy`` API reference.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from .cluster import ClusterCheckError, _reason_for, worker_probe
+from ..model.cluster import ClusterReport, WorkerRow
+from ..util.files import read_regular
+
+__all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "ray_check", "parse_runtime_env"]
+
+RAY_INSTALL_HINT = "pip install 'cudnn-magic[ray]'"
+PROBE_NAME = "cudnn_magic_probe"  # the task's name: ``ray::cudnn_magic_probe`` in ps while it runs
+
+
+class RayNotInstalledError(ClusterCheckError, ImportError):
+    """``ray`` is not importable here; the message says what to install."""
+
+
+def _import_ray() -> Any:
+    try:
+        import ray  # optional dependency (cudnn-magic[ray]), imported only to reach a cluster
+    except ImportError as exc:
+        raise RayNotInstalledError(
+            f"Checking a Ray cluster needs Ray, which is not installed here ({exc}): {RAY_INSTALL_HINT}") from None
+    return ray
+
+
+def parse_runtime_env(value: Any) -> dict[str, Any] | None:
+    """A runtime environment from ``--runtime-env``: a dict as is, JSON text (``{"env_vars": ...}``),
+    or the path of a JSON or YAML file (``.yaml``/``.yml``, read with PyYAML, which Ray itself
+    requires). None and "" give None.
+
+    Raises:
+        ClusterCheckError: not a JSON object, an unreadable file, or bad JSON/YAML (one sentence).
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, dict):
+        return value
+    text = str(value).strip()
+    source = "--runtime-env"
+    if not text.startswith(("{", "[")):  # JSON text; anything else names a file
+        try:
+            data = read_regular(text, 4 << 20)
+        except OSError as exc:
+            raise ClusterCheckError(f"--runtime-env {text}: not JSON and not a readable file "
+                                    f"({exc.strerror or exc})") from None
+        source, text = text, data.decode("utf-8", "replace")
+        if source.endswith((".yaml", ".yml")):
+            try:
+                import yaml  # a dependency of Ray: present wherever --ray can run
+            except ImportError:
+                raise ClusterCheckError(f"{source}: reading YAML needs PyYAML (installed with Ray): "
+                                        f"{RAY_INSTALL_HINT}") from None
+            try:
+                env = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise ClusterCheckError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
+            if not isinstance(env, dict):
+                raise ClusterCheckError(f"{source}: a runtime environment is a mapping (env_vars, pip, working_dir, ...)")
+            return env
+    try:
+        env = json.loads(text)
+    except ValueError as exc:
+        raise ClusterCheckError(f"{source}: not valid JSON ({exc})") from None
+    if not isinstance(env, dict):
+        raise ClusterCheckError(f"{source}: a runtime environment is a JSON object (env_vars, pip, working_dir, ...)")
+    return env
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT`` (``[v6]:PORT`` too); None for ``auto``
+    and anything without a numeric port."""
+    rest = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, timeout: float) -> bool:
+    """Connect unless already connected; True when this call connected (and must disconnect).
+
+    Bounded by ``timeout``: ``ray.init`` to an address where no Ray answers retries for minutes
+    (measured with Ray 2.60: more than 5 minutes for ``127.0.0.1:1``), so a ``HOST:PORT`` is first
+    tried with a plain TCP connection, and ``ray.init`` itself runs in a daemon thread that is given
+    up after ``timeout`` (it disconnects at once if it connects later)."""
+    if ray.is_initialized():
+        current = None
+        try:
+            current = ray.get_runtime_context().gcs_address
+        except Exception:  # noqa: BLE001 - Ray Client connections have none
+            pass
+        if address not in (None, "", "auto") and current and address.split("://")[-1] != current:
+            raise ClusterCheckError(
+                f"this process is already connected to the Ray cluster at {current}; to check {address}, call "
+                "ray.shutdown() first, or leave out the address to check the connected cluster")
+        return False
+    where = address or "auto"
+    hp = _host_port(where)
+    if hp is not None:
+        import socket  # start-up cost: only when connecting to a Ray cluster
+
+        try:
+            socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
+        except OSError as exc:
+            raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
+                                    f"{hp[0]}:{hp[1]} ({exc.strerror or exc})") from None
+    import threading  # start-up cost: as above
+
+    result: dict[str, Any] = {}
+    gave_up = threading.Event()
+
+    def init() -> None:
+        try:
+            ray.init(address=where, runtime_env=runtime_env, logging_level=logging.ERROR, log_to_driver=False)
+            result["ok"] = True
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            result["error"] = exc
+            return
+        if gave_up.is_set():  # connected after the caller gave up: leave nothing connected
+            ray.shutdown()
+
+    th = threading.Thread(target=init, name="cudnn-magic-ray-init", daemon=True)
+    th.start()
+    th.join(timeout)
+    if th.is_alive():
+        gave_up.set()
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where} within {timeout:g} s "
+                                "(ray.init did not return; is a Ray head running there, and is this its GCS port?)")
+    exc = result.get("error")
+    if exc is not None:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: {type(exc).__name__}: {text}")
+    return True
+
+
+def _node_address(n: dict[str, Any]) -> str:
+    return f"{n.get('NodeManagerAddress') or '?'}:{n.get('NodeManagerPort') or '?'}"
+
+
+def _is_head(n: dict[str, Any]) -> bool:
+    return any(k == "node:__internal_head__" for k in (n.get("Resources") or {}))
+
+
+def _task_reason(exc: BaseException) -> str:
+    """One line for a failed probe task (Ray's error text is several lines with a traceback)."""
+    name = type(exc).__name__
+    text = str(exc).strip()
+    if "RuntimeEnvSetupError" in name or "runtime_env" in text.lower() and "setup" in text.lower():
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        return f"the runtime environment could not be set up on this node: {lines[-1] if lines else name}"
+    if "cudnn_magic" in text and ("ModuleNotFoundError" in text or "No module named" in text):
+        return ("cudnn-magic is not importable in this node's workers: install it there, or add it to the runtime "
+                "environment (pip: [\"cudnn-magic\"] or py_modules)")
+    if name in ("NodeDiedError", "TaskUnschedulableError", "WorkerCrashedError", "ActorDiedError"):
+        return f"{name}: {text.splitlines()[0] if text else 'the node or its worker died'}"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return _reason_for(exc) if not lines else f"{name}: {lines[-1][:400]}"
+
+
+def ray_check(address: str | None = None, runtime_env: Any = None, timeout: float = 30.0) -> ClusterReport:
+    """Run the check on every alive node of a Ray cluster and return the table.
+
+    Args:
+        address: what ``ray.init`` accepts (``"auto"``, ``"ray://HOST:10001"``, ``"HOST:6379"``);
+            None uses the connection this process already has, else ``"auto"``.
+        runtime_env: the job's runtime environment (a dict, JSON text or a JSON/YAML file path);
+            given with an existing connection it applies to the probe tasks only (Ray merges its
+            ``env_vars`` into the job's and takes its other fields instead of the job's).
+        timeout: seconds to wait for the nodes' answers (all are asked at once), and at most
+            as long again to connect when this call connects: the whole check takes about
+            twice this at most.
+
+    Returns:
+        A :class:`ClusterReport` with ``kind="ray"``, one row per alive node (``address``
+        IP:raylet port, ``name`` the node id), the head node as the reference when no value is
+        held by a majority; nodes that did not answer in time are "timeout" rows (their tasks
+        cancelled), nodes whose task failed "error" rows, each with the reason.
+
+    Raises:
+        RayNotInstalledError: Ray is not installed here (says ``pip install 'cudnn-magic[ray]'``).
+        ClusterCheckError: bad input, the cluster cannot be reached, or the connected one is
+            another cluster. The message is one plain sentence.
+    """
+    try:
+        timeout = float(timeout)
+    except (TypeError, ValueError):
+        raise ClusterCheckError(f"timeout must be a number of seconds, got {timeout!r}") from None
+    if not timeout > 0:
+        raise ClusterCheckError(f"timeout must be more than 0 seconds, got {timeout:g}")
+    env = parse_runtime_env(runtime_env)
+    ray = _import_ray()
+    # start-up cost: part of Ray, only when a Ray cluster is checked
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    t0 = time.monotonic()
+    own = _connect(ray, address, env, timeout)
+    refs: dict[Any, tuple[str, float]] = {}
+    try:
+        try:
+            nodes = [n for n in ray.nodes() if n.get("Alive")]
+            gcs = ray.get_runtime_context().gcs_address
+        except Exception as exc:  # noqa: BLE001 - the cluster went away: one line
+            raise ClusterCheckError(f"checking the Ray cluster failed: {type(exc).__name__}: {exc}") from None
+        nodes.sort(key=lambda n: (not _is_head(n), _node_address(n)))
+        probe = ray.remote(worker_probe)
+        options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0, "name": PROBE_NAME}
+        if env is not None and not own:
+            options["runtime_env"] = env  # the connection's job env already holds it when we connected
+        rows: dict[str, WorkerRow] = {}
+        for n in nodes:
+            addr = _node_address(n)
+            rows[addr] = WorkerRow(addr, n.get("NodeID"), "timeout", None, {})
+            try:
+                ref = probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False),
+                                    **options).remote()
+            except Exception as exc:  # noqa: BLE001 - one node's failure is that node's row
+                rows[addr] = WorkerRow(addr, n.get("NodeID"), "error", _task_reason(exc), {})
+                continue
+            refs[ref] = (addr, time.monotonic())
+        pending = list(refs)
+        deadline = time.monotonic() + timeout
+        while pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            done, pending = ray.wait(pending, num_returns=1, timeout=left)
+            for ref in done:
+                addr, sent = refs[ref]
+                dt = time.monotonic() - sent
+                try:
+                    ans = ray.get(ref, timeout=max(1.0, deadline - time.monotonic()))
+                except Exception as exc:  # noqa: BLE001 - the task failed: that node's row
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "error", _task_reason(exc), {}, dt)
+                    continue
+                if not isinstance(ans, dict):
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "error", f"unexpected answer of type {type(ans).__name__}", {}, dt)
+                elif ans.get("error"):
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "error", f"the probe failed on the node: {ans['error']}", {}, dt)
+                else:
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "ok", None, ans, dt)
+        for ref in pending:
+            addr, sent = refs[ref]
+            _cancel(ray, ref)
+            rows[addr] = WorkerRow(addr, rows[addr].name, "timeout",
+                                   f"no answer within {timeout:g} s (the node is hung, overloaded or unreachable, or its "
+                                   "runtime environment is still being set up); the probe task was cancelled",
+                                   {}, time.monotonic() - sent)
+        head = next((_node_address(n) for n in nodes if _is_head(n)), None)
+        return ClusterReport(list(rows.values()), timeout, gcs, time.monotonic() - t0, kind="ray", reference=head)
+    finally:
+        if own:
+            try:
+                ray.shutdown()
+            except Exception:  # noqa: BLE001 - disconnecting never raises into the caller
+                pass
+
+
+def _cancel(ray: Any, ref: Any) -> None:
+    """``ray.cancel(ref, force=True)``: a task not started yet is dropped, a running one's worker
+    is killed. Never raises (the task may have finished meanwhile)."""
+    try:
+        ray.cancel(ref, force=True)
+    except Exception:  # noqa: BLE001
+        logging.getLogger("cudnn_magic").debug("ray.cancel failed", exc_info=True)
