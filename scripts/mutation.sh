@@ -15,7 +15,7 @@
 # only the TARGET files (only_mutate) are mutated, and the fast tests (no kernel, no browser, no
 # native build, no GPU; a file list) run. mutmut first records which tests call each function
 # (its per-test coverage mapping); each mutant then runs only those tests. Below, TARGETS names
-# the mutants that are run and scored: whole modules (rules/, knowledge/, diagnose.py, fixes/advice.py,
+# the mutants that are run and scored: whole modules (rules/, knowledge/, engines/diagnose.py, fixes/advice.py,
 # fixes/solver.py), and in probes/ only the pure functions (the METADATA / RECORD / ld.so.cache / ELF
 # parsers). Names are module paths: cudnn_magic.rules.compat.x_judge__mutmut_3.
 # Equivalent mutants (no behaviour can change) are listed in tests/mutation_survivors.md.
