@@ -29,7 +29,8 @@ import pytest
 from real_wheels import CACHE, _pypi_reachable, install_wheel as target
 
 REPO = Path(__file__).resolve().parent.parent
-ENVS = REPO / ".cache" / "envs"
+# resolved: a worktree's .cache may be a link to a shared one, and the reports name real paths
+ENVS = (REPO / ".cache").resolve() / "envs"
 TORCH_VERSION = "2.14.1"
 
 __all__ = ["torch_env", "target", "target_with_deps", "tf_site", "run_py", "merged_site", "ENVS", "CACHE",
@@ -152,7 +153,7 @@ def tf_site() -> Path:
 
     root = ENVS / f"tf-{TF_VERSION}-site"
     cudnn = target("nvidia-cudnn-cu12", "9.28.0.42")
-    dl = REPO / ".cache" / "downloads"
+    dl = (REPO / ".cache").resolve() / "downloads"
 
     def build():  # type: ignore[no-untyped-def]
         dl.mkdir(parents=True, exist_ok=True)
@@ -177,7 +178,7 @@ def tf_site() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if marker.exists():
             return root
-        dl = REPO / ".cache" / "downloads"
+        dl = (REPO / ".cache").resolve() / "downloads"
         dl.mkdir(parents=True, exist_ok=True)
         whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
         if not whl:

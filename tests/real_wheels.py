@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CACHE = REPO / ".cache" / "wheels"
+# resolved: a worktree's .cache may be a link to a shared one, and the reports name real paths
+CACHE = (REPO / ".cache").resolve() / "wheels"
 
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _VERSION = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
@@ -101,7 +102,7 @@ def wheel_file(dist: str, version: str) -> Path:
     installed before). Same locking, skipping and failure rules as :func:`install_wheel`."""
     if not _NAME.match(dist) or not _VERSION.match(version):
         raise ValueError(f"not a distribution name and release: {dist!r} {version!r}")
-    folder = REPO / ".cache" / "wheelfiles" / f"{dist}-{version}"
+    folder = (REPO / ".cache").resolve() / "wheelfiles" / f"{dist}-{version}"
 
     def found() -> Path | None:
         try:

@@ -397,73 +397,13 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     own = _own_copy(fw, soname, ctx)
     if own is not None:
         ctx.own_dirs[fw.name] = own.directory
-    iu = ctx.in_use.get(soname)
-    entry: str | None = None
-    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
-             if libnames.is_main(os.path.basename(f))}
-    split = ""
-    if bound:
-        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
-        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
-        path0 = ranked[0][0]
-        c0 = ctx.by_path.get(path0)
-        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
-                      if e and os.path.realpath(e) == os.path.dirname(path0)), None)
-        if len(ranked) > 1:
-            split = (" Its cuDNN calls are split between copies: " + "; ".join(
-                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
-        iu = CudnnInUse(path0, c0.version if c0 else None,
-                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
-                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
-                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
-    if iu is not None:
-        used = ctx.by_path.get(iu.path)
-        runtime = fw.cudnn_runtime or iu.reached_version or iu.version
-        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
-                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
-                 f"the first {soname} loaded")
-        entry = iu.ld_library_path_entry
-        hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
-        res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
-                         f"already mapped in this process: {scope}"
-                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
-        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this process"
-        mapped = True
-    else:
-        res = search
-        used = ctx.by_path.get(res.picked) if res.picked else None
-        if used is None and res.picked:
-            used = ctx.by_path.get(os.path.realpath(res.picked))
-        ans_v, ans_path = (None, None)
-        if res.picked and ctx.answering is not None:
-            chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
-            ans_v, ans_path = ctx.answering(res.opened or res.picked, chain, consumer=fw.name, environ=ctx.environ,
-                                            ldcache=ctx.ldcache, mapped=ctx.mapped)
-        runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
-        how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
-        if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
-            how += (f"; that {os.path.basename(res.picked or '')} is {used.version}'s, but the "
-                    f"{os.path.basename(ans_path or '')} it opens ({ans_path}) is {ans_v}'s and answers its calls")
-        if res.reason.startswith("LD_LIBRARY_PATH entry "):
-            entry = res.reason[len("LD_LIBRARY_PATH entry "):]
-        mapped = False
+    pick = _pick(fw, soname, search, own, ctx)
+    res, iu, used, runtime, how, entry, mapped = pick.res, pick.in_use, pick.used, pick.runtime, pick.how, pick.entry, pick.mapped
+    split = pick.split
     preload = _preload_of(fw, picked_path=iu.path if iu is not None else res.picked)
     findings: list[Finding] = []
     if runtime is None and used is None and iu is None:
-        sev = "error" if ctx.gpus else "warning"
-        fix = _install_fix(fw, ctx)
-        detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
-                  f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
-        fixes = [fix] if fix and fix.applicable else []
-        if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
-            # the pip fix alone would not help (nothing looks in the wheel's folder): say why, and what does
-            detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
-            adv = _found_by_name(fw, fix)
-            if adv:
-                fixes.append(Fix("add-library-path", adv[0], adv[1], True, False, "advice: a change to the environment"))
-        findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail, tuple(fixes)))
-        return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
-                                   detail=detail), res, findings
+        return _not_found(fw, soname, rule, res, ctx)
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
     j = own_rule(fw, j, runtime, ctx.environ, ctx.gpus)
     verdict = j.verdict
@@ -548,6 +488,101 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
                                 j.detail + "." + (" " + cause if cause else "") + f" Rule: {j.rule}.", tuple(fixes)))
         fw2 = dataclasses.replace(fw2, detail=detail + (" " + cause if cause else ""))
     return fw2, res, findings
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pick:
+    """The copy a framework gets for ``soname``, and how that is known: ``in_use`` when one is
+    mapped already (``mapped`` True: reported by the framework, bound in its GOT, or glibc reuses
+    the first loaded), else the loader's search ``res``; ``used`` the copy's row, ``runtime`` the
+    release it runs, ``how`` the words for the report, ``entry`` the LD_LIBRARY_PATH entry it lies
+    in, ``split`` a sentence when its calls are bound into several copies."""
+
+    res: Resolution
+    in_use: CudnnInUse | None
+    used: LibraryCopy | None
+    runtime: str | None
+    how: str
+    entry: str | None
+    mapped: bool
+    split: str = ""
+
+
+def _pick(fw: FrameworkBuild, soname: str, search: Resolution, own: LibraryCopy | None, ctx: _Ctx) -> _Pick:
+    """The copy ``fw`` gets for ``soname``: the one its calls are bound to or glibc reuses, else
+    the loader's ``search`` (with the release the picked shim's graph library answers)."""
+    iu = ctx.in_use.get(soname)
+    entry: str | None = None
+    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
+             if libnames.is_main(os.path.basename(f))}
+    split = ""
+    if bound:
+        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
+        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
+        path0 = ranked[0][0]
+        c0 = ctx.by_path.get(path0)
+        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
+                      if e and os.path.realpath(e) == os.path.dirname(path0)), None)
+        if len(ranked) > 1:
+            split = (" Its cuDNN calls are split between copies: " + "; ".join(
+                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
+        iu = CudnnInUse(path0, c0.version if c0 else None,
+                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
+                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
+                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
+    if iu is not None:
+        used = ctx.by_path.get(iu.path)
+        runtime = fw.cudnn_runtime or iu.reached_version or iu.version
+        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
+                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
+                 f"the first {soname} loaded")
+        entry = iu.ld_library_path_entry
+        hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
+        res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
+                         f"already mapped in this process: {scope}"
+                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
+        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this process"
+        mapped = True
+    else:
+        res = search
+        used = ctx.by_path.get(res.picked) if res.picked else None
+        if used is None and res.picked:
+            used = ctx.by_path.get(os.path.realpath(res.picked))
+        ans_v, ans_path = (None, None)
+        if res.picked and ctx.answering is not None:
+            chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
+            ans_v, ans_path = ctx.answering(res.opened or res.picked, chain, consumer=fw.name, environ=ctx.environ,
+                                            ldcache=ctx.ldcache, mapped=ctx.mapped)
+        runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
+        how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
+        if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
+            how += (f"; that {os.path.basename(res.picked or '')} is {used.version}'s, but the "
+                    f"{os.path.basename(ans_path or '')} it opens ({ans_path}) is {ans_v}'s and answers its calls")
+        if res.reason.startswith("LD_LIBRARY_PATH entry "):
+            entry = res.reason[len("LD_LIBRARY_PATH entry "):]
+        mapped = False
+    return _Pick(res, iu, used, runtime, how, entry, mapped, split)
+
+
+def _not_found(fw: FrameworkBuild, soname: str, rule: str, res: Resolution, ctx: _Ctx
+               ) -> tuple[FrameworkBuild, Resolution, list[Finding]]:
+    """``fw`` asks for ``soname`` and the loader finds none: an error with a GPU (its GPU code
+    will not run), and the pip fix only where it would help (else why not, and what would)."""
+    findings: list[Finding] = []
+    sev = "error" if ctx.gpus else "warning"
+    fix = _install_fix(fw, ctx)
+    detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
+              f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
+    fixes = [fix] if fix and fix.applicable else []
+    if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
+        # the pip fix alone would not help (nothing looks in the wheel's folder): say why, and what does
+        detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
+        adv = _found_by_name(fw, fix)
+        if adv:
+            fixes.append(Fix("add-library-path", adv[0], adv[1], True, False, "advice: a change to the environment"))
+    findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail, tuple(fixes)))
+    return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
+                               detail=detail), res, findings
 
 
 def _preload_of(fw: FrameworkBuild, picked_path: str | None) -> Preload | None:
