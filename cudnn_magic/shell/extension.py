@@ -21,6 +21,7 @@ Every module below imports what it needs at its top; this module alone defers.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
@@ -69,26 +70,47 @@ def explainer() -> Explainer:
     return _EXPLAINER
 
 
+class _Deferred:
+    """A magic of a family not loaded yet, for an IPython whose lazy magics are invisible until
+    used (8.x: ``%lsmagic``, completion and ``%cudnn_check?`` would not know them). Calling it,
+    or reading its help, loads the family, which replaces it in the magics table; then it
+    forwards. IPython 9 has this built in (``MagicsManager.register_lazy``, ``LazyMagic``)."""
+
+    def __init__(self, ip: Any, kind: str, name: str, module: str) -> None:
+        self.ip, self.kind, self.name, self.module = ip, kind, name, module
+
+    def _real(self) -> Any:
+        family = sys.modules.get(self.module)
+        if family is None:
+            family = importlib.import_module(self.module)  # the family's module (MAGICS): on first use only
+        if isinstance(self.ip.magics_manager.magics[self.kind].get(self.name), _Deferred):
+            family.load_ipython_extension(self.ip)
+        return self.ip.magics_manager.magics[self.kind][self.name]
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self._real().__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._real()(*args, **kwargs)
+
+
 def _declare_magics(ip: Any) -> None:
     """Declare every magic for loading on first use. A family imported before (an earlier
-    ``%load_ext`` in this process) registers at once: it costs nothing. An IPython without
-    ``register_lazy`` (before 8.11) loads every family now."""
+    ``%load_ext`` in this process) registers at once: it costs nothing."""
     manager = ip.magics_manager
     for module in FAMILIES:
         family = sys.modules.get(module)
         if family is not None:
             family.load_ipython_extension(ip)
-        elif not hasattr(manager, "register_lazy"):
-            ip.extension_manager.load_extension(module)
-    if not hasattr(manager, "register_lazy"):
-        return
     for name, (kind, module) in MAGICS.items():
         if module in sys.modules:
             continue
-        try:
-            manager.register_lazy(name, module, kind)  # IPython 9: the kinds it provides
-        except TypeError:
-            manager.register_lazy(name, module)  # IPython 8: by name
+        if isinstance(LAZY_MAGIC, type):  # IPython 9: its own lazy magics, listed and helped before use
+            manager.register_lazy(name, module, kind)
+            continue
+        for k in (("line", "cell") if kind == "line_cell" else (kind,)):
+            manager.magics[k][name] = _Deferred(ip, k, name, module)
 
 
 def load(ip: Any) -> None:
@@ -124,7 +146,7 @@ def unload(ip: Any) -> None:
             del lazy[name]
         for kind in ("line", "cell"):
             fn = manager.magics[kind].get(name)
-            if isinstance(fn, LAZY_MAGIC) and getattr(fn, "spec", None) == module:
+            if (isinstance(fn, LAZY_MAGIC) and getattr(fn, "spec", None) == module) or isinstance(fn, _Deferred):
                 del manager.magics[kind][name]
     for feature in (annotate, crash_notice):
         try:
