@@ -16,14 +16,12 @@ that loads the renderer of a type (:func:`set_loader`), which runs on a type's f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 __all__ = ["Displayed", "Renderer", "register", "renderer_for", "set_loader"]
 
 
-@dataclass(frozen=True)
-class Renderer:
+class Renderer(NamedTuple):
     """How one result type renders: ``text(obj) -> str`` (terminal, ``text/plain``) and
     ``html(obj) -> str`` (escaped HTML, no JavaScript)."""
 
