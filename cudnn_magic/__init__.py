@@ -151,7 +151,7 @@ def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:
 
 def manifest() -> dict[str, Any]:
     """The verified GPU stack of this process as a manifest (the JSON-ready dict that
-    ``cudnn-magic manifest`` writes; keys in the README, "JSON output"): driver, GPUs, each main
+    ``cudnn-magic manifest`` writes; keys in docs/json.md): driver, GPUs, each main
     cuDNN library with its SHA-256, frameworks with their verdicts, the tracked distributions'
     versions, and the findings. Runs a check (as slow as :func:`check`). Never raises for what
     it cannot read (an unreadable library gets ``"sha256": None``).

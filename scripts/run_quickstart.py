@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -109,12 +110,17 @@ def main() -> int:
     print(f"  kernelspec:        {kernel_json} (LD_LIBRARY_PATH={old_lib})")
     for name, version, owner, path in mapped:
         print(f"  cuDNN mapped in the kernel: {name} {version} ({owner}) at {path}")
-    in_use = next((ln.strip() for ln in check_text.splitlines() if ln.startswith("cuDNN in use:")), "")
+    # the report's text is fitted to 100 columns: join the wrapped lines back (a path cut after "/")
+    flat = re.sub(r"\s+", " ", re.sub(r"/\n\s+", "/", check_text))
+    in_use = next(iter(re.findall(r"cuDNN in use: .*?(?= why: |$)", flat)), "")
     if in_use:
         print(f"  {in_use}")
-    diag = next((ln.strip() for ln in annotated.splitlines() if ln.startswith("cudnn-magic:")), "")
-    # The fix buttons' text stand-in lists the fixes of the top diagnosis, one "%cudnn_fix ID" line each.
-    offered = [ln.split()[1] for ln in annotated.splitlines() if ln.strip().startswith("%cudnn_fix ")]
+    flat_annotated = re.sub(r"\s+", " ", re.sub(r"/\n\s+", "/", annotated))
+    diag = next(iter(re.findall(r"cudnn-magic: .*?\[[a-z0-9-]+\]", flat_annotated)), "")
+    # The annotation's last line names the fixes of the top diagnosis (its buttons' fixes):
+    # "Preview a fix from a cell: %cudnn_fix ID (or ID2, ID3); add --yes to apply it ..."
+    hint = re.search(r"Preview a fix from a cell: %cudnn_fix ([\w-]+)(?: \(or ([^)]*)\))?", flat_annotated)
+    offered = ([hint.group(1)] + [x.strip() for x in (hint.group(2) or "").split(",") if x.strip()]) if hint else []
     if diag:
         print(f"  the failing cell's diagnosis: {diag}")
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
@@ -122,9 +128,13 @@ def main() -> int:
     problems = []
     if unexpected:
         problems.append(f"unexpected errors: {json.dumps([e.get('evalue') for e in unexpected])}")
-    if not any(v == "9.12.0" and str(old_lib) in p for _, v, _, p in mapped):
+    real_old = os.path.realpath(old_lib)  # /proc/self/maps names files by their real path
+    if not any(v == "9.12.0" and os.path.realpath(p).startswith(real_old + os.sep) for _, v, _, p in mapped):
         problems.append("the report does not show the cuDNN 9.12 the kernel mapped")
-    if not in_use.startswith(f"cuDNN in use: 9.12.0 {old_lib / 'libcudnn.so.9'} from LD_LIBRARY_PATH entry {old_lib}"):
+    # "cuDNN in use: 9.12.0 from PATH (LD_LIBRARY_PATH entry ...)": the whole path is given once
+    used = re.match(r"cuDNN in use: (\S+) from (\S+) \(LD_LIBRARY_PATH entry", in_use)
+    if not (used and used.group(1) == "9.12.0"
+            and os.path.realpath(used.group(2)) == os.path.join(real_old, "libcudnn.so.9")):
         problems.append(f"the report does not name the mapped cuDNN 9.12 as the one in use ({in_use or 'no such line'})")
     if "[cudnn-version-mismatch]" not in diag or "9.12.0" not in annotated or "9.27.0" not in annotated:
         problems.append("the failing cell's diagnosis does not name the mismatch of 9.12.0 and 9.27.0")

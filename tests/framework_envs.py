@@ -29,8 +29,7 @@ import pytest
 from real_wheels import CACHE, _pypi_reachable, install_wheel as target
 
 REPO = Path(__file__).resolve().parent.parent
-# resolved: a worktree's .cache may be a link to a shared one, and the reports name real paths
-ENVS = (REPO / ".cache").resolve() / "envs"
+ENVS = (REPO / ".cache").resolve() / "envs"  # resolved: a checkout may link .cache to a shared copy
 TORCH_VERSION = "2.14.1"
 
 __all__ = ["torch_env", "target", "target_with_deps", "tf_site", "run_py", "merged_site", "ENVS", "CACHE",
@@ -120,7 +119,7 @@ def merged_site(dest: Path, *folders: Path) -> Path:
     """``dest`` holding every file of ``folders`` (``--target`` folders or site-packages) in order,
     later ones over earlier ones, as hard links (no disk used): what ``pip install`` of each into
     one environment leaves, file for file (pip writes each file of the new wheel over what is there
-    and keeps the other's ``RECORD``; FACTS.md "Two cuDNNs at once")."""
+    and keeps the other's ``RECORD``; docs/facts.md "Two cuDNNs at once")."""
     for src in folders:
         for dirpath, dirnames, filenames in os.walk(src):
             rel = Path(dirpath).relative_to(src)

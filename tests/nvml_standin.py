@@ -1,7 +1,7 @@
 """Helpers for tests that use the C stand-in for ``libnvidia-ml.so.1`` (tests/native/fake_nvml.c).
 
 The stand-in is built with gcc into a temp directory. pynvml loads ``libnvidia-ml.so.1`` by
-name and the loader reads ``LD_LIBRARY_PATH`` only at process start (FACTS.md), so code under
+name and the loader reads ``LD_LIBRARY_PATH`` only at process start (docs/facts.md), so code under
 test runs in a child Python process whose environment points at that directory. The pytest
 process itself never loads the stand-in: other tests expect this machine's real (absent) NVML.
 """

@@ -28,8 +28,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# resolved: a worktree's .cache may be a link to a shared one, and the reports name real paths
-CACHE = (REPO / ".cache").resolve() / "wheels"
+CACHE = (REPO / ".cache").resolve() / "wheels"  # resolved: a checkout may link .cache to a shared copy
 
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _VERSION = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")

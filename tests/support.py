@@ -23,15 +23,10 @@ NATIVE_SRC = Path(__file__).resolve().parent / "native"
 
 
 def corpus_dir() -> Path:
-    """``shared/corpus`` of the design notes: ``$CUDNN_MAGIC_SHARED/corpus``, else the
-    ``shared/`` folder beside the checkout (where CI and developers have it)."""
-    env = os.environ.get("CUDNN_MAGIC_SHARED")
-    candidates = [Path(env) / "corpus"] if env else []
-    candidates += [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]
-    for c in candidates:
-        if (c / "cases.jsonl").exists():
-            return c
-    return candidates[0]
+    """``tests/fixtures/corpus``: the real error reports the diagnosis is judged on, each with the
+    public thread it comes from (``SOURCES.md`` there). Inside the repository, so a clone with
+    nothing beside it runs every test."""
+    return Path(__file__).resolve().parent / "fixtures" / "corpus"
 
 
 def run_coroutine(coro):
@@ -285,3 +280,17 @@ def run_unprivileged(argv: list[str], home: Path, env: dict[str, str] | None = N
     require_unprivileged_child()
     return subprocess.run(_drop() + list(argv), capture_output=True, text=True, timeout=timeout, cwd=str(home),
                           env=unprivileged_env(home, env), stdin=subprocess.DEVNULL)
+
+
+def paragraph(text: str, start: str) -> str:
+    """The line of ``text`` that starts with ``start`` and its wrapped continuation lines (the next
+    lines indented by two spaces, up to a ``why:`` line), joined into one line as before the text
+    was fitted to the terminal (a path cut after a ``/`` is joined without a space)."""
+    lines = text.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.startswith(start))
+    out = lines[i]
+    for ln in lines[i + 1:]:
+        if not ln.startswith("  ") or ln.strip().startswith("why:") or not ln.strip():
+            break
+        out += ("" if out.endswith("/") else " ") + ln.strip()
+    return out

@@ -10,7 +10,7 @@ Sources of the facts (each table names its own):
 - PyPI release histories (``pip index versions``, checked 2026-12-01): ``nvidia-cudnn-cu11``
   from 8.5.0.96 (and 9.x), ``nvidia-cudnn-cu12`` from 8.8.0.121, ``nvidia-cudnn-cu13`` from
   9.12.0.46 (no cuDNN 8); ``nvidia-cuda-nvrtc-cuXX`` / ``nvidia-cublas-cuXX`` per CUDA major.
-- FACTS.md "Which runtime cuDNN each framework accepts" (NVIDIA's API compatibility: a build
+- docs/facts.md "Which runtime cuDNN each framework accepts" (NVIDIA's API compatibility: a build
   against X.Y runs on X.Y or newer within X), "Drivers" (the driver floors per CUDA major).
 - NVIDIA cuDNN 8 installation guides: Linux links ``libz.so.1``; Windows needs ``zlibwapi.dll``.
 - The frameworks' install documentation (TensorFlow ``tensorflow[and-cuda]``, JAX
@@ -57,7 +57,7 @@ NO_WHEEL = "no pip wheel of this cuDNN release; install it system-wide or with c
 # Which wheel family a cuDNN release is named in when the text does not say the CUDA: the usual
 # pairing (PyPI: nvidia-cudnn-cu11 has 8.5-8.8 and 9.x, nvidia-cudnn-cu12 8.8 onwards; cuDNN 9 and
 # later pair with CUDA 12); below 8.5 no wheel exists, so conda. The requirement is "this release or
-# newer within its major" (FACTS.md: NVIDIA's API compatibility from cuDNN 7).
+# newer within its major" (docs/facts.md: NVIDIA's API compatibility from cuDNN 7).
 MATCHING = [
     # versions from the error text, then the pip requirement (None: the conda form)
     ({"compiled": "9.1.0"}, "nvidia-cudnn-cu12<10,>=9.1"),
@@ -278,7 +278,7 @@ def test_a_real_log_gets_the_dependency_of_its_cudnn_major():
 
 # --------------------------------------------------------------------------- upgrade-driver
 
-FLOORS = "CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (Linux)."  # FACTS.md "Drivers"
+FLOORS = "CUDA 11.x needs >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (Linux)."  # docs/facts.md "Drivers"
 
 
 @pytest.mark.parametrize("versions, title, action", [

@@ -81,7 +81,7 @@ def test_cli_check_json_contract_and_exit_codes(tmp_path):
     shutil.copy(d / "libcudnn.so.9", broken / "libcudnn.so.9")
     bad = _cli("check", env={"LD_LIBRARY_PATH": str(broken)})
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "no libcudnn_graph.so.9 beside it" in bad.stdout
+    assert "no libcudnn_graph.so.9 beside it" in " ".join(bad.stdout.split())  # the text is fitted to 100 columns
     # --load of a copy that would abort is refused, and this process lives: exit 2
     refused = _cli("check", "--load", str(broken / "libcudnn.so.9"))
     assert refused.returncode == 2 and "SIGABRT" in refused.stderr

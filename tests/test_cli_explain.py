@@ -23,9 +23,7 @@ def _run(args, stdin: bytes | None = None):
 
 
 def _cases():
-    if not CASES.exists():
-        return []
-    rows = [json.loads(x) for x in CASES.read_text().splitlines() if x.strip()]
+    rows = [json.loads(x) for x in CASES.read_text(encoding="utf-8").splitlines() if x.strip()]
     return [c for c in rows if c.get("stderr")][:6]
 
 

@@ -6,7 +6,7 @@ where (issue 20: mutation testing).
 Sources: CTranslate2 python/tools/prepare_build_environment_linux.sh at each tag (the CUDA and
 cuDNN each wheel line was built with); cuDNN's sub-library version checks
 (cudnnOpsInferVersionCheck ... CUDNN_STATUS_VERSION_MISMATCH / SUBLIBRARY_VERSION_MISMATCH);
-FACTS.md "Two cuDNNs at once" (a cuDNN 8 main library forwards to its sub-libraries; cuDNN 8 and
+docs/facts.md "Two cuDNNs at once" (a cuDNN 8 main library forwards to its sub-libraries; cuDNN 8 and
 9 load side by side); PaddlePaddle's "The installed Paddle is compiled with CUDNN" warning.
 """
 

@@ -1,4 +1,4 @@
-"""Every real report in shared/corpus gets an accepted id first; no negative gets a cudnn-* id."""
+"""Every real report in tests/fixtures/corpus gets an accepted id first; no negative gets a cudnn-* id."""
 
 from __future__ import annotations
 
@@ -16,16 +16,10 @@ CORPUS = corpus_dir()
 
 def _load(name: str) -> list[dict]:
     path = CORPUS / name
-    if not path.exists():
-        pytest.skip(f"corpus not found at {path}")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _cases(name):
-    path = CORPUS / name
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+_cases = _load
 
 
 @pytest.mark.parametrize("case", _cases("cases.jsonl"), ids=lambda c: c["id"])
@@ -51,6 +45,14 @@ def test_negative_gets_no_cudnn_id(case):
 def test_corpus_present():
     assert len(_load("cases.jsonl")) >= 30
     assert len(_load("negatives.jsonl")) >= 5
+
+
+@pytest.mark.parametrize("name", ["cases.jsonl", "negatives.jsonl"])
+def test_every_report_names_its_public_source(name):
+    sources = (CORPUS / "SOURCES.md").read_text(encoding="utf-8")
+    for case in _load(name):
+        assert case["source"].startswith("https://"), case["id"]
+        assert f"`{case['id']}` | {case['source']} |" in sources, case["id"]
 
 
 @pytest.mark.parametrize("case", _cases("cases.jsonl"), ids=lambda c: c["id"])

@@ -1,7 +1,7 @@
 """Real-kernel tests of crash forensics, the deep probe and install-startup (issue 6).
 
 Kernels run through nbclient with ``AsyncKernelManager`` (the blocking manager hangs on a dead
-kernel: research/jupyter-lab-notes.md §3). One kernel manager per variant; each variant runs
+kernel: docs/facts.md "IPython and Jupyter behaviour", kernel death). One kernel manager per variant; each variant runs
 :data:`RUNS` times (``CUDNN_MAGIC_CRASH_RUNS``, default 5): crash -> ``restart_kernel(now=True)``
 -> ``%load_ext cudnn_magic`` shows the report -> ``%reload_ext`` shows nothing ->
 ``restart_kernel(now=False)`` (graceful, as JupyterLab's "Restart Kernel") -> ``%load_ext``
@@ -200,7 +200,7 @@ def tf_abort_lib(tmp_path_factory) -> Path:
 def test_tensorflow_check_failed_abort_is_explained_after_restart(tmp_path, tf_abort_lib):
     cell = f"import ctypes\nprint('about to crash')\nctypes.CDLL({str(tf_abort_lib)!r}).standin_tf_check_failed()"
     seen = run_coroutine(_crash_cycles(tmp_path, cell))
-    # the crash cell itself gets nothing in the notebook (FACTS.md), the next cell never runs
+    # the crash cell itself gets nothing in the notebook (docs/facts.md), the next cell never runs
     assert all(s["after_ran"] is None for s in seen)
     _check_cycles(seen, source_snippet="standin_tf_check_failed()",
                   must=["Failed to set cuDNN stream", "Fatal Python error: Aborted"],

@@ -3,7 +3,7 @@ line outweighs the same words in an exception; decisive evidence promotes an amb
 the cuDNN/CUDA pairing behind the install advice, and which warnings a succeeding cell gets
 (issue 20: mutation testing).
 
-Sources: FACTS.md "Which runtime cuDNN each framework accepts" (the relation is the framework's
+Sources: docs/facts.md "Which runtime cuDNN each framework accepts" (the relation is the framework's
 own rule), "cuDNN version encoding"; NVIDIA's nvidia-cudnn-cu11 / -cu12 wheels on PyPI (8.5 is the
 first cuDNN 8 wheel for CUDA 11 on PyPI, 8.9 the first for CUDA 12); the cuDNN 8 Linux
 installation guide (cuDNN 8 links zlib: libz.so.1) and its Windows guide (zlibwapi.dll).

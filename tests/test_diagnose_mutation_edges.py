@@ -8,9 +8,9 @@ order), the title's rule-bearing words and the parsed versions. The facts are bu
 model types (``cudnn_magic.model``), the failures are real log lines of the frameworks (the same
 lines as tests/test_diagnose.py and tests/test_facts_edges.py).
 
-Sources of the rules: README "What `%cudnn_check` shows" ("A failing cell's diagnosis with the
-live facts"); shared/spec/diagnoses.md (the catalogue ids, evidence order: facts, then native log
-lines, then the Python exception); FACTS.md "Which runtime cuDNN each framework accepts" and
+Sources of the rules: docs/report.md ("A failing cell's diagnosis with the
+live facts"); docs/ids.md (the catalogue ids, evidence order: facts, then native log
+lines, then the Python exception); docs/facts.md "Which runtime cuDNN each framework accepts" and
 "cuDNN version encoding"; the check's findings as ``cudnn_magic.check`` writes them (ids
 ``cudnn-version-mismatch``, ``cudnn-shadowed``, ``cudnn-wheel-overwritten``,
 ``cudnn-multiple-copies-loaded``); the loader's search order (ld.so(8): ``LD_LIBRARY_PATH`` is
@@ -220,7 +220,7 @@ def test_a_causal_finding_outranks_the_resolutions():
 # ld.so(8): LD_LIBRARY_PATH is searched before any library's DT_RUNPATH, so a cuDNN there wins over
 # the environment's own; the environment's own copy satisfies the log's compiled-against release
 # under the framework's rule when its major is the same and its minor is equal or higher (TensorFlow's
-# cuda_dnn.cc: "matching major version and equal or higher minor version"; FACTS.md).
+# cuda_dnn.cc: "matching major version and equal or higher minor version"; docs/facts.md).
 def _copy(path, version, *, source="mapped", loaded=False, is_main=True, owner="system"):
     name = path.rsplit("/", 1)[1]
     return LibraryCopy(path, name, name, version, owner=owner, source=source, loaded=loaded, is_main=is_main)
@@ -465,7 +465,7 @@ def test_a_wording_of_its_own_is_not_refined_by_the_call():
 # With no wording of its own (a failed handle, the framework's compiled cuDNN vs the one in use),
 # the title says how the cuDNN in use relates to the compiled one: older (a lower minor, or the same
 # minor and a lower patch), another major, another minor (newer minor: not "older"), else "not
-# accepted by the check" (the framework's own rule; FACTS.md "Which runtime cuDNN each framework
+# accepted by the check" (the framework's own rule; docs/facts.md "Which runtime cuDNN each framework
 # accepts"). The framework picks the rule (PyTorch's or TensorFlow's: rules/compat.py RULES).
 def _fw(name, used, compiled, checker="nvidia"):
     return FrameworkBuild(name, name.lower(), "2.0.0", cudnn_compiled=compiled, cuda_compiled="12.2", cudnn_used=used,
@@ -694,7 +694,7 @@ def test_an_exception_that_is_no_text_is_ignored(exception):
 @pytest.mark.parametrize("free, text", [(1023 * MiB, "1023 MiB"), (GiB, "1.0 GiB"), (GiB + GiB // 2, "1.5 GiB"),
                                         (2 * GiB - MiB, "2.0 GiB")])
 def test_a_nearly_full_fact_gives_the_amount_in_its_unit(free, text):
-    # 40 GiB total: under 5 % (2 GiB) free is nearly full (README "A failing cell's diagnosis with the live facts")
+    # 40 GiB total: under 5 % (2 GiB) free is nearly full (docs/report.md "A failing cell's diagnosis with the live facts")
     top = diagnose(log=HANDLE, report=Report(gpus=(Gpu(0, "A100", total_bytes=40 * GiB, free_bytes=free),)))[0]
     assert top.id == "gpu-out-of-memory"
     assert _facts(top) == [f"fact: GPU 0 (A100) has {text} free of 40.0 GiB"]
@@ -729,7 +729,7 @@ NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for executio
 
 NEEDS_CONTEXT = [
     # log, ids: "no kernel image" is a GPU architecture matter for cuDNN only next to a cuDNN failure
-    # or inside a cuDNN code path (shared/spec/diagnoses.md, gpu-arch-unsupported)
+    # or inside a cuDNN code path (docs/ids.md, gpu-arch-unsupported)
     (NO_KERNEL, []),
     (NO_KERNEL + "\nRuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", ["gpu-arch-unsupported", "cudnn-execution-failed"]),
     ('  File "rnn.py", line 1, in flatten_parameters\n    torch._cudnn_rnn_flatten_weight(\n' + NO_KERNEL,
@@ -760,7 +760,7 @@ def test_a_refined_wording_keeps_its_own_id_as_the_alternative(exception, ids):
 # A generic failure (a handle not created, an internal error, a kernel that failed, no engine) does not
 # single out its cause: a framework's cuDNN mismatch, a driver below the floor or a nearly full GPU
 # explains it and ranks first. A failure with a meaning of its own (BAD_PARAM, MAPPING_ERROR,
-# ARCH_MISMATCH) stays first (README "A failing cell's diagnosis with the live facts").
+# ARCH_MISMATCH) stays first (docs/report.md "A failing cell's diagnosis with the live facts").
 def _tf(verdict="mismatch", used="8.6.0"):
     return FrameworkBuild("TensorFlow", "tensorflow", "2.15.0", imported=True, cudnn_compiled="8.9", cuda_compiled="12.2",
                           cudnn_used=used, cudnn_used_path="/site/nvidia/cudnn/lib/libcudnn.so.8", verdict=verdict)
@@ -768,7 +768,7 @@ def _tf(verdict="mismatch", used="8.6.0"):
 
 FACT_REPORTS = {
     "framework": (Report(frameworks=(_tf(),)), "cudnn-version-mismatch"),
-    # CUDA 12.x needs driver >= 525.60.13 on Linux (FACTS.md "Drivers")
+    # CUDA 12.x needs driver >= 525.60.13 on Linux (docs/facts.md "Drivers")
     "driver": (Report(driver=Driver("450.51.06"), frameworks=(_tf("ok", "8.9.4"),), platform="linux"), "cuda-driver-too-old"),
     "memory": (Report(gpus=(Gpu(0, "T4", total_bytes=16 * GiB, free_bytes=100 * MiB),)), "gpu-out-of-memory"),
 }
@@ -826,7 +826,7 @@ def test_the_log_versions_are_kept_before_the_framework_facts():
 
 
 DRIVER_FRAMEWORKS = [
-    # driver, platform, the frameworks' CUDA (in order), the floor named (FACTS.md "Drivers": 11.x >=
+    # driver, platform, the frameworks' CUDA (in order), the floor named (docs/facts.md "Drivers": 11.x >=
     # 450.80.02 Linux; 12.x >= 525.60.13 Linux, 527.41 Windows)
     ("470.57.02", "linux", ("11.2", "12.2"), ("525.60.13", "12.2")),  # the first is fine: the next decides
     ("450.51.06", "linux", ("11.8", "12.2"), ("450.80.02", "11.8")),  # both below: the first is said
@@ -1052,7 +1052,7 @@ def test_fix_advice_without_versions_says_what_is_unknown():
 
 
 # --- every field a wording reads is carried in Diagnosis.versions (cleaned) -------------------------
-# Real lines: shared/corpus/cases.jsonl (qanet-5, dfl-654, stt-76, whisperwebui-346, facefusion-docker-9,
+# Real lines: tests/fixtures/corpus/cases.jsonl (qanet-5, dfl-654, stt-76, whisperwebui-346, facefusion-docker-9,
 # tf-1969, roundtrip-4, easyphoto-27), ONNX Runtime onnxruntime_pybind_state.cc, PyTorch
 # torch/backends/cudnn/__init__.py (SM check), TensorFlow gpu_device.cc, ONNX Runtime cudnn_fe_call.cc.
 DLOPEN_OTHER = ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
@@ -1263,7 +1263,7 @@ def test_a_pasted_warning_hard_wrapped_at_40_columns_is_found_unless_told_not_to
 # diagnose (the public entry), _is_core, _drop_unnamed_loads, _clean: the edges of what is read
 # (survivors of the second mutation run; the reasons for the others are in tests/mutation_survivors.md)
 # ===================================================================================================
-# Rules, from diagnose()'s docstring and comments (README "A failing cell's diagnosis"):
+# Rules, from diagnose()'s docstring and comments (docs/report.md "A failing cell's diagnosis"):
 # an exception message or traceback longer than MAX_EXCEPTION_CHARS (256 KiB) is cut to its ends,
 # "the decisive words are at the ends of a message": the first and the last half of the limit are
 # read, the middle is not; the traceback repeats the message (its raise line): its wordings

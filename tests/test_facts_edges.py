@@ -1,7 +1,7 @@
 """diagnose() joining a log with this kernel's live facts, at the edges of each rule (issue 20:
 mutation testing of ``diagnose._refine_with_facts`` / ``_note_missing_driver``).
 
-What the facts change is stated in README "What `%cudnn_check` shows" ("A failing cell's
+What the facts change is stated in docs/report.md ("A failing cell's
 diagnosis with the live facts"):
 
 * a GPU is nearly full when it has less than 256 MiB free or less than 5 % of its memory free; a
@@ -9,7 +9,7 @@ diagnosis with the live facts"):
   memory running out;
 * every GPU has plenty free when each has at least 1 GiB and at least 10 % of its memory free; an
   internal error is then not memory running out (the "free GPU memory" fix is not offered);
-* a driver below the floor of a framework's CUDA explains a generic failure (floors: FACTS.md
+* a driver below the floor of a framework's CUDA explains a generic failure (floors: docs/facts.md
   "Drivers", NVIDIA's CUDA minor-version compatibility page: CUDA 13.x >= 580; 12.x >=
   525.60.13 on Linux, 527.41 on Windows; 11.x >= 450.80.02 / 452.39);
 * a framework whose compiled cuDNN does not accept the one in use explains it before the driver,
@@ -147,7 +147,7 @@ def test_plenty_is_said_of_an_internal_error_only():
     assert all(not e.endswith("did not run out") for d in res for e in d.evidence)
 
 
-# --- the driver floor of each CUDA major (FACTS.md "Drivers") ------------------------------------
+# --- the driver floor of each CUDA major (docs/facts.md "Drivers") ------------------------------------
 DRIVERS = [
     # framework's CUDA, driver, platform, the floor when the driver is below it (None: not below)
     ("12.2", "525.60.13", "linux", None),
@@ -381,7 +381,7 @@ def test_the_failing_call_refines_a_bare_status_found_after_other_diagnoses(log,
 ALGO_SEARCH_MEMORY = [
     # free, total, ids in rank order. Find*/Get*Algorithm allocate every candidate's workspace
     # (knowledge/calls.py REFINES "algo-search"): memory is added as the second possibility; a nearly
-    # full GPU (< 256 MiB free, README "A failing cell's diagnosis with the live facts") then puts it
+    # full GPU (< 256 MiB free, docs/report.md "A failing cell's diagnosis with the live facts") then puts it
     # first, on the one memory diagnosis.
     # (on 4 GiB 5 % is 204.8 MiB: the 256 MiB edge decides)
     (255 * MiB, 4 * GiB, ["gpu-out-of-memory", "cudnn-internal-error"]),
@@ -421,7 +421,7 @@ def test_no_driver_never_drops_the_only_diagnosis(log, ids):
 BEFORE_HANDLE = ("E1123 19:13:25.034265  814362 cuda_dnn.cc:502] There was an error before creating cudnn handle (500): "
                  "cudaErrorSymbolNotFound : named symbol not found")
 MISMATCH_THEN_DRIVER = [
-    # driver, ids in rank order. Floor of CUDA 12.x on Linux: 525.60.13 (FACTS.md "Drivers"). A
+    # driver, ids in rank order. Floor of CUDA 12.x on Linux: 525.60.13 (docs/facts.md "Drivers"). A
     # framework whose compiled cuDNN refuses the one in use explains the failure before the driver
     # does, even when the log itself already named the driver as possible.
     ("525.60.12", ["cudnn-version-mismatch", "cuda-driver-too-old", "cudnn-init-failed"]),
@@ -442,7 +442,7 @@ def test_a_framework_mismatch_outranks_a_driver_the_log_already_suggested(driver
 WHEEL_FOR_CUDA = [
     # the framework's CUDA (live facts), the compiled cuDNN in the log, the wheel the fix installs.
     # PyPI: nvidia-cudnn-cu11 has cuDNN 8.5-8.9 and 9.x, -cu12 8.9 and 9.x, -cu13 9.12 on; with no
-    # known CUDA a cuDNN 8.9 is paired with CUDA 12 (fixes/advice.py _cuda_major_for, FACTS.md).
+    # known CUDA a cuDNN 8.9 is paired with CUDA 12 (fixes/advice.py _cuda_major_for, docs/facts.md).
     ("11.8", "8.9.4", "nvidia-cudnn-cu11<9,>=8.9"),
     ("12.2", "8.9.4", "nvidia-cudnn-cu12<9,>=8.9"),
     (None, "8.9.4", "nvidia-cudnn-cu12<9,>=8.9"),

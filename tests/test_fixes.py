@@ -1,4 +1,4 @@
-"""Fixes in isolation: the cuDNN requirement solver over FACTS.md's frameworks and pins, every
+"""Fixes in isolation: the cuDNN requirement solver over docs/facts.md's frameworks and pins, every
 fix's preview, kernelspec edits (atomic, backed up, undone byte-for-byte, only the running
 kernel's), pip into a temporary venv from a local wheel (no network), and the buttons clicked."""
 
@@ -24,7 +24,7 @@ from packaging.version import Version
 from cudnn_magic import fixes
 from cudnn_magic.model import Fix, FrameworkBuild, LibraryCopy, Report
 
-# --------------------------------------------------------------------------- frameworks (FACTS.md)
+# --------------------------------------------------------------------------- frameworks (docs/facts.md)
 
 TF221 = FrameworkBuild("TensorFlow", "tensorflow", "2.21.0", cudnn_compiled="9.3", cuda_compiled="12.5.1",
                        checker="tensorflow", pins=('nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == "and-cuda"',))

@@ -3,7 +3,7 @@
 The site-packages trees are built in tmp_path from the exact text of real files (TensorFlow's
 ``build_info.py`` in each shape ``gen_build_info.py`` has written, ``torch/version.py``, CuPy's
 ``_wheel.json``, ONNX Runtime's ``build_and_package_info.py``, and ``Requires-Dist`` lines from the
-real wheels' METADATA, as quoted in research/native-lab-notes.md). Where a real wheel is on this
+real wheels' METADATA, as quoted in docs/facts.md). Where a real wheel is on this
 machine (pip's find-links / local index) the files are taken from it instead. Each package's
 ``__init__.py`` raises, so any accidental import shows up as a failure.
 """
@@ -37,12 +37,12 @@ TF_HEADER = '''
 """Auto-generated module providing information about the build."""
 '''
 
-# TF 2.21.0 (tensorflow, Linux x86_64), lab notes §2.
+# TF 2.21.0 (tensorflow, Linux x86_64), docs/facts.md "Where each framework's compiled-against versions come from".
 TF_221 = TF_HEADER + '''import collections
 
 build_info = collections.OrderedDict([('cpu_compiler', 'clang'), ('cuda_compute_capabilities', ['sm_60', 'sm_70', 'sm_80', 'sm_89', 'compute_90']), ('cuda_version', '12.5.1'), ('cudnn_version', '9'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', False)])
 '''
-# tensorflow-cpu 2.21.0 (read from the wheel, lab notes §2).
+# tensorflow-cpu 2.21.0 (read from the wheel, docs/facts.md "Where each framework's compiled-against versions come from").
 TF_CPU_221 = TF_HEADER + '''import collections
 
 build_info = collections.OrderedDict([('is_cuda_build', False), ('is_rocm_build', False), ('is_tensorrt_build', False)])
@@ -97,7 +97,7 @@ TORCH_291_REQUIRES = [
     'nvidia-cublas-cu12==12.8.4.1; platform_system == "Linux" and platform_machine == "x86_64"',
     'triton==3.5.1; platform_system == "Linux" and platform_machine == "x86_64"',
 ]
-# torch 2.14.1 (the CUDA wheel's METADATA, lab notes §3).
+# torch 2.14.1 (the CUDA wheel's METADATA, docs/facts.md "Where each framework's compiled-against versions come from").
 TORCH_2141_REQUIRES = [
     "filelock",
     'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3; platform_system == "Linux"',

@@ -1,7 +1,7 @@
 """knowledge.matcher.keyword_lines (the capture's prefilter of a succeeding cell's fd-2 output,
 before diagnose.gpu_unused_warnings) at its edges (issue 20: mutation testing).
 
-The rule, from its docstring and README "Performance" (a cell that printed a megabyte of ordinary
+The rule, from its docstring and docs/performance.md (a cell that printed a megabyte of ordinary
 log costs a few passes over its bytes): the lines holding a warning literal (case-insensitive),
 in their original order, joined by newlines; the lines after one holding a windowed signature's
 keyword (JAX's "Outdated cuDNN installation found." is followed by 6 lines that carry the

@@ -2,7 +2,7 @@
 boundary between cuDNN 8 and 9 numbering), cudnn_frontend error codes, SUCCESS that is and is not
 an error, evidence quoting (controls, bounds) and hard-wrapped pastes (issue 20: mutation testing).
 
-Sources: FACTS.md "Status codes" (cuDNN 8 numbers 0..14, cuDNN 9 the thousands); cuDNN's
+Sources: docs/facts.md "Status codes" (cuDNN 8 numbers 0..14, cuDNN 9 the thousands); cuDNN's
 ``cudnnStatus_t`` names; cudnn_frontend ``graph_properties.h`` error_code_t; TensorFlow
 cuda_dnn.cc "Check failed: status == CUDNN_STATUS_SUCCESS (N vs. 0)"; old PyTorch's
 "CuDNN error: CUDNN_STATUS_SUCCESS" for an unset status; TensorFlow's
@@ -199,7 +199,7 @@ def test_a_long_line_is_quoted_from_its_first_character_when_the_match_is_near_i
 # xla_bridge.py "CUDA-enabled jaxlib is not installed") that is not asked for is skipped alone; the
 # other wordings on the same line still count (a log flattened onto one line, "\n" escaped, as a
 # JSON logger writes it); asked for, it is a specific wording and claims its line from the generic
-# status name (Signature.generic). A cuDNN status name: cudnn_graph.h / FACTS.md "Status codes".
+# status name (Signature.generic). A cuDNN status name: cudnn_graph.h / docs/facts.md "Status codes".
 TF_IGNORING = ("W Ignoring visible gpu device (device: 0, name: Tesla K80, pci bus id: 0000:01:00.0) with Cuda "
                "compute capability 3.5. The minimum required Cuda capability is 3.7.")
 JAX_NO_CUDA = "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed."

@@ -82,7 +82,7 @@ def test_a_caffe_cudnn_layer_setup_is_the_handle_creation():
 
 # The file that lacks the symbol decides (knowledge/versions.py, _undefined_symbol): inside a
 # libcudnn_* sub-library it is a sub-library mix (cuDNN 8/9 sub-libraries of two releases,
-# native-lab-notes 1a), in a framework's own extension the framework was built against a newer
+# docs/facts.md "cuDNN on a machine without a GPU"), in a framework's own extension the framework was built against a newer
 # cuDNN (glibc "undefined symbol"; PyTorch "libtorch_cuda.so: undefined symbol: cudnnGetLibConfig,
 # version libcudnn_graph.so.9").
 UNDEFINED = [
@@ -199,7 +199,7 @@ def test_an_unknown_name_of_the_package_is_an_attribute_error_naming_it():
 # --------------------------------------------------------------------------- loading: which library
 
 # A loader line that names a cuDNN sub-library (libcudnn_ops/cnn/adv/graph/engines/heuristic/ext,
-# cuDNN 8/9 layout, native-lab-notes 1a) is a sub-library that failed; the main libcudnn is "not
+# cuDNN 8/9 layout, docs/facts.md "cuDNN on a machine without a GPU") is a sub-library that failed; the main libcudnn is "not
 # found" (TensorFlow dso_loader.cc dlerror, CTranslate2's loader, Paddle's dynamic_loader.cc, PyTorch's
 # Windows DLL loader in torch/__init__.py).
 LOADERS = [
@@ -443,7 +443,7 @@ def test_a_match_in_the_overlap_of_two_chunks_is_one_occurrence(monkeypatch, off
 # --------------------------------------------------------------------------- status: bare numbers
 
 # A bare status number (TensorFlow "Check failed: status == CUDNN_STATUS_SUCCESS (N vs. 0)", "cuDNN
-# status N") is decoded with FACTS.md "Status codes" (cuDNN 8 0..14, cuDNN 9 the thousands): 0 is
+# status N") is decoded with docs/facts.md "Status codes" (cuDNN 8 0..14, cuDNN 9 the thousands): 0 is
 # success and no hit, 1 is the first failure (NOT_INITIALIZED in cuDNN 8's cudnn_ops_infer.h).
 BARE = [
     ("cuDNN status 0", []),

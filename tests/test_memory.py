@@ -40,7 +40,7 @@ def test_json_contract_and_this_kernel(nvml_standin):
     out = _sample(nvml_standin, {"gpus": 2, "used.0": 5 * GiB, "procs.0": f"self:{2 * GiB},4242:{GiB}"})
     assert out["error"] is None
     g0, g1 = out["gpus"]
-    # DESIGN.md keys (more may be added, none renamed)
+    # docs/json.md keys (more may be added, none renamed)
     for key in ("index", "uuid", "name", "total_bytes", "used_bytes", "free_bytes", "processes"):
         assert key in g0
     assert g0["uuid"] == UUID.format(0) and g0["total_bytes"] == 80 * GiB and g0["used_bytes"] == 5 * GiB

@@ -1,5 +1,5 @@
 """The %gpu_memory panel without a kernel: ipywidgets gives every widget a DummyComm in a plain
-Python process (STYLE.md §5), so traits, clicks and the sampler thread run for real.
+Python process (as ipywidgets' own tests do), so traits, clicks and the sampler thread run for real.
 
 The panel's sampler here is a scripted sequence of MemorySnapshot values (plain data from
 cudnn_magic.model); the NVML side is covered through the C stand-in in test_memory.py and

@@ -3,7 +3,7 @@ they are grouped by, whose files are there now, and the bytes each wheel lists t
 
 Sources: PEP 376 / PEP 627 (``RECORD``: one ``path,sha256=<digest>,size`` line per file, paths
 relative to the folder holding the ``.dist-info``; the ``.dist-info`` folder itself is the
-distribution's own); FACTS.md "Two cuDNNs at once" (``nvidia-cudnn-cu12`` and ``-cu13`` 9.x,
+distribution's own); docs/facts.md "Two cuDNNs at once" (``nvidia-cudnn-cu12`` and ``-cu13`` 9.x,
 and the ``-jit-`` pair, install the same ``nvidia/cudnn*/lib/libcudnn*.so.9`` files; pip
 overwrites the earlier install's files, keeps both ``RECORD``s and ``pip check`` says nothing).
 The paths below are those of the real wheels' RECORDs (``nvidia/cudnn/lib/libcudnn.so.9``,

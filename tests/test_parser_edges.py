@@ -7,7 +7,7 @@ flags, key, value, osversion, hwcap = 24 bytes; string offsets from the start of
 the wheel spec (RECORD is CSV: path, "sha256=<urlsafe b64>", size); core metadata 2.x (an RFC 822
 header block ending at the first blank line; continuation lines start with whitespace;
 ``Requires-Dist`` may repeat); setuptools' requires.txt (``[extra:marker]`` sections); PEP 503
-names; the torch / tensorflow / jax wheels' Requires-Dist lines quoted in FACTS.md.
+names; the torch / tensorflow / jax wheels' Requires-Dist lines quoted in docs/facts.md.
 """
 
 from __future__ import annotations

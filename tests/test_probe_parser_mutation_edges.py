@@ -1200,7 +1200,7 @@ def test_more_pin_specs(req, specs):
 
 
 @pytest.mark.parametrize("pins, ops, want", [
-    # JAX's plugin pins with >= (FACTS.md "jax-cuda12-plugin ... nvidia-cudnn-cu12>=9.8,<10.0")
+    # JAX's plugin pins with >= (the jax-cuda12-plugin wheel's metadata: "nvidia-cudnn-cu12>=9.8,<10.0")
     (["nvidia-cudnn-cu12<10.0,>=9.8"], (">=",), (CudnnVersion(9, 8), 0)),
     (["nvidia-cudnn-cu12<10.0,>=9.8"], ("<",), (CudnnVersion(10, 0), 0)),
     (["nvidia-cudnn-cu12~=9.1.0"], ("==", "~="), (CudnnVersion(9, 1, 0), 0)),

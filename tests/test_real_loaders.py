@@ -6,7 +6,7 @@ Each scenario runs the framework for real in a child process (``import torch``,
 with what ``cudnn-magic check --json`` predicted in another child with the same environment before
 anything was imported, and with ``cudnn_magic.check()`` in the framework's own process after the
 import (``cudnn_in_use``). Nothing is hard-coded: the expected copy is the one the framework mapped.
-No GPU is needed: the version calls run on the CPU (FACTS.md).
+No GPU is needed: the version calls run on the CPU (docs/facts.md).
 
 The environments are built once (:mod:`framework_envs`): torch 2.14.1 for CUDA 13 with its
 ``nvidia-cudnn-cu13`` 9.24.0.43, and ``--target`` folders of ``nvidia-cudnn-cu13`` 9.12.0.46 and

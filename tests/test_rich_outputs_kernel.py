@@ -54,16 +54,21 @@ def test_results_and_widgets_have_text_and_html_fallbacks(tmp_path, nvml_standin
     assert "cuDNN" in _bundles(cells[1])[-1]["text/plain"]
     assert "cudnn-init-failed" in _bundles(cells[2])[-1]["text/plain"]
     assert "nothing cuDNN-related" in _bundles(cells[3])[-1]["text/plain"]
-    # every widget output carries a readable fallback beside the widget
+    # every widget output carries a one-line fallback saying where its controls went
     widget_outputs = [(i, d) for i in (4, 5, 6) for d in _bundles(cells[i]) if WIDGET in d]
     assert {i for i, _ in widget_outputs} == {4, 5, 6}, [c.outputs for c in cells[4:7]]
     for i, d in widget_outputs:
         assert "text/html" in d and d["text/html"].strip(), (i, d.keys())
         assert not REPR_WALL.search(d.get("text/plain", "")), (i, d.get("text/plain"))
         assert not REPR_WALL.search(d["text/html"]), (i, d["text/html"][:300])
-    fix_html = " ".join(d["text/html"] for i, d in widget_outputs if i == 4)
+    # what the widget offered is said in a plain output of its own, just above it
+    for i in (4, 5, 6):
+        outs = _bundles(cells[i])
+        w = next(k for k, d in enumerate(outs) if WIDGET in d)
+        assert w > 0 and WIDGET not in outs[w - 1] and outs[w - 1]["text/html"].strip(), (i, outs)
+    fix_html = _bundles(cells[4])[0]["text/html"]
     assert "restart-kernel" in fix_html and "Restart" in fix_html
-    assert "GPU 0" in " ".join(d["text/plain"] for i, d in widget_outputs if i == 6)
+    assert "GPU 0" in _bundles(cells[6])[0]["text/plain"]
     # nbconvert's HTML of the saved notebook (no widget state): the fallbacks, not reprs
     from nbconvert import HTMLExporter
 

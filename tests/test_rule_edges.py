@@ -2,7 +2,7 @@
 
 Each table row is a fact with its source; the rows sit on each side of every boundary
 (equal, one below, one above), for each era of each framework's rule.
-Sources: /work/shared/FACTS.md "cuDNN version encoding", "Which runtime cuDNN each framework
+Sources: docs/facts.md "cuDNN version encoding", "Which runtime cuDNN each framework
 accepts", "Drivers", "TensorFlow tested build configurations"; the frameworks' own code as named.
 """
 
@@ -16,7 +16,7 @@ from cudnn_magic.rules.cudnn_version import CudnnVersion, parse_cudnn_version, t
 from cudnn_magic.rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 
 # --- encodings: cudnn.h CUDNN_VERSION, 8.x: major*1000 + minor*100 + patch; 9.x: major*10000 +
-# minor*100 + patch (FACTS.md "cuDNN version encoding"); below 100 a bare major; 100-999 nothing.
+# minor*100 + patch (docs/facts.md "cuDNN version encoding"); below 100 a bare major; 100-999 nothing.
 ENCODINGS = [
     (0, CudnnVersion(0)),
     (99, CudnnVersion(99)),
@@ -84,7 +84,7 @@ def test_every_refused_shape(raw):
     assert try_parse(raw) is None
 
 
-# --- each framework's rule, each era (FACTS.md "Which runtime cuDNN each framework accepts";
+# --- each framework's rule, each era (docs/facts.md "Which runtime cuDNN each framework accepts";
 # torch/backends/cudnn/__init__.py _init; XLA cuda_dnn.cc IsSourceCompatibleWithCudnnLibrary;
 # TF 1.13-2.1 stream_executor/cuda/cudnn_version.cc; TF < 1.13 cuda_dnn.cc compatibility version;
 # JAX jax_plugins/xla_cuda12 _check_cuda_versions; NVIDIA cuDNN API compatibility page).
@@ -182,7 +182,7 @@ def test_jax_without_encodable_versions_names_only_the_cpp_check():
     assert "XLA's C++ check refuses it" in d.detail
 
 
-# TF < 1.13 compat version; 1.13-2.1 cudnn_version.cc; 2.2+ XLA (FACTS.md).
+# TF < 1.13 compat version; 1.13-2.1 cudnn_version.cc; 2.2+ XLA (docs/facts.md).
 @pytest.mark.parametrize("tf, checker", [
     ("1.12.3", "tensorflow-compat-version"), ("1.13.0", "tensorflow-legacy"), ("1.13.1", "tensorflow-legacy"),
     ("2.1.4", "tensorflow-legacy"), ("2.2.0", "tensorflow"), ("2.2.0rc1", "tensorflow"), ("2.16.1", "tensorflow"),
@@ -211,7 +211,7 @@ def test_cuda_encoding(value, text):
     assert cuda_from_int(value) == text
 
 
-# NVIDIA CUDA minor-version compatibility page (FACTS.md "Drivers").
+# NVIDIA CUDA minor-version compatibility page (docs/facts.md "Drivers").
 @pytest.mark.parametrize("cuda, windows, floor", [
     ("13.0", False, "580"), ("12.0", False, "525.60.13"), ("12.9", False, "525.60.13"), ("11.8", False, "450.80.02"),
     ("12.5", True, "527.41"), ("11.2", True, "452.39"), ("13.0", True, None), ("10.2", False, None),
@@ -234,7 +234,7 @@ def test_driver_at_the_floor(driver, floor, ok):
     assert driver_at_least(driver, floor) is ok
 
 
-# cuDNN support matrix (FACTS.md): 9.11+ 7.5-12.1; 9.0-9.10 5.0-12.0; 8.9 5.0-9.0; else unknown.
+# cuDNN support matrix (docs/facts.md): 9.11+ 7.5-12.1; 9.0-9.10 5.0-12.0; 8.9 5.0-9.0; else unknown.
 @pytest.mark.parametrize("cudnn, cc", [
     (CudnnVersion(9, 11, 0), ((7, 5), (12, 1))), (CudnnVersion(9, 12, 0), ((7, 5), (12, 1))),
     (CudnnVersion(9, 10, 2), ((5, 0), (12, 0))), (CudnnVersion(9, 0, 0), ((5, 0), (12, 0))),

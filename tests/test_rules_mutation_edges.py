@@ -2,7 +2,7 @@
 
 Each row states a rule at its edge, with the source of the fact in a comment; assertions are on
 what a caller sees (the verdict, the finding and fix ids, the fix title, the rule-bearing words of
-a sentence). Sources: shared/FACTS.md ("Which runtime cuDNN each framework accepts",
+a sentence). Sources: docs/facts.md ("Which runtime cuDNN each framework accepts",
 "cuDNN version encoding", "Two cuDNNs at once"), the frameworks' own checks as each table names,
 PEP 440 / PEP 508 via ``packaging``. The survivors left are listed in tests/mutation_survivors.md.
 """
@@ -20,7 +20,7 @@ from cudnn_magic.rules.compat import RULES, judge
 # rules.requirement.cudnn_requirement, through the check's install-matching-cudnn fix: a framework
 # whose mapped cuDNN its rule refuses gets "Install <requirement>". The requirement is its own
 # exact (==) or lower-bounded (>=) nvidia-cudnn-cuXX pin, markers cut off (Requires-Dist of the
-# torch / tensorflow[and-cuda] wheels, FACTS.md "Where each framework's compiled-against versions
+# torch / tensorflow[and-cuda] wheels, docs/facts.md "Where each framework's compiled-against versions
 # come from"); else the wheel family of the CUDA it was built for with NVIDIA's same-major rule
 # (>=MAJOR.MINOR,<MAJOR+1; PyPI nvidia-cudnn-cu11/-cu12/-cu13 histories: no cuDNN 8 wheel past cu12).
 
@@ -84,8 +84,8 @@ def test_no_install_fix_without_a_compiled_version_or_pin():
 
 
 # --------------------------------------------------------------------------------------------
-# rules.compat.judge for JAX: which of its two checks refuses (FACTS.md "JAX's Python-side
-# check": jax_plugins/xla_cuda12/__init__.py compares cudnn_build_version // 100 with the FULL
+# rules.compat.judge for JAX: which of its two checks refuses (docs/facts.md "Which runtime cuDNN
+# each framework accepts", JAX's Python side: jax_plugins/xla_cuda12/__init__.py compares cudnn_build_version // 100 with the FULL
 # runtime number, so every real cuDNN passes it; XLA's cuda_dnn.cc CudnnSupport::Init then needs
 # the same major and runtime minor >= build minor). The arithmetic's edge (equal, one below) is
 # stated with runtime numbers below 1000 (a "0.9.8" runtime encodes to 908), the only numbers at
@@ -126,7 +126,7 @@ def test_jax_without_a_runtime_or_build_number(runtime, compiled, start):
 # the consumer rules in rules/consumers.py's docstring (CTranslate2 vendors its cuDNN main
 # library; PaddlePaddle's gpu_resources.cc warning; MXNet's src/base.cc CuDNNLibChecks); glibc's
 # search order (a main library opens its sub-libraries by soname); cuDNN 8's "Could not load
-# library" and cuDNN 9's "Unable to load any of {...}" aborts (FACTS.md "Two cuDNNs at once").
+# library" and cuDNN 9's "Unable to load any of {...}" aborts (docs/facts.md "Two cuDNNs at once").
 
 from cudnn_magic.model import ConsumerLibrary, Fix, SublibraryPick  # noqa: E402
 from cudnn_magic.rules.consumers import CONSUMER_RULES, ConsumerNeed, clash_findings, judge_consumer  # noqa: E402
@@ -396,7 +396,7 @@ def test_mixed_sub_libraries(gpus):
 
 
 def test_older_sub_libraries_under_a_cudnn8_main_library():
-    # a cuDNN 8 main library forwards every call to its sub-libraries (FACTS.md)
+    # a cuDNN 8 main library forwards every call to its sub-libraries (docs/facts.md)
     older = [_pick("libcudnn_ops_infer.so.8", "8.9.6", "/usr/lib/libcudnn_ops_infer.so.8")]
     j = judge_consumer(_row(), [_lib(subs=older)], gpus=True)
     (f,) = j.findings
@@ -407,7 +407,7 @@ def test_older_sub_libraries_under_a_cudnn8_main_library():
 
 
 # --------------------------------------------------------------------------------------------
-# rules.consumers.clash_findings: consumers that meet in one kernel (FACTS.md "Two cuDNNs at
+# rules.consumers.clash_findings: consumers that meet in one kernel (docs/facts.md "Two cuDNNs at
 # once": cuDNN 8 and 9 have different sonames and load side by side; one soname loaded once is
 # reused by every later user, so for one major the first import decides).
 
@@ -553,7 +553,7 @@ def test_one_import_order_finding_per_major():
 
 # --------------------------------------------------------------------------------------------
 # rules.compat.judge: the sentence each rule gives, whole, since the user reads it as the verdict's
-# reason (FACTS.md "Which runtime cuDNN each framework accepts": XLA cuda_dnn.cc
+# reason (docs/facts.md "Which runtime cuDNN each framework accepts": XLA cuda_dnn.cc
 # IsSourceCompatibleWithCudnnLibrary; TF 1.13-2.1 cudnn_version.cc; TF < 1.13 compatibility version;
 # torch/backends/cudnn/__init__.py; ONNX Runtime CUDA EP requirements; NVIDIA's API compatibility
 # page and 9.10.0's break; JAX's Python-side check).

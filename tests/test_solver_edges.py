@@ -2,7 +2,7 @@
 framework's rule accepts (equal, one below, one above; each era), which wheel family a build
 needs, which pins count, and the requirement text pip is given (issue 20: mutation testing).
 
-Sources: FACTS.md "Which runtime cuDNN each framework accepts" (the rules, 9.10.0's break),
+Sources: docs/facts.md "Which runtime cuDNN each framework accepts" (the rules, 9.10.0's break),
 "Where each framework's compiled-against versions come from" (the Requires-Dist pins: torch
 ``nvidia-cudnn-cu12==9.10.2.21``, tensorflow ``extra == "and-cuda"``); PEP 440 / PEP 508 via
 ``packaging`` (what a requirement accepts).

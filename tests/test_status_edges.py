@@ -1,8 +1,8 @@
 """Status decoding at its edges: the 1000 boundary between cuDNN 8 and 9 numbering, each cuDNN 9
 family, names looked up with and without their numbers (issue 20: mutation testing).
 
-Sources: FACTS.md "Status codes"; cuDNN 8 ``cudnn_ops_infer.h`` / cuDNN 9 ``cudnn_graph.h``
-``cudnnStatus_t`` as read back with ``cudnnGetErrorString`` (shared research/native-lab-notes.md 1a/1b).
+Sources: docs/facts.md "Status codes"; cuDNN 8 ``cudnn_ops_infer.h`` / cuDNN 9 ``cudnn_graph.h``
+``cudnnStatus_t`` as read back with ``cudnnGetErrorString`` (docs/facts.md "Status codes").
 """
 
 from __future__ import annotations

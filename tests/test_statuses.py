@@ -1,4 +1,4 @@
-"""cuDNN status numbers and names (FACTS.md "Status codes"; native-lab-notes 1a/1b tables)."""
+"""cuDNN status numbers and names (docs/facts.md "Status codes", read back from the real 9.28 and 8.9.6 libraries)."""
 
 from __future__ import annotations
 

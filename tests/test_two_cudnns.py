@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from real_wheels import install_wheel
-from support import REPO, build_c_library, outputs_text, run_notebook
+from support import REPO, build_c_library, outputs_text, paragraph, run_notebook
 
 pytestmark = pytest.mark.native
 
@@ -261,7 +261,7 @@ def test_point4_the_copy_in_use_is_the_one_glibc_binds(tmp_path, order):
         assert [x["applicable"] for x in mism["fixes"]] == [True, True, False]
         assert f"LD_LIBRARY_PATH entry {old} was loaded into this process first" in mism["detail"]
         assert "PyTorch's own 9.27.0" in mism["detail"] and "would satisfy it" in mism["detail"]
-    in_use_line = next(ln for ln in data["text"].splitlines() if ln.startswith("cuDNN in use:"))
+    in_use_line = paragraph(data["text"], "cuDNN in use:")
     assert bound in in_use_line
     assert "cuDNN in use:" in data["html"] and bound in data["html"]
 

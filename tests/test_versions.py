@@ -1,4 +1,4 @@
-"""Every encoding and rule in FACTS.md, table-driven, at the edges."""
+"""Every encoding and rule in docs/facts.md, table-driven, at the edges."""
 
 from __future__ import annotations
 

@@ -47,11 +47,10 @@ def _texts() -> list[str]:
     out = [log for _, log, _ in FAMILY_CASES if log] + [exc for exc, _, _ in FAMILY_CASES if exc]
     for name in ("cases.jsonl", "negatives.jsonl"):
         path = corpus_dir() / name
-        if path.exists():
-            for row in path.read_text().splitlines():
-                if row.strip():
-                    case = json.loads(row)
-                    out += [case.get(k) or "" for k in ("stderr", "exception", "traceback_tail")]
+        for row in path.read_text(encoding="utf-8").splitlines():
+            if row.strip():
+                case = json.loads(row)
+                out += [case.get(k) or "" for k in ("stderr", "exception", "traceback_tail")]
     return [t for t in out if t] + WARNINGS
 
 

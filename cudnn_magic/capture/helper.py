@@ -9,7 +9,7 @@ this process:
    was fd 2 before (ipykernel's own pipe in a kernel, the terminal in terminal IPython). The
    reading side never waits for the writer and never stops reading, so a native writer that
    holds the GIL while ipykernel's reader thread needs it cannot deadlock, at any volume
-   (FACTS.md, "IPython and Jupyter behaviour"). No shared fd is ever switched to
+   (docs/facts.md "IPython and Jupyter behaviour"). No shared fd is ever switched to
    ``O_NONBLOCK``: that flag lives on the shared open file description and would leak into the
    terminal or into ipykernel after we are gone.
 

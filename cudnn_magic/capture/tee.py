@@ -1,6 +1,6 @@
 """Kernel side of the fd-2 capture: install, sync, cheap change test, slices, uninstall.
 
-Design (measured in ``../shared/research/jupyter-lab-notes.md`` §2, "ProcTee"): fd 2 is pointed
+Design (measured: docs/facts.md "IPython and Jupyter behaviour", native stderr): fd 2 is pointed
 at a pipe read by :mod:`cudnn_magic.capture.helper`, a separate process that logs every byte to
 a bounded on-disk file and forwards it to the previous fd 2 without ever blocking its reader.
 Ordering is made exact only when it matters (a failing cell, or a cell that wrote something):

@@ -19,7 +19,7 @@ __all__ = ["add_fix_arguments", "cli_fix"]
 
 def add_fix_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Declare ``cudnn-magic fix`` arguments on a subparser (:mod:`cudnn_magic.cli.main` calls this)."""
-    p.add_argument("fix_id", nargs="?", default=None, help="fix id (README \"Fix ids\")")
+    p.add_argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
     p.add_argument("--dry-run", action="store_true", help="only show what would happen (default without --yes)")
     p.add_argument("--yes", action="store_true", help="apply it")
     p.add_argument("--undo", action="store_true", help="revert the last application of FIX_ID")

@@ -1,7 +1,7 @@
 """The ``cudnn-magic`` command line (also ``python -m cudnn_magic``): the parser and the dispatch
 to one module per subcommand.
 
-Exit codes (DESIGN.md): ``check`` 0 when no finding has severity "error", 1 when one does;
+Exit codes (README, "Command line"): ``check`` 0 when no finding has severity "error", 1 when one does;
 ``explain`` 0 when it ran; 2 on a usage or internal error for every command.
 """
 
@@ -56,7 +56,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("check"):
         from ..util.options import timeout_seconds  # only the named command's options are built
 
-        c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in the README)")
+        c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in docs/json.md)")
         c.add_argument("--import-frameworks", action="store_true",
                        help="import installed frameworks for exact runtime answers (slow)")
         c.add_argument("--deep", action="store_true",
@@ -85,7 +85,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="explain a cuDNN error from a log, traceback or CI output")
     if wanted("explain"):
         e.add_argument("file", nargs="?", default="-", help="log file to read, or - for standard input (default)")
-        e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in the README)")
+        e.add_argument("--json", action="store_true", help="print the diagnoses as JSON (keys documented in docs/json.md)")
         e.add_argument("--facts", action="store_true",
                        help="also use this machine's live facts (mapped cuDNN, driver, GPU memory): only for "
                             "logs produced here; logs from CI or another machine are explained from their text")
@@ -94,7 +94,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("memory"):
         from ..engines.memory import interval_seconds  # only the named command's options are built
 
-        m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in the README)")
+        m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in docs/json.md)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                        help="refresh every SECONDS seconds until interrupted")
     f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")

@@ -63,7 +63,7 @@ from .overwrites import overwrite_findings
 from .overwrites import pinned_names as _pinned_names
 from .overwrites import requirement as _requirement
 
-# Finding ids beyond the diagnosis catalogue (spec/diagnoses.md); stable, listed in the README.
+# Finding ids beside the diagnosis catalogue (diagnose.CATALOGUE); stable, listed in docs/ids.md.
 FINDING_IDS = {
     "cudnn-version-mismatch": "a framework's rule rejects the cuDNN it has loaded or will load",
     "cudnn-library-not-found": "a CUDA build of a framework will find no cuDNN with the soname it asks for",
@@ -305,18 +305,22 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             f"In a child process: {err}. A framework that picks this copy fails or kills the kernel.", (fix,),
         ))
     findings += driver_findings(driver, gpus, judged, loaded)
-    findings += cpu_build_findings(judged, gpus)
+    findings += cpu_build_findings(judged, gpus, driver, sys.platform)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
     # say it: mapped already, or what a plain load by name would get
     sites = pyenv.purelib_dirs()
     findings += env_wheel_shadowed(installed, findings, resolve, environ, ldcache, sites, in_use)
+    mapped_sonames = {u.soname for u in in_use}
+    by_name = tuple(resolve(so, "a program that loads it by name", None, environ=environ, ldcache=ldcache)
+                    for so in sorted({c.soname for c in installed if c.is_main and c.soname}, reverse=True)
+                    if so not in mapped_sonames)
     return Report(
         cudnn_loaded=tuple(sorted(loaded, key=lambda c: (not c.is_main, c.load_order if c.load_order is not None else 1 << 30,
                                                           c.directory, c.name))),
         cudnn_installed=installed, frameworks=tuple(judged), resolutions=tuple(resolutions), driver=driver,
         gpus=gpus, findings=tuple(findings), notes=notes, platform=sys.platform,
         cudnn_in_use=in_use[0] if in_use else None, cudnn_in_use_by_soname=tuple(in_use),
-        wheels_overwritten=tuple(overwrites),
+        wheels_overwritten=tuple(overwrites), cudnn_by_name=by_name,
     )
 
 

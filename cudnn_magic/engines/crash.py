@@ -4,7 +4,7 @@ Many cuDNN faults end the kernel with no traceback at all: TensorFlow's ``Check 
 == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.`` then ``abort()``, a copy without
 ``libcudnn_graph.so.9`` that aborts with ``Invalid handle. Cannot load symbol cudnnGetVersion``,
 a segfault in a mismatched cuDNN. The notebook then gets nothing from that cell, not even its
-earlier prints (FACTS.md, "Kernel death"; ``research/jupyter-lab-notes.md`` §3). The fd-2
+earlier prints (docs/facts.md "IPython and Jupyter behaviour", kernel death). The fd-2
 capture (:mod:`cudnn_magic.capture`) writes every native byte to an on-disk record as it
 arrives; this module reads that record in the NEXT kernel.
 

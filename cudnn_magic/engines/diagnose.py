@@ -1,8 +1,8 @@
 """Error text + captured log lines + live facts -> ranked catalogue diagnoses. Pure.
 
 Imports only the standard library, ``packaging`` and ``cudnn_magic.model`` / ``versions`` /
-``knowledge`` (with ``knowledge.status``) (DESIGN.md layering). Evidence order follows
-shared/spec/diagnoses.md: live facts, then native log lines, then the Python exception. The
+``knowledge`` (with ``knowledge.status``) (docs/how-it-is-built.md). Evidence order follows
+docs/ids.md: live facts, then native log lines, then the Python exception. The
 knowledge base (:mod:`cudnn_magic.knowledge`) finds the wordings; this module weighs them,
 refines the generic ``cudnn-init-failed`` with facts when they decide it, writes the titles with
 the versions, and computes the fixes (stable ids: :data:`FIX_IDS`).
@@ -21,6 +21,8 @@ import os.path
 from ..fixes.advice import offer
 from ..fixes.catalogue import RUNNABLE, SPECS
 from ..fixes.frameworks import fits, in_play, raising_framework
+from .diagnosis_catalogue import CATALOGUE
+from .joins import age, join_cpu_build, join_unnamed_library
 from ..knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from ..knowledge.matcher import FIX_IDS, scan
 from ..knowledge.signature import Hit
@@ -34,88 +36,6 @@ from ..rules.gpu import driver_at_least, driver_floor
 __all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 
 log = logging.getLogger("cudnn_magic")
-
-#: Generic explanation per catalogue id (shared/spec/diagnoses.md): title, summary, fixes.
-CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "cudnn-version-mismatch": (
-        "The cuDNN loaded is not compatible with the one the framework was built with",
-        "The framework was built against another cuDNN release than the one loaded at runtime "
-        "(older minor, other major, or a release missing functions it calls).",
-        ("install-matching-cudnn", "remove-shadowing-dir", "import-order"),
-    ),
-    "cudnn-library-not-found": (
-        "The cuDNN library could not be found or opened",
-        "The dynamic loader (or the framework's own loader) could not open cuDNN; some "
-        "frameworks then quietly run on the CPU.",
-        ("install-matching-cudnn", "remove-shadowing-dir"),
-    ),
-    "cudnn-sublibrary-load-failed": (
-        "A cuDNN sub-library (or one of its dependencies) could not be loaded",
-        "cuDNN loads its sub-libraries on first use; one of them or one of its own "
-        "dependencies was missing, or sub-libraries of different releases were mixed.",
-        ("reinstall-cudnn", "remove-shadowing-dir", "install-cudnn-deps"),
-    ),
-    "cudnn-init-failed": (
-        "cuDNN failed to initialize",
-        "cuDNN or the framework's DNN support failed to initialize. Usual causes: a cuDNN that "
-        "does not match the framework's build, GPU memory already taken (TensorFlow and JAX "
-        "preallocate it), or a driver too old; the evidence below does not single one out yet. "
-        "What decides it: the cuDNN mapped in the process vs the framework's build, free GPU "
-        "memory, and the driver version (run %cudnn_check).",
-        ("allow-memory-growth", "install-matching-cudnn", "upgrade-driver", "restart-kernel"),
-    ),
-    "gpu-out-of-memory": (
-        "The GPU ran out of memory for cuDNN",
-        "GPU memory ran out, often because a framework preallocated most of it and left cuDNN "
-        "no room for its handle or workspace.",
-        ("allow-memory-growth", "free-gpu-memory", "restart-kernel"),
-    ),
-    "cuda-driver-too-old": (
-        "The NVIDIA driver is too old for this CUDA/cuDNN release",
-        "The NVIDIA driver is older than the CUDA runtime or cuDNN release requires.",
-        ("upgrade-driver",),
-    ),
-    "cudnn-stream-set-failed": (
-        "cudnnSetStream failed after an earlier CUDA error",
-        "cuDNN could not attach to the CUDA stream because the context was already broken.",
-        ("restart-kernel", "free-gpu-memory"),
-    ),
-    "cudnn-execution-failed": (
-        "A cuDNN kernel failed to launch or run",
-        "cuDNN could not launch or finish its kernel: operands on the CPU, a build without "
-        "kernels for this GPU, or memory.",
-        ("same-device", "restart-kernel", "cudnn-fallback"),
-    ),
-    "cudnn-unsupported-config": (
-        "cuDNN does not support this configuration",
-        "cuDNN has no engine or algorithm for this problem (layout, data type, size limits, "
-        "non-contiguous input).",
-        ("make-contiguous", "disable-cudnn-benchmark", "cudnn-fallback"),
-    ),
-    "cudnn-bad-param": (
-        "cuDNN rejected the arguments (BAD_PARAM)",
-        "cuDNN rejected the call's arguments: usually shapes (an input smaller than the "
-        "kernel) or descriptors built for another cuDNN major.",
-        ("check-shapes", "cudnn-fallback"),
-    ),
-    "tensors-on-different-devices": (
-        "The operands of one cuDNN call live on different GPUs",
-        "cuDNN returned MAPPING_ERROR: the tensors of one call are on different devices, or "
-        "the current device is not theirs.",
-        ("same-device",),
-    ),
-    "cudnn-internal-error": (
-        "cuDNN reported an internal error",
-        "CUDNN_STATUS_INTERNAL_ERROR outside handle creation: oversized problems, the wrong "
-        "current device, or library bugs; GPU memory that ran out can end the same way.",
-        ("disable-cudnn-benchmark", "free-gpu-memory", "cudnn-fallback"),
-    ),
-    "gpu-arch-unsupported": (
-        "This GPU is not supported by the cuDNN or framework build in use",
-        "This GPU's compute capability is not supported by the cuDNN or framework build in use.",
-        ("install-cuda-build", "install-matching-cudnn"),
-    ),
-}
 
 # Signals that are GPU problems but not cuDNN ones: alone they never make a cuDNN diagnosis
 # nor count as the "cuDNN failure" that needs_context signatures need.
@@ -138,7 +58,7 @@ def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None"
         traceback: the formatted Python traceback, when available.
 
     Returns:
-        Diagnoses (shared/spec/diagnoses.md ids), strongest first. Never raises: an internal
+        Diagnoses (docs/ids.md ids), strongest first. Never raises: an internal
         error is logged at debug level and gives [].
     """
     try:
@@ -174,22 +94,24 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: boo
     TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
     cuDNN library is among the missing ones, or none is named), ONNX Runtime "Failed to create
     CUDAExecutionProvider", JAX "CUDA backend failed to initialize" with a cuDNN reason, JAX
-    "a CUDA-enabled jaxlib is not installed", TensorFlow ignoring a GPU for its compute
-    capability, and cuDNN version/loading lines printed without an exception.
+    "a CUDA-enabled jaxlib is not installed" and ONNX Runtime's CPU build ("Specified provider
+    'CUDAExecutionProvider' is not in available provider names": ``framework-cpu-build``),
+    TensorFlow ignoring a GPU for its compute capability, TensorRT's and OpenCV's "loaded another
+    cuDNN" warnings, and cuDNN version/loading lines printed without an exception.
 
     ``joined=False`` skips the search for lines split by a hard wrap (a cell's own output,
     not a paste).
 
     Returns:
-        Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found`` or
-        ``cudnn-version-mismatch``), or []. Never raises.
+        Warning diagnoses (catalogue ids, usually ``cudnn-library-not-found``,
+        ``cudnn-version-mismatch`` or ``framework-cpu-build``), or []. Never raises.
     """
     try:
         if not log or not isinstance(log, str):
             return []
         hits = scan(log, "log", warnings=True, joined=joined)
         relevant = {"cudnn-library-not-found", "cudnn-version-mismatch", "cudnn-sublibrary-load-failed",
-                    "gpu-arch-unsupported"}
+                    "gpu-arch-unsupported", "framework-cpu-build"}
         if not any((h.signature.warning and h.weight > 0) or (h.diagnosis in relevant and h.weight >= 80)
                    for h in hits):
             return []
@@ -201,16 +123,24 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: boo
         return []
 
 
+#: a path of the platform whose CUDA builds differ: macOS home folders, Windows drive letters
+_PLATFORM_PATHS = ((re.compile(r"(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/", re.M), "darwin"),
+                   (re.compile(r"(?:^|[\s\"'(=])[A-Za-z]:\\[^\\\s]{1,60}\\", re.M), "win32"))
+
+
 @dataclass
 class _Context:
-    """Hints taken from all the text (which framework printed it)."""
+    """Hints taken from all the text (which framework printed it, on which platform)."""
 
     framework: str = ""
+    platform: str = ""
 
     @classmethod
     def build(cls, exc: str, log_text: str, tb: str) -> "_Context":
         # the exception's type, the innermost framework frame, then the words (bounded work)
-        return cls(raising_framework(exc, tb, log_text))
+        text = "\n".join((exc[:65_536], tb[-65_536:], log_text[:65_536], log_text[-65_536:]))
+        platform = next((p for rx, p in _PLATFORM_PATHS if rx.search(text)), "")
+        return cls(raising_framework(exc, tb, log_text), platform)
 
 
 @dataclass
@@ -224,6 +154,7 @@ class _Agg:
     extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
+    platform: str = ""  #: the platform the text's paths show ("win32", "darwin"), "" unknown
     title: str = ""  #: a title set by a refinement (the call that failed), formatted with the versions
     suppressed: set[str] = field(default_factory=set)  # fix ids the live facts show would change nothing
 
@@ -247,7 +178,7 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
         if h.signature.needs_context and not core:
             continue
         kept.append(h)
-    kept = _drop_unnamed_loads(kept)
+    kept = _drop_refuted(_drop_unnamed_loads(kept))
 
     aggs: dict[str, _Agg] = {}
 
@@ -287,6 +218,7 @@ def _build(hits: list[Hit], report: Report | None, ctx: _Context, warnings: bool
         a.hits.sort(key=lambda wh: (-wh[0], -wh[1].position))
         a.versions = _versions(a)
         a.framework = _framework(a, ctx)
+        a.platform = ctx.platform
 
     if report is not None:
         _refine_with_facts(aggs, report)
@@ -305,6 +237,15 @@ def _drop_unnamed_loads(kept: list[Hit]) -> list[Hit]:
     if "other" in named and "cudnn" not in named:
         return [h for h in kept if not h.signature.unnamed_load]
     return kept
+
+
+def _drop_refuted(kept: list[Hit]) -> list[Hit]:
+    """A marker that shows a claim is not so (``Signature.refutes``: JAX's "CUDA backend failed to
+    initialize" means its CUDA plugin is installed) drops that claim's hits of the same framework."""
+    refuted = {(i, h.signature.framework) for h in kept for i in h.signature.refutes}
+    if not refuted:
+        return kept
+    return [h for h in kept if (h.diagnosis, h.signature.framework) not in refuted]
 
 
 def _corroborate(aggs: dict[str, _Agg], weighed: list[tuple[float, Hit]]) -> None:
@@ -397,7 +338,8 @@ def _versions(a: _Agg) -> dict[str, str]:
                     out["status_code"] = str(st.code)
             elif k in ("driver", "status_code", "soname", "library", "symbol", "dependency", "required",
                        "cuda", "min_sm", "compute_capability", "descriptor", "shape", "cuda_error",
-                       "other_library", "mode", "driver_cuda", "error_code", "call", "op", "fe_code"):
+                       "other_library", "mode", "driver_cuda", "error_code", "call", "op", "fe_code", "module",
+                       "header", "version"):
                 out[k] = _clean(raw)
             elif k in ("free", "total"):
                 out[f"{k}_bytes"] = _clean(raw)
@@ -501,6 +443,9 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     (a CI machine explaining a pasted log) changes nothing.
     """
     _note_missing_driver(aggs, report)
+    # what the text cannot decide alone: which library an unnamed load failure misses, a CPU build
+    join_unnamed_library(aggs, report, _Agg)
+    join_cpu_build(aggs, report)
     if not _facts_usable(report):
         return
     top = max(aggs.values(), key=lambda a: a.score)
@@ -713,6 +658,12 @@ def _diagnosis(a: _Agg, report: Report | None) -> Diagnosis:
     values["framework"] = fw
     values["relation"] = _relation(a.versions.get("loaded"), a.versions.get("compiled")
                                    or a.versions.get("minimum"), fw)
+    values["age"] = age(a.versions.get("loaded"), a.versions.get("compiled"))
+    if a.id == "cudnn-version-mismatch" and values["age"] == "newer than":
+        # the loaded copy already satisfies ">= compiled within its major": installing that changes nothing
+        a.suppressed.add("install-matching-cudnn")
+        if fw in ("TensorRT", "OpenCV"):  # they only warn and run on a newer minor: nothing to change
+            a.suppressed.update(("import-order", "remove-shadowing-dir"))
     title = summary = None
     fix_ids: list[str] = []
     if own:

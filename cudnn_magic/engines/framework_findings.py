@@ -16,6 +16,7 @@ from ..rules.compat import Judgement, judge
 from ..rules.consumer_table import by_name
 from ..rules.cudnn_version import try_parse
 from ..rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
+from ..rules.gpu_builds import gpu_build
 
 __all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings", "env_wheel_shadowed"]
 
@@ -97,16 +98,25 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]
     return rows, out
 
 
-def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ...]) -> list[Finding]:
-    """``framework-cpu-build``: a CPU build where NVML sees a GPU (it will not use it)."""
+def cpu_build_findings(frameworks: Iterable[FrameworkBuild], gpus: tuple[Gpu, ...], driver: Any = None,
+                       platform: str = "linux") -> list[Finding]:
+    """``framework-cpu-build``: a CPU build where NVML sees a GPU (it will not use it). The fix is the
+    framework's CUDA build for the CUDA major the driver supports (NVML's CUDA driver version), the
+    command from :func:`cudnn_magic.rules.gpu_builds.gpu_build` (one table with the diagnosis of the
+    same id); the consumer table's words where that table does not know the framework."""
     if not gpus:
         return []
     out = []
+    driver_cuda = getattr(driver, "cuda_driver_version", None)
     for fw in frameworks:
         if not fw.cpu_build or fw.problems:
             continue
         entry = by_name(fw.name)
-        fix = entry.gpu_build if entry is not None else ""
+        build = gpu_build(fw.name, fw.version, driver_cuda, platform)
+        if build is not None:
+            fix = f"{build.command}   # {build.note}" if build.command else build.note
+        else:
+            fix = entry.gpu_build if entry is not None else ""
         out.append(Finding(
             "framework-cpu-build", "warning", f"{fw.name} {fw.version} is a CPU build: it will not use the GPU",
             f"{fw.name} {fw.version} was built without CUDA and cuDNN ({fw.cudnn_compiled_source or 'its build says so'}); "
@@ -218,3 +228,4 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
             + f". This environment's own copy is {c.path}.",
             (_shadow_fix(entry, c.directory),)))
     return out
+

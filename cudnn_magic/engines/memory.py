@@ -298,7 +298,7 @@ def _with_framework_usage(row: GpuMemory) -> GpuMemory:
 
 
 def snapshot_json(s: MemorySnapshot) -> dict[str, Any]:
-    """DESIGN.md's ``memory`` contract, plus added keys (``visible_index``, ``mig``,
+    """docs/json.md's ``memory`` contract, plus added keys (``visible_index``, ``mig``,
     ``this_kernel_bytes``, ``this_kernel_source``, ``error`` per GPU, ``timestamp``).
     Bytes are integers; values NVML cannot report are null."""
     return {

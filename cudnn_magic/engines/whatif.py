@@ -189,7 +189,7 @@ def judge_environment(env: Environment, *, driver: Driver | Unavailable | None, 
     """Judge an environment (present or predicted) with the check's own rules, for a fresh
     process (nothing mapped yet). ``new_frameworks`` names frameworks whose native library is not
     on disk yet: the copy they load is taken as their pinned wheel's folder (their RUNPATH points
-    there: FACTS.md), judged by their rule (``rules.compat.judge``)."""
+    there: docs/facts.md), judged by their rule (``rules.compat.judge``)."""
     overwrites = find_overwritten_wheels(env.records, env.observed)
     copies = _copies(env.records, overwrites)
     report = judge_report(loaded=(), installed=copies, frameworks=tuple(env.frameworks), driver=driver, gpus=gpus,

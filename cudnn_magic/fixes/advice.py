@@ -15,9 +15,10 @@ from typing import Any, Callable, Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Fix, Report
+from ..model import Fix, Report, Unavailable
 from ..model.fixes import FixPlan, Step
 from ..rules.cudnn_version import CudnnVersion, try_parse
+from ..rules.gpu_builds import cuda_major, gpu_build
 from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 from .catalogue import FIXES, SPECS
 from .frameworks import JAX, PYTORCH, TENSORFLOW, in_play
@@ -136,6 +137,10 @@ def _target_cudnn(a: Any) -> CudnnVersion | None:
 def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
     """``install-matching-cudnn``, worded for this diagnosis."""
     v = _target_cudnn(a)
+    if v is None and a.framework in _NATIVE_CUDNN_ADVICE:
+        title, action = _NATIVE_CUDNN_ADVICE[a.framework]
+        return Fix(fid, title, action, restart_required=True, applicable=False,
+                   reason="the needed version is not known from the text")
     if v is None:
         return Fix(fid, "Install the cuDNN release the framework was built for",
                    "Install the cuDNN major/minor your framework build expects (see %cudnn_check), "
@@ -157,6 +162,36 @@ def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | Non
                    restart_required=True, applicable=False,
                    reason="no pip wheel of this cuDNN release; install it system-wide or with conda")
     return None
+
+
+#: How to get cuDNN to a program that is not a Python framework, when the text names no version:
+#: (title, action), by the knowledge tables' ``framework`` word.
+_NATIVE_CUDNN_ADVICE: dict[str, tuple[str, str]] = {
+    "a native build": (
+        "Install cuDNN's development files where the build looks",
+        "Install cuDNN with its headers and the unversioned libcudnn.so link (NVIDIA's cudnn9-cuda-12 / "
+        "libcudnn8-dev packages, or its tarball), then point the build at it: LIBRARY_PATH and CPATH (or the "
+        "project's CUDNN_ROOT / CUDNN_INCLUDE_DIR / CUDNN_LIBRARY, Caffe's Makefile.config, darknet's "
+        "Makefile), and LD_LIBRARY_PATH for running the result. A source written for another cuDNN major "
+        "needs that major's release, or a release of the project written for this one."),
+    "cudarc (Rust)": (
+        "Make cuDNN loadable under a name cudarc tries",
+        "Install cuDNN for the CUDA major cudarc was built for (NVIDIA's package, conda's cudnn, or the "
+        "nvidia-cudnn-cuXX wheel) and put its lib folder on LD_LIBRARY_PATH (PATH on Windows); a cuDNN that "
+        "has only libcudnn.so.9 needs its development package (which adds libcudnn.so) or a newer cudarc."),
+    "CUDA.jl (Julia)": (
+        "Give CUDA.jl a cuDNN",
+        "In Julia: import Pkg; Pkg.add(\"cuDNN\") with a CUDA runtime it detects (CUDA.versioninfo()); for a "
+        "local toolkit (CUDA.set_runtime_version!(local_toolkit=true)) install cuDNN into that toolkit."),
+    "Julia (Libdl)": (
+        "Give Julia a complete cuDNN",
+        "Reinstall the cuDNN artifact (import Pkg; Pkg.add(\"cuDNN\"), or remove the broken artifact folder and "
+        "instantiate again); on Windows the folder of the cuDNN DLLs and the DLLs they need must be loadable."),
+    "JavaCPP (Java)": (
+        "Give JavaCPP the cuDNN its preset was built for",
+        "Add the org.bytedeco cuda preset's redist artifact (classifier <platform>-redist), which bundles cuDNN, "
+        "or install the cuDNN major the preset names and put its folder on PATH / java.library.path."),
+}
 
 
 def remove_shadowing_dir(fid: str, a: Any, report: Report | None) -> Fix | None:
@@ -195,6 +230,15 @@ def install_cudnn_deps(fid: str, a: Any, report: Report | None) -> Fix | None:
     v = _target_cudnn(a)
     dep = a.versions.get("dependency", "").lower()
     cuda = 12 if v is None or v.major >= 9 else 11
+    if dep == "nvrtc.so":
+        # PyTorch's "Applied workaround for CuDNN issue, install nvrtc.so": its CUDA wheel already depends on
+        # nvidia-cuda-nvrtc, which ships only libnvrtc.so.<major>, so installing it changes nothing; the
+        # unversioned name cuDNN asks for must resolve (pytorch/pytorch#97041)
+        return Fix(fid, "Make libnvrtc.so (unversioned) resolvable for cuDNN",
+                   "In the folder that holds libnvrtc.so.<version> (site-packages/nvidia/cuda_nvrtc/lib for the pip "
+                   "wheel, the CUDA toolkit's lib64 otherwise): ln -s libnvrtc.so.<version> libnvrtc.so, or install "
+                   "the CUDA toolkit's NVRTC development package, which adds that link; then restart the kernel",
+                   restart_required=True, applicable=False, reason="a symbolic link in the environment's files")
     if "nvrtc" in dep:
         pkg = f"nvidia-cuda-nvrtc-cu{cuda}"
         return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
@@ -372,11 +416,54 @@ def cudnn_fallback(fid: str, a: Any, report: Report | None) -> Fix | None:
 
 
 def install_cudnn_build(fid: str, a: Any, report: Report | None) -> Fix | None:
-    """``install-cudnn-build``, worded for this diagnosis."""
+    """``install-cudnn-build``, worded for this diagnosis: for a CPU-only build
+    (``framework-cpu-build``) the exact command of the framework's CUDA build for the driver's CUDA
+    major (:func:`cudnn_magic.rules.gpu_builds.gpu_build`); None where it would change nothing (the
+    live facts show a CUDA build already, no NVIDIA GPU or driver, or no CUDA build exists for the
+    platform)."""
     fw = a.framework
+    if getattr(a, "id", "") == "framework-cpu-build":
+        return _cuda_build_fix(fid, a, report)
     return Fix(fid, f"Install a {fw or 'framework'} build with cuDNN support",
                _CUDNN_BUILD_ADVICE.get(fw, _CUDNN_BUILD_ADVICE[""]),
                restart_required=True, applicable=False, reason="a different build of the framework")
+
+
+def _cuda_build_fix(fid: str, a: Any, report: Report | None) -> Fix | None:
+    fw = a.framework
+    row = next((b for b in (report.frameworks if report is not None else ()) if b.name == fw), None)
+    if row is not None and not row.cpu_build:
+        return None  # the facts show a CUDA build: installing one changes nothing
+    driver = getattr(report, "driver", None)
+    if report is not None and not report.gpus and (driver is None or isinstance(driver, Unavailable)):
+        return None  # no NVIDIA GPU or driver here: a CUDA build would not use a GPU either
+    driver_cuda = getattr(driver, "cuda_driver_version", None) or a.versions.get("cuda")
+    version = row.version if row is not None else _cpu_version(a)
+    platform = (report.platform if report is not None and report.platform else "") or _platform_of(a)
+    build = gpu_build(fw, version, driver_cuda, platform or "linux")
+    if build is None:
+        return Fix(fid, f"Install the CUDA build of {fw or 'the framework'}",
+                   _CUDNN_BUILD_ADVICE.get(fw, _CUDNN_BUILD_ADVICE[""]),
+                   restart_required=True, applicable=False, reason="a different build of the framework")
+    if not build.command:
+        return None  # no CUDA build for this platform: nothing to install (the note is in the summary's words)
+    cuda = f" for CUDA {cuda_major(driver_cuda)}" if cuda_major(driver_cuda) else " (CUDA 12 assumed: nvidia-smi's header says which)"
+    where = "" if platform else " (Linux; on native Windows and macOS see the note)"
+    return Fix(fid, f"Install the CUDA build of {fw}{cuda}",
+               f"{build.command}   # {build.note}{where}", restart_required=True, applicable=False,
+               reason="a different build of the framework (pip replaces it; check the command first)")
+
+
+def _cpu_version(a: Any) -> str | None:
+    """The framework's version as the text gave it ("2.1.0+cpu" -> "2.1.0"), or None."""
+    v = a.versions.get("version", "")
+    return v.split("+", 1)[0] if v else None
+
+
+def _platform_of(a: Any) -> str:
+    """The platform the text's paths show (the diagnosis's ``platform``: a drive letter is Windows,
+    /Users/ macOS); "" unknown."""
+    return str(getattr(a, "platform", "") or "")
 
 
 def install_cuda_build(fid: str, a: Any, report: Report | None) -> Fix | None:
@@ -404,6 +491,11 @@ _CUDNN_BUILD_ADVICE: dict[str, str] = {
                     "from source after cuDNN is installed",
     "Theano": "make cudnn.h and libcudnn visible to Theano: set [dnn] include_path and library_path in .theanorc "
               "(or CPATH/LIBRARY_PATH/LD_LIBRARY_PATH) to the cuDNN install",
+    "OpenCV": "build OpenCV with -D WITH_CUDA=ON -D WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON (and CUDA_ARCH_BIN for this GPU); "
+              "the opencv-python wheels from PyPI have no CUDA backend",
+    "Deeplearning4j": "add the deeplearning4j-cuda-<CUDA version> dependency (the cuDNN helpers) matching nd4j-cuda, "
+                      "with the cuDNN of that CUDA version on PATH/LD_LIBRARY_PATH (or the org.bytedeco cuda redist "
+                      "artifact, which bundles it)",
     "": "install the framework's GPU build that includes cuDNN (or rebuild it with cuDNN found by the build), "
         "then restart the kernel",
 }

@@ -1,6 +1,6 @@
 """The one table of fixes: every fix id, what it does, how it is offered and carried out.
 
-A fix id (README "Fix ids": stable, add, never rename) is one :class:`FixSpec` in
+A fix id (docs/ids.md "Fix ids": stable, add, never rename) is one :class:`FixSpec` in
 :data:`CATALOGUE`. Everything else derives from it: the registry's ids and titles
 (:data:`FIXES`, ``%cudnn_fix``/``cudnn-magic fix``), the ids a diagnosis may offer and their
 one-line advice (:data:`ADVICE`, used by :mod:`cudnn_magic.knowledge` and
@@ -26,7 +26,7 @@ class FixSpec:
 
     Attributes:
         id: the stable fix id.
-        title: what the registry does for it (``%cudnn_fix``/``cudnn-magic fix``, README).
+        title: what the registry does for it (``%cudnn_fix``/``cudnn-magic fix``, docs/ids.md).
         advice: the one line a diagnosis shows about it; empty when no diagnosis offers it
             (only ``%cudnn_check`` findings do).
         runs: the registry can carry it out (a button's Apply, ``--yes``); otherwise its plan
@@ -217,7 +217,7 @@ SPECS: dict[str, FixSpec] = {s.id: s for s in CATALOGUE}
 """``fix id -> FixSpec``, in catalogue order."""
 
 FIXES: dict[str, str] = {s.id: s.title for s in CATALOGUE}
-"""Every fix id the registry knows, with its title (README "Fix ids")."""
+"""Every fix id the registry knows, with its title (docs/ids.md "Fix ids")."""
 
 ADVICE: dict[str, str] = {s.id: s.advice for s in CATALOGUE if s.advice}
 """The fix ids a diagnosis may offer, with their one-line advice."""

@@ -27,7 +27,7 @@ def solve_cudnn(frameworks: Iterable[FrameworkBuild]) -> Solution:
     """The one cuDNN requirement satisfying every framework with a cuDNN build, or the
     conflicts (one line each, naming the frameworks) and each framework's own requirement.
 
-    Rules: FACTS.md "Which runtime cuDNN each framework accepts"; pins: each distribution's
+    Rules: docs/facts.md "Which runtime cuDNN each framework accepts"; pins: each distribution's
     ``Requires-Dist`` (``importlib.metadata``). Frameworks in different CUDA wheel families
     (``nvidia-cudnn-cu12`` vs ``-cu13``) conflict: one process maps one ``libcudnn.so.9``.
     """

@@ -1,8 +1,11 @@
 """The diagnosis knowledge base: error signatures as data, matched in linear time. Pure.
 
-Layout follows friendly-traceback (shared/STYLE.md section 6): one module per family
+Layout follows friendly-traceback (its ``runtime_errors`` package): one module per family
 (:mod:`.versions`, :mod:`.loading`, :mod:`.builds`, :mod:`.init`, :mod:`.status`,
-:mod:`.oom` (out-of-memory wordings), :mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.calls`, :mod:`.warnings`),
+:mod:`.oom` (out-of-memory wordings), :mod:`.driver`, :mod:`.stream`, :mod:`.arch`, :mod:`.calls`, :mod:`.warnings`,
+:mod:`.tensorrt` (TensorRT's own cuDNN checks), :mod:`.bindings` (Rust, Julia, Java and native builds),
+:mod:`.hints` (install notes printed because cuDNN did not load), :mod:`.cpu_builds` (framework builds
+without CUDA), :mod:`.unnamed` (a DLL that failed to load, unnamed)),
 each a tuple ``SIGNATURES`` of declarative :class:`Signature` entries, with an optional
 ``refine`` callable as the escape hatch for the few that need logic. Matching never raises and
 never runs anything from the text.

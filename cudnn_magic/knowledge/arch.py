@@ -5,7 +5,7 @@ Catalogue id ``gpu-arch-unsupported``. Wordings:
 * cuDNN statuses ``CUDNN_STATUS_ARCH_MISMATCH`` (8) / ``NOT_SUPPORTED_ARCH_MISMATCH`` (9)
   (family "status").
 * PyTorch ``torch/backends/cudnn/__init__.py`` (cuDNN >= 9.11 refuses compute capability < 7.5,
-  FACTS.md): ``cuDNN version ... is not compatible with devices with SM < 7.5``.
+  docs/facts.md): ``cuDNN version ... is not compatible with devices with SM < 7.5``.
 * CUDA ``cudaErrorNoKernelImageForDevice``: ``no kernel image is available for execution on the
   device`` - a framework build without kernels for this GPU; counted only next to cuDNN.
 """

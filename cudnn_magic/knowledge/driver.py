@@ -6,7 +6,7 @@ Catalogue id ``cuda-driver-too-old``. Wordings:
   other context): ``possibly insufficient driver version: 384.69.0``.
 * CUDA runtime ``cudaErrorInsufficientDriver`` (35): ``CUDA driver version is insufficient for
   CUDA runtime version``; PyTorch ``The NVIDIA driver on your system is too old``. Alone these
-  are CUDA faults, not cuDNN ones (shared/corpus/negatives.jsonl): they count only next to a
+  are CUDA faults, not cuDNN ones (tests/fixtures/corpus/negatives.jsonl): they count only next to a
   cuDNN failure.
 * cuDNN 9 status ``CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER`` (family "status").
 """

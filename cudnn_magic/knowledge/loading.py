@@ -15,7 +15,7 @@ Catalogue ids ``cudnn-library-not-found`` (the main library) and ``cudnn-sublibr
   ``Could not load library cudnn_cnn_infer64_8.dll. Error code 193``; cuDNN 9's: ``Unable to
   load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9,
   libcudnn_ops.so}`` and ``Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor``
-  (shared/research/native-lab-notes.md 1a: the shim prints this, then aborts).
+  (docs/facts.md "cuDNN on a machine without a GPU": the shim prints this, then aborts).
 * ONNX Runtime ``provider_bridge_ort.cc``: ``Failed to load library
   libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file``.
 * CuPy: ``ImportError: libcudnn.so.8: cannot open shared object file``.
@@ -125,7 +125,7 @@ SIGNATURES = (
         title="cuDNN could not load the sub-library that provides {symbol}", gate="dnn",
         title_plain="cuDNN could not load one of its sub-libraries",
         summary=SUB_SUMMARY, fixes=SUB_FIXES,
-        source="cuDNN 8/9 shim (native-lab-notes 1a: 'Invalid handle. Cannot load symbol cudnnGetVersion', then abort)",
+        source="cuDNN 8/9 shim ('Invalid handle. Cannot load symbol cudnnGetVersion', then abort: docs/facts.md)",
     ),
     sig(
         "cudnn-sublibrary-version-words", "cudnn-sublibrary-load-failed", "loading",

@@ -29,7 +29,7 @@ from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
 from .status import status_by_name
 
-#: Stable fix ids a diagnosis may offer, with their one-line advice (shared/spec/diagnoses.md:
+#: Stable fix ids a diagnosis may offer, with their one-line advice (docs/ids.md:
 #: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one
 #: table for every fix (cudnn_magic.fixes.catalogue). Every Fix made by the diagnosis engine uses one.
 FIX_IDS = ADVICE
@@ -42,7 +42,7 @@ EVIDENCE_CHARS = 400  #: evidence lines are cut to this many characters
 
 
 FAMILIES: tuple[str, ...] = ("stream", "versions", "loading", "builds", "init", "oom", "driver", "arch", "status",
-                             "calls", "warnings")
+                             "calls", "warnings", "tensorrt", "bindings", "hints", "cpu_builds", "unnamed")
 
 _CACHE: dict[str, object] = {}
 

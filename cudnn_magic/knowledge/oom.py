@@ -1,7 +1,7 @@
 """Family "oom": GPU memory ran out (often taken by a framework's preallocation).
 
 Catalogue id ``gpu-out-of-memory``. Plain allocator OOM (no cuDNN involved) may get this id but
-never a ``cudnn-*`` one (shared/spec/diagnoses.md). Wordings:
+never a ``cudnn-*`` one (docs/ids.md). Wordings:
 
 * TensorFlow ``cuda_dnn.cc`` after a failed handle creation: ``Memory usage: 1234 bytes free,
   8589934592 bytes total.``; ``bfc_allocator.cc``: ``Allocator (GPU_0_bfc) ran out of memory``;

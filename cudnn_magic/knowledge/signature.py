@@ -19,7 +19,7 @@ class Signature:
 
     Attributes:
         name: unique signature name (``"tf-loaded-runtime"``).
-        diagnosis: catalogue id (shared/spec/diagnoses.md) this wording points to.
+        diagnosis: catalogue id (docs/ids.md) this wording points to.
         family: the module that holds it ("versions", "loading", ...).
         keywords: lower-case literals; a line is tried only when it holds one of them.
         patterns: compiled regexes (bounded repetition only); the first that matches wins.
@@ -59,6 +59,10 @@ class Signature:
             which (TensorFlow "Cannot dlopen some GPU libraries", ONNX Runtime "Failed to create
             CUDAExecutionProvider"): it is dropped when the text names only non-cuDNN libraries
             as the missing ones (``names_missing == "other"``).
+        refutes: catalogue ids this wording shows are not so, for the same ``framework``: their
+            hits are dropped when it is present (JAX's "CUDA backend failed to initialize" means
+            its CUDA plugin is installed, so JAX's "a CUDA-enabled jaxlib is not installed",
+            printed beside it, is no CPU build). Markers (weight 0) only.
     """
 
     name: str
@@ -86,6 +90,7 @@ class Signature:
     cudnn_path: bool = False
     names_missing: str = ""
     unnamed_load: bool = False
+    refutes: tuple[str, ...] = ()
 
 
 def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],

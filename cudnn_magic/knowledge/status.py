@@ -36,7 +36,7 @@ cuDNN 8 numbers its ``cudnnStatus_t`` 0..14 (cuDNN 8 ``cudnn_ops_infer.h``); cuD
 them by thousands (``cudnn_graph.h``): 1xxx uncategorized, 2xxx the BAD_PARAM family, 3xxx the
 NOT_SUPPORTED family, 4xxx the INTERNAL_ERROR family, 5xxx the EXECUTION_FAILED family. The
 numbers below were read back from the real libraries with ``cudnnGetErrorString`` (shared
-research/native-lab-notes.md section 1a/1b): cuDNN 9 answers ``CUDNN_UNKNOWN_STATUS`` for 1..14
+docs/facts.md "Status codes"): cuDNN 9 answers ``CUDNN_UNKNOWN_STATUS`` for 1..14
 and cuDNN 8 for every 1000..5005 code, so a bare number is decoded with the cuDNN major (3 is
 BAD_PARAM in cuDNN 8, 3000 is NOT_SUPPORTED in cuDNN 9). When the major is unknown the ranges
 decide, since they do not overlap.
@@ -130,7 +130,7 @@ CUDNN9_FAMILY: dict[int, str] = {
     5: "CUDNN_STATUS_EXECUTION_FAILED",
 }
 
-# Which catalogue diagnosis (shared/spec/diagnoses.md) a status name points to. Specific names
+# Which catalogue diagnosis (docs/ids.md) a status name points to. Specific names
 # first; :func:`diagnosis_for_status` falls back on the family prefix.
 _SPECIFIC: dict[str, str] = {
     "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-init-failed",

@@ -56,17 +56,20 @@ SIGNATURES = (
         ["cuda backend failed to initialize"],
         [r"CUDA backend failed to initialize"],
         0.0, supports=("cudnn-version-mismatch", "cudnn-library-not-found", "cudnn-init-failed"), warning=True,
-        framework="JAX", source="JAX jax/_src/xla_bridge.py",
+        refutes=("framework-cpu-build",),
+        framework="JAX", source="JAX jax/_src/xla_bridge.py (the CUDA plugin is installed and failed)",
     ),
     sig(
-        "jax-no-cuda-jaxlib", "cudnn-library-not-found", "warnings",
+        "jax-no-cuda-jaxlib", "framework-cpu-build", "warnings",
         ["cuda-enabled jaxlib is not installed"],
         [r"CUDA-enabled jaxlib is not installed"],
-        50.0, warning_only=True, warning=True,
-        title_plain="JAX has no CUDA support installed and runs on the CPU",
-        summary="An NVIDIA GPU is present but the installed jaxlib has no CUDA plugin (which also "
-        "brings the matching cuDNN), so JAX falls back to the CPU.",
-        fixes=("install-cuda-build",), framework="JAX",
-        source="JAX jax/_src/xla_bridge.py",
+        60.0, warning_only=True, warning=True,
+        title_plain="JAX has no CUDA backend (no CUDA plugin installed) and runs on the CPU",
+        summary="An NVIDIA GPU is present but JAX has no CUDA backend: its CUDA plugin (jax-cuda12-plugin, "
+        "which also brings the matching cuDNN) is not installed, so JAX falls back to the CPU. JAX prints "
+        "the same words when the plugin is installed but failed; then 'CUDA backend failed to initialize' "
+        "follows with the reason, and that reason is the diagnosis.",
+        fixes=("install-cudnn-build",), framework="JAX",
+        source="JAX jax/_src/xla_bridge.py _suggest_missing_backends",
     ),
 )

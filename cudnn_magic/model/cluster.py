@@ -227,7 +227,7 @@ class ClusterReport(Displayed):
         "differences": {...}}``; Ray: ``{"kind": "ray", "address" (the GCS), "timeout_s",
         "elapsed_s", "head", "nodes": [...], "differences": {...}}``.
 
-        Each worker (node) entry is its ``check`` JSON (DESIGN.md contract, as :func:`worker_probe`
+        Each worker (node) entry is its ``check`` JSON (docs/json.md contract, as :func:`worker_probe`
         returned it) plus ``address``, ``name`` (Ray: also ``node_id``), ``status``
         ("ok"/"timeout"/"error"), ``reason`` and ``probe_s`` (seconds). ``differences`` is
         :meth:`majority_diff` keyed by column key.

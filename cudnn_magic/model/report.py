@@ -2,7 +2,7 @@
 renderers turn it into text, HTML and JSON.
 
 Standard library only. Every class is a frozen dataclass so a report can be cached, compared
-and sent across processes (``to_json()`` gives the DESIGN.md JSON contract).
+and sent across processes (``to_json()`` gives the JSON contract of docs/json.md).
 """
 
 from __future__ import annotations
@@ -372,7 +372,7 @@ class Driver:
 
 @dataclass(frozen=True)
 class Fix:
-    """One way to fix a finding or diagnosis (ids are stable; see README "Fix ids").
+    """One way to fix a finding or diagnosis (ids are stable; see docs/ids.md, "Fix ids").
 
     Attributes:
         id: stable fix id, e.g. "install-matching-cudnn".
@@ -404,7 +404,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Diagnosis(Displayed):
-    """One explanation of an error, from spec/diagnoses.md's catalogue.
+    """One explanation of an error, from the catalogue of docs/ids.md.
 
     Attributes:
         id: catalogue id ("cudnn-version-mismatch", ...).
@@ -456,7 +456,9 @@ class Report(Displayed):
     only: frameworks run the CUDA runtime their wheels bring). ``cudnn_in_use`` is the copy a library linking cuDNN by
     soname binds to (the newest major when several are mapped; every soname's in
     ``cudnn_in_use_by_soname``), None when no cuDNN is mapped. ``wheels_overwritten`` lists
-    files that two installed distributions both claim.
+    files that two installed distributions both claim. ``cudnn_by_name``: for each cuDNN soname on
+    disk that nothing has mapped yet, what a program that loads it by name would get here (glibc's
+    order: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default folders).
     """
 
     cudnn_loaded: tuple[LibraryCopy, ...] = ()
@@ -474,6 +476,7 @@ class Report(Displayed):
     cudnn_in_use_by_soname: tuple[CudnnInUse, ...] = ()
     wheels_overwritten: tuple[WheelOverwrite, ...] = ()
     cuda_toolkits: tuple[CudaToolkit, ...] = ()
+    cudnn_by_name: tuple[Resolution, ...] = ()
 
     @property
     def worst_severity(self) -> Severity | None:

@@ -8,7 +8,7 @@ system library dirs.
 
 Versions come from the file's real name (``libcudnn.so.8.9.7``), the owning wheel, the
 ``cudnn_version.h`` next to it, or -- for a main library with none of those -- a query in a
-child process. An unmapped copy is NEVER loaded into this process (FACTS.md: a copy without
+child process. An unmapped copy is NEVER loaded into this process (docs/facts.md: a copy without
 its sub-library aborts the process on the first call).
 
 Which copy the loader WILL pick is the loader model's answer (:mod:`cudnn_magic.probes.loader`:

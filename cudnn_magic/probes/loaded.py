@@ -16,7 +16,7 @@ through it reach, and the copy a library linking cuDNN by soname binds to.
   ``cudnnGetProperty``/``cudnnGetVersion`` through an ``RTLD_NOLOAD`` handle of that copy
   (``dlopen`` returns the mapped object or fails; it never maps a new one), asked only when the
   sub-library that answers is already mapped (a shim without it ABORTS the process on its
-  first call, FACTS.md).
+  first call, docs/facts.md).
 * The cuDNN in use (:class:`~cudnn_magic.model.CudnnInUse`): a library that links
   ``libcudnn.so.N`` by soname gets, for its ``DT_NEEDED``, the first loaded object with that
   soname, and its symbol references are looked up in the global scope first (``ld.so(8)``,
@@ -277,7 +277,7 @@ def _elf_soname(path: str) -> str:
 
 def _versioned_sublib_unmapped(shim: str, version: str | None, mapped: set[str]) -> str | None:
     """A shim opens ``libcudnn_graph.so.<its full version>`` first, then ``.<major.minor>``,
-    then the soname (lab notes, ``LD_DEBUG``). A file by such a longer name beside it that is
+    then the soname (docs/facts.md "cuDNN on a machine without a GPU", seen under ``LD_DEBUG``). A file by such a longer name beside it that is
     not mapped would be loaded anew by a call: return it (then the call is not made here)."""
     v = try_parse(version) if version else None
     if v is None:

@@ -11,7 +11,7 @@ cudnn_magic``) stays cheap.
 
 Sources: NVML API reference (``nvmlDeviceGetMemoryInfo_v2``, ``nvmlDeviceGetComputeRunningProcesses_v3``,
 ``nvmlSystemGetCudaDriverVersion_v2``, ``nvmlDeviceGetMigMode``, ``nvmlDeviceGetMigDeviceHandleByIndex``);
-nvidia-ml-py's ``pynvml.py`` (13.x), which loads ``libnvidia-ml.so.1`` by name (FACTS.md, "NVML").
+nvidia-ml-py's ``pynvml.py`` (13.x), which loads ``libnvidia-ml.so.1`` by name (docs/facts.md "NVML").
 """
 
 from __future__ import annotations

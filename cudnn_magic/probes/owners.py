@@ -13,7 +13,7 @@ more than one -- and which installed wheels overwrote each other's files.
 
 Overwritten wheels: ``nvidia-cudnn-cu13`` and ``nvidia-cudnn-cu12`` (and the ``-jit-`` pair)
 install the same ``nvidia/cudnn*/lib/libcudnn*.so.9`` files; pip overwrites the earlier
-install's files and keeps both ``RECORD`` files, and ``pip check`` reports nothing (FACTS.md
+install's files and keeps both ``RECORD`` files, and ``pip check`` reports nothing (docs/facts.md
 "Two cuDNNs at once"). Whose files are on disk is decided by hashing the small ones (the
 ``libcudnn.so.9`` shim is about 130 KB) and comparing with each ``RECORD``; large files are
 compared by size only. :func:`find_overwritten_wheels` is the pure judgement (no disk), so an

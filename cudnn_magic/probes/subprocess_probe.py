@@ -3,7 +3,7 @@
 Loading an unmapped ``libcudnn`` into the kernel is never safe: a copy without its
 ``libcudnn_graph`` (cuDNN 9) or ``libcudnn_ops_infer`` (cuDNN 8) sub-library aborts the whole
 process on the first call ("Invalid handle. Cannot load symbol cudnnGetVersion", exit 134;
-FACTS.md "Native behaviour"). The child runs ``python -I -S`` (no site, ~20 ms), loads the
+docs/facts.md "cuDNN on a machine without a GPU"). The child runs ``python -I -S`` (no site, ~20 ms), loads the
 file with ``RTLD_LOCAL|RTLD_NOW``, asks ``cudnnGetVersion``/``cudnnGetProperty``/
 ``cudnnGetCudartVersion`` and prints one JSON line. If it dies, the signal and its stderr say
 why. The script below is a constant of this module; no text from outside is ever executed.

@@ -1,7 +1,7 @@
-"""Pure renderers for diagnoses: plain text, compact HTML, and DESIGN.md's ``explain`` JSON.
+"""Pure renderers for diagnoses: plain text, compact HTML, and docs/json.md's ``explain`` JSON.
 
 Formatters are functions of their data returning one value (friendly-traceback's
-``base_formatters`` contract, shared/STYLE.md section 6). HTML is escaped with
+``base_formatters`` contract). HTML is escaped with
 :func:`html.escape`, needs no JavaScript (a ``<details>`` element holds the captured log slice),
 and shows each fix's exact command.
 """
@@ -13,14 +13,15 @@ from typing import Any, Sequence
 
 from ..model.display import register
 from ..model.report import Diagnoses, Diagnosis
-from .report import action_html
+from .paths import PathNames, names_html, terminal_width, wrap
+from .report import action_html, command_lines, shortenable
 
 #: the log slice shown in the HTML toggle is cut to its last this-many characters
 MAX_LOG_SLICE = 20_000
 
 
 def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
-    """DESIGN.md's ``explain`` JSON: ``{"diagnoses": [{"id", "title", "summary", "evidence",
+    """docs/json.md's ``explain`` JSON: ``{"diagnoses": [{"id", "title", "summary", "evidence",
     "versions", "fixes": [{"id", "title", "action", "restart_required", "applicable"}]}]}``,
     strongest first (keys may be added, never renamed)."""
     out = []
@@ -43,33 +44,52 @@ def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
 _RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
 
 
-def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel") -> str:
-    """Plain text for terminals and logs; "" when there is nothing to say. ``where`` names what
-    restarts after a fix: "kernel" (IPython) or "process" (the command line)."""
+def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel", width: int | None = None,
+                   names: PathNames | None = None) -> str:
+    """Plain text for terminals and logs, fitted to ``width`` columns (default: ``COLUMNS``, the
+    terminal's, else 100); "" when there is nothing to say. Paths in the facts and the advice are
+    written short (:class:`~cudnn_magic.render.paths.PathNames`: ``$VENV/...``, ``site-packages/...``,
+    a folder given once named by its cuDNN release after that, a legend at the end); quoted log
+    lines and commands stay as they are. ``where`` names what restarts after a fix: "kernel"
+    (IPython) or "process" (the command line)."""
     if not diagnoses:
         return ""
+
+    width = width or terminal_width()
+    names = names or PathNames.here()
     restart_words = _RESTART.get(where, _RESTART["kernel"])
     lines: list[str] = []
+
+    def say(text: str, indent: str, seen: set[str], hanging: str | None = None) -> None:
+        lines.extend(wrap(names.prose(text, seen), width, indent, hanging))
+
     for n, d in enumerate(diagnoses):
-        if n == 0:
-            lines.append(f"cudnn-magic: {d.title}  [{d.id}]")
-        else:
-            lines.append(f"Also possible: {d.title}  [{d.id}]")
+        seen: set[str] = set()
+        say((f"cudnn-magic: {d.title}" if n == 0 else f"Also possible: {d.title}") + f"  [{d.id}]", "", seen, "  ")
         if n == 0 and d.summary:
-            lines.append(f"  {d.summary}")
+            say(d.summary, "  ", seen, "  ")
         if d.evidence:
             lines.append("  Evidence:")
-            lines.extend(f"    > {e}" for e in d.evidence[: 6 if n == 0 else 2])
+            for e in d.evidence[: 6 if n == 0 else 2]:
+                if e.startswith("fact:"):  # our own words: short paths, fitted
+                    say(f"> {e}", "    ", seen, "      ")
+                else:  # a quote of the log or the exception: exactly as it was
+                    lines.append(f"    > {e}")
         if d.versions and n == 0:
             lines.append("  Versions: " + ", ".join(f"{k}={v}" for k, v in d.versions.items()))
         if d.fixes:
             lines.append("  Fixes:" if n == 0 else "  Fix:")
             for f in d.fixes[: None if n == 0 else 1]:
                 restart = f" ({restart_words})" if f.restart_required and f.id != "restart-kernel" else ""
-                lines.append(f"    - [{f.id}] {f.title}{restart}")
-                for a in f.action.splitlines():
-                    lines.append(f"        {a}")
+                say(f"- [{f.id}] {f.title}{restart}", "    ", seen, "        ")
+                if shortenable(f.action):
+                    say(f.action, "        ", seen, "        ")
+                else:  # a command is copied and run: whole, as it is
+                    lines.extend(command_lines(f.action, "        ", width))
         lines.append("")
+    legend = names.legend()
+    if legend:
+        lines.extend(wrap(f"Paths: {legend}.", width, "", "  "))
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -79,33 +99,41 @@ _STYLE = (
 )
 
 
-def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: str = "kernel") -> str:
+def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: str = "kernel",
+                   names: PathNames | None = None) -> str:
     """Compact HTML (escaped) with the fix commands visible and the log slice in ``<details>``;
     advice written as prose is set as text (its backticked parts as code), commands and
     snippets as code."""
     if not diagnoses:
         return ""
+    names = names or PathNames.here()
     restart_words = _RESTART.get(where, _RESTART["kernel"])
     e = html.escape
     parts = [f'<div class="cudnn-magic-diagnosis" style="{_STYLE}">']
     top, rest = diagnoses[0], diagnoses[1:]
-    parts.append(f'<div class="cm-diag" data-id="{e(top.id)}"><b>{e(top.title)}</b> '
+    seen: set[str] = set()
+    parts.append(f'<div class="cm-diag" data-id="{e(top.id)}"><b>{names_html(names.prose(top.title, seen))}</b> '
                  f'<code style="font-size:11px;color:#666">{e(top.id)}</code>')
     if top.summary:
-        parts.append(f"<div>{e(top.summary)}</div>")
+        parts.append(f"<div>{names_html(names.prose(top.summary, seen))}</div>")
     if top.evidence:
         parts.append('<div style="margin-top:4px">Evidence:</div><pre style="margin:2px 0;white-space:pre-wrap">'
-                     + "\n".join(e(x) for x in top.evidence[:6]) + "</pre>")
+                     + "\n".join(e(names.prose(x, seen) if x.startswith("fact:") else x) for x in top.evidence[:6])
+                     + "</pre>")
     if top.versions:
         parts.append("<div>Versions: " + ", ".join(f"{e(k)}={e(v)}" for k, v in top.versions.items()) + "</div>")
     if top.fixes:
         parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
         for f in top.fixes:
             restart = f" <i>({restart_words})</i>" if f.restart_required and f.id != "restart-kernel" else ""
-            parts.append(f'<li data-fix="{e(f.id)}">{e(f.title)}{restart} '
+            action = names.prose(f.action, seen) if shortenable(f.action) else f.action
+            parts.append(f'<li data-fix="{e(f.id)}">{names_html(names.prose(f.title, seen))}{restart} '
                          f'<code style="font-size:11px;color:#666">{e(f.id)}</code><br>'
-                         f'{action_html(f.action)}</li>')
+                         f'{action_html(action).replace("$VENV", "<code>$VENV</code>")}</li>')
         parts.append("</ul>")
+    legend = names.legend()
+    if legend:
+        parts.append(f"<div style='color:#666;font-size:11px'>Paths: {names_html(legend)}.</div>")
     parts.append("</div>")
     if rest:
         # Weaker explanations stay one line each; their evidence and fixes fold away.

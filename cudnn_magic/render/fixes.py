@@ -7,12 +7,13 @@ import html as h
 import os
 import re
 import shlex
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ..model.display import register
 from ..model.fixes import FixPlan, FixResult
 
-__all__ = ["plan_html", "plan_text", "result_html", "result_text"]
+__all__ = ["plan_html", "plan_text", "result_html", "result_text", "fix_commands_text", "fix_commands_html",
+           "BUTTONS_NEED_WIDGETS"]
 
 
 def _why_not(x: FixPlan) -> str:
@@ -157,6 +158,37 @@ def button_label(title: str, folders: Mapping[str, str] | None = None, limit: in
 
     text = _CUDNN_REQ.sub(req, _PATH.sub(path, title))
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+#: What a front end without Jupyter's widget manager shows in place of a row of fix buttons
+#: (the widget's own fallback; the ``%cudnn_fix`` line is in the output above it).
+BUTTONS_NEED_WIDGETS = ("(Fix buttons go here where Jupyter's widget manager runs; "
+                        "the %cudnn_fix line above does the same from a cell.)")
+
+
+def fix_commands_text(fix_ids: Sequence[str], buttons: bool = False) -> str:
+    """One line saying how to preview and apply these fixes from a cell: ``%cudnn_fix ID``
+    previews (what will run, which file changes), ``--yes`` applies. ``buttons``: the output
+    below holds buttons that do the same. Empty for no ids. Pure."""
+    ids = list(dict.fromkeys(fix_ids))
+    if not ids:
+        return ""
+    first = ids[0]
+    also = "" if len(ids) == 1 else f" (or {', '.join(ids[1:])})"
+    tail = "; the buttons below do the same" if buttons else ""
+    return f"Preview a fix from a cell: %cudnn_fix {first}{also}; add --yes to apply it{tail}."
+
+
+def fix_commands_html(fix_ids: Sequence[str], buttons: bool = False) -> str:
+    """:func:`fix_commands_text` as HTML (every id escaped)."""
+    ids = list(dict.fromkeys(fix_ids))
+    if not ids:
+        return ""
+    first = ids[0]
+    also = "" if len(ids) == 1 else " (or " + ", ".join(f"<code>{h.escape(i)}</code>" for i in ids[1:]) + ")"
+    tail = "; the buttons below do the same" if buttons else ""
+    return (f"<div class='cm-fix-commands'>Preview a fix from a cell: <code>%cudnn_fix {h.escape(first)}</code>"
+            f"{also}; add <code>--yes</code> to apply it{tail}.</div>")
 
 
 register(FixPlan, plan_text, plan_html)

@@ -7,12 +7,13 @@ bytes over time with the peak marked.
 from __future__ import annotations
 
 import html
+import time
 from typing import Sequence
 
 from ..model import GpuMemory, MemorySnapshot
 
 __all__ = ["fmt_bytes", "snapshot_text", "snapshot_html", "sparkline_svg", "row_label_html", "row_detail_html",
-           "gpu_title"]
+           "gpu_title", "snapshot_summary_text", "snapshot_summary_html"]
 
 _KiB = 1024
 _MiB = 1024**2
@@ -178,3 +179,36 @@ def snapshot_html(s: MemorySnapshot) -> str:
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     tail = f"<div style='color:#d1242f'>{html.escape(s.error)}</div>" if s.error else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{tail}"
+
+
+def _summary_lines(s: MemorySnapshot) -> list[str]:
+    out = []
+    for g in s.gpus:
+        idx = g.visible_index if g.visible_index is not None else g.index
+        if g.total_bytes is None and g.error:
+            out.append(f"GPU {idx} {g.name}: {g.error}")
+            continue
+        pct = _pct(g.used_bytes, g.total_bytes)
+        out.append(f"GPU {idx} {g.name}: {fmt_bytes(g.used_bytes)} of {fmt_bytes(g.total_bytes)} used"
+                   f"{f' ({pct})' if pct else ''}, {fmt_bytes(g.free_bytes)} free; this kernel {_mine(g)}; "
+                   f"other processes {_others(g)}")
+    return out
+
+
+def snapshot_summary_text(s: MemorySnapshot, interval_s: float) -> str:
+    """The first sample of ``%gpu_memory``'s live panel, one line per GPU, with its local time
+    (``s.timestamp``, seconds since the epoch) and how often the panel (``interval_s`` seconds)
+    updates. What every export and front end without a widget manager keeps of the panel."""
+    when = time.strftime("%H:%M:%S", time.localtime(s.timestamp)) if s.timestamp else "start"
+    head = (f"GPU memory at {when} (the live panel below updates every {interval_s:g} s where Jupyter's "
+            f"widget manager runs):")
+    if not s.gpus:
+        return head + "\n  " + (f"No GPU memory to show: {s.error}" if s.error else "No GPU visible.")
+    return "\n".join([head, *("  " + line for line in _summary_lines(s))])
+
+
+def snapshot_summary_html(s: MemorySnapshot, interval_s: float) -> str:
+    """:func:`snapshot_summary_text` as HTML (every value escaped)."""
+    head, *lines = snapshot_summary_text(s, interval_s).splitlines()
+    items = "".join(f"<li>{html.escape(x.strip())}</li>" for x in lines)
+    return f"<div class='cm-memory-summary'>{html.escape(head)}<ul style='margin:2px 0'>{items}</ul></div>"

@@ -1,10 +1,11 @@
 """Render a :class:`~cudnn_magic.model.Report` as text, HTML or JSON. Pure functions.
 
-The JSON follows DESIGN.md's ``check`` contract (keys may be added, never renamed).
+The JSON follows docs/json.md's ``check`` contract (keys may be added, never renamed).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_pla
 from ..model.display import register
 from ..rules.consumer_table import names as consumer_names
 from .consumers import consumers_html, consumers_json, consumers_text
+from .paths import PathNames, names_html, terminal_width, wrap
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
 _SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
@@ -20,7 +22,7 @@ CPU_WORDS = "CPU build: no CUDA, no cuDNN"
 
 
 def report_json(report: Report) -> dict[str, Any]:
-    """The DESIGN.md ``check`` JSON: cudnn_loaded, cudnn_installed, frameworks, driver, gpus,
+    """The ``check`` JSON of docs/json.md: cudnn_loaded, cudnn_installed, frameworks, driver, gpus,
     findings (plus resolutions, notes, elapsed_s)."""
     drv: Any
     if isinstance(report.driver, Unavailable):
@@ -69,6 +71,7 @@ def report_json(report: Report) -> dict[str, Any]:
             for f in report.findings
         ],
         "resolutions": [to_plain(r) for r in report.resolutions],
+        "cudnn_by_name": [to_plain(r) for r in report.cudnn_by_name],
         "cuda_toolkits": [{"root": t.root, "version": t.version, "version_source": t.version_source, "via": list(t.via),
                            "nvcc": t.nvcc} for t in report.cuda_toolkits],
         "consumers": consumers_json(report),
@@ -118,33 +121,83 @@ def _ver_reached(c: LibraryCopy) -> str:
     return own
 
 
-def in_use_line(report: Report) -> str:
-    """One line: the cuDNN in use and why (or that none is mapped)."""
+def in_use_line(report: Report, names: PathNames | None = None) -> str:
+    """One line in plain words: the cuDNN in use, where it lies, and what that means; where
+    nothing is mapped (always so for the command line's own process), what a program that loads
+    cuDNN by name would get here instead. The mechanism is :attr:`CudnnInUse.why`, shown apart."""
+    names = names or PathNames.here()
     u = report.cudnn_in_use
     if u is None:
-        return "cuDNN in use: none mapped yet (no framework has loaded cuDNN in this process)"
-    reach = (f"; its calls reach {u.reached_version}" if u.reached_version and u.reached_version != u.version else "")
-    src = f" from LD_LIBRARY_PATH entry {u.ld_library_path_entry}" if u.ld_library_path_entry else ""
-    return f"cuDNN in use: {_ver(u.version)} {u.path}{src}{reach}"
+        picks = [r for r in report.cudnn_by_name if r.picked]
+        if not picks:
+            return ("cuDNN in use: none loaded in this process" + (
+                "; no copy on disk either" if not report.cudnn_installed else ""))
+        r = picks[0]
+        version = next((c.version for c in (*report.cudnn_installed, *report.cudnn_loaded)
+                        if c.version and os.path.realpath(c.path) == os.path.realpath(r.picked or "")), None)
+        reason = _plain_reason(r.reason)
+        source = (f"the LD_LIBRARY_PATH entry {names.short(reason[len('LD_LIBRARY_PATH entry '):])}"
+                  if reason.startswith("LD_LIBRARY_PATH entry ") else
+                  f"{names.short(os.path.dirname(r.picked or ''))} ({reason})")
+        return (f"cuDNN in use: none loaded in this process yet; loading {r.soname} by name here gets "
+                f"{_ver(version)} from {source}")
+    where = f" (LD_LIBRARY_PATH entry {names.short(u.ld_library_path_entry)})" if u.ld_library_path_entry else ""
+    if u.why.startswith("dlvsym"):
+        how = f"it was loaded for every library (RTLD_GLOBAL), so their cuDNN calls go to it"
+    elif u.why.startswith("bound in this process"):
+        how = "the framework's cuDNN calls are bound to it"
+    else:
+        how = f"it was loaded first, so every later load of {u.soname} by name gets it"
+    reach = (f"; its calls reach cuDNN {u.reached_version}" if u.reached_version and u.reached_version != u.version
+             else "")
+    return f"cuDNN in use: {_ver(u.version)} from {names.short(u.path)}{where}: {how}{reach}"
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
+def _plain_reason(reason: str) -> str:
+    """A resolution's reason as its first clause ("LD_LIBRARY_PATH entry X", "ld.so cache")."""
+    return reason.split(";")[0].strip()
+
+
+def _table(rows: list[list[str]], header: list[str], width: int | None = None) -> str:
+    """A fixed-width table of at most ``width`` columns: when the rows are wider, the last column
+    (a folder, usually) goes on a line of its own under each row."""
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+    line = lambda r, ws: "  ".join(str(c).ljust(w) for c, w in zip(r, ws)).rstrip()  # noqa: E731
+    if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
+        return "\n".join([line(header, widths), line(["-" * w for w in widths], widths)] + [line(r, widths) for r in rows])
+    head, ws = header[:-1], widths[:-1]
+    if sum(ws) + 2 * (len(ws) - 1) + len(f"  ({header[-1]} below)") <= width:
+        out = [line(head, ws) + f"  ({header[-1]} below)", line(["-" * w for w in ws], ws)]
+        for r in rows:
+            out.append(line(r[:-1], ws))
+            out += wrap(str(r[-1]), width, "    ", "      ")
+        return "\n".join(out)
+    # narrower still: one row per paragraph, its cells in the header's order
+    out = wrap(" | ".join(header), width, "", "  ")
+    for r in rows:
+        out += wrap(" | ".join(str(c) for c in r[:-1]), width, "- ", "  ")
+        out += wrap(str(r[-1]), width, "    ", "      ")
+    return "\n".join(out)
+
+
+def _state(report: Report) -> str:
+    """"OK", or the counts of errors and warnings with their ids: the same words in every view."""
+    def some(sev: str) -> str:
+        ids = list(dict.fromkeys(f.id for f in report.findings if f.severity == sev))
+        n = sum(1 for f in report.findings if f.severity == sev)
+        return f"{n} {sev}{'s' if n != 1 else ''} ({', '.join(ids)})" if n else ""
+    parts = [x for x in (some("error"), some("warning")) if x]
+    return "; ".join(parts) if parts else "OK"
+
+
+def headline(report: Report) -> str:
+    """The first line of every view: ``cudnn-magic check: OK`` or the errors and warnings, by id."""
+    return f"cudnn-magic check: {_state(report)}"
 
 
 def summary_line(report: Report) -> str:
-    """One line: the mapped cuDNN and the worst verdict."""
-    mains = [c for c in report.cudnn_loaded if c.is_main]
-    subs = [c for c in report.cudnn_loaded if not c.is_main]
-    loaded = ", ".join(f"{_ver(c.version)} ({c.path})" for c in mains) or (
-        "no main library, but " + ", ".join(f"{c.name} {_ver(c.version)} ({c.path})" for c in subs[:2])
-        + (" and more" if len(subs) > 2 else "") + " mapped (a later libcudnn.so reuses them)" if subs else "none mapped yet")
-    errors = sum(1 for f in report.findings if f.severity == "error")
-    warns = sum(1 for f in report.findings if f.severity == "warning")
-    state = "OK" if not errors and not warns else f"{errors} error(s), {warns} warning(s)"
-    return f"cuDNN in this process: {loaded} -- {state}"
+    """One line: the headline and the cuDNN in use (the CLI's ``--dask`` rows, logs)."""
+    return f"{headline(report)} -- {in_use_line(report)}"
 
 
 _RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
@@ -161,20 +214,33 @@ def _notes(report: Report) -> list[str]:
     return [n for n in report.notes if not (reason and reason in n)]
 
 
-def report_text(report: Report, where: str = "kernel") -> str:
-    """Plain text for terminals and logs. ``where`` names what restarts after a fix:
-    "kernel" (IPython) or "process" (the command line)."""
-    out = [summary_line(report), in_use_line(report)]
+def report_text(report: Report, where: str = "kernel", width: int | None = None) -> str:
+    """Plain text for terminals and logs, fitted to ``width`` columns (default: ``COLUMNS``, the
+    terminal's, else 100: :func:`~cudnn_magic.render.paths.terminal_width`). Paths are written
+    short (``$VENV/...``, ``site-packages/...``, ``~/...``; a legend at the end says what each name
+    stands for); a path already given in a finding is named by its folder's cuDNN release after
+    that. ``where`` names what restarts after a fix: "kernel" (IPython) or "process" (the command line)."""
+    width = width or terminal_width()
+    names = PathNames.for_copies((*report.cudnn_installed, *report.cudnn_loaded))
+    out: list[str] = []
+
+    def say(text: str, indent: str = "", seen: set[str] | None = None, hanging: str | None = None) -> None:
+        out.extend(wrap(names.prose(text, seen), width, indent, hanging))
+
+    out.append(headline(report))
+    first: set[str] = set()  # the in-use line gives its folder whole; the why line then names it
+    say(in_use_line(report, names), "", first, "  ")
     if report.cudnn_in_use is not None:
-        out.append(f"  why: {report.cudnn_in_use.why}")
+        say(f"why: {report.cudnn_in_use.why}", "  ", first, "       ")
     out.append("")
     out.append("cuDNN mapped in this process (each file's own version)")
     if report.cudnn_loaded:
-        out.append(_table([[c.name, _ver_reached(c), c.owner, c.directory] for c in report.cudnn_loaded],
-                          ["library", "version", "owner", "directory"]))
+        out.append(_table([[c.name, _ver_reached(c), c.owner, names.short(c.directory)] for c in report.cudnn_loaded],
+                          ["library", "version", "owner", "folder"], width))
     else:
-        out.append("  none (no framework has loaded cuDNN yet"
-                   + ("; see below for what each would load)" if report.frameworks else ")"))
+        out.append("  none" + (" (no framework has loaded cuDNN in this kernel yet"
+                               + ("; Frameworks below says what each would load)" if report.frameworks else ")")
+                               if where == "kernel" else " (this command loads no cuDNN itself)"))
     out.append("")
     out.append("Frameworks")
     if report.frameworks:
@@ -182,38 +248,48 @@ def report_text(report: Report, where: str = "kernel") -> str:
             [[f.name, f.version, "yes" if f.imported else "no", "CPU build" if f.cpu_build else _ver(f.cudnn_compiled),
               "none" if f.cpu_build else _ver(f.cuda_compiled), "none" if f.cpu_build else _ver(f.cudnn_used),
               "CPU BUILD" if f.cpu_build else f.verdict.upper()] for f in report.frameworks],
-            ["framework", "version", "imported", "built with cuDNN", "CUDA", "cuDNN used", "verdict"]))
+            ["framework", "version", "imported", "built with cuDNN", "CUDA", "cuDNN used", "verdict"], width))
         for f in report.frameworks:
+            seen: set[str] = set()
             if f.cpu_build:
-                out.append(f"  {f.name}: {CPU_WORDS} ({f.cudnn_compiled_source or 'its build says so'})")
+                say(f"{f.name}: {CPU_WORDS} ({f.cudnn_compiled_source or 'its build says so'})", "  ", seen)
             if f.detail:
-                out.append(f"  {f.name}: {f.detail}")
+                say(f"{f.name}: {f.detail}", "  ", seen)
             if f.rule and f.verdict in ("mismatch", "ok"):
-                out.append(f"    rule: {f.rule}")
+                say(f"rule: {f.rule}", "    ", seen)
     else:
-        out.append(f"  none installed ({consumer_names()}, or any library that needs cuDNN)")
+        say(f"none installed ({consumer_names()}, or any library that needs cuDNN)", "  ")
     out.append("")
     out.append("Driver and GPUs")
     if _driver_missing(report):
         out.append("  no NVIDIA driver on this machine (see Findings)")
     elif isinstance(report.driver, Unavailable):
-        out.append(f"  {report.driver.reason}")
+        say(report.driver.reason, "  ")
     elif report.driver is not None:
         out.append(f"  driver {report.driver.version}, CUDA driver API {report.driver.cuda_driver_version or '?'}")
     for g in report.gpus:
         cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
         mem = f"{_gib(g.used_bytes)}/{_gib(g.total_bytes)} used" if g.total_bytes else "memory ?"
-        out.append(f"  GPU {g.index}: {g.name}, compute capability {cc}, {mem}" + (f" [{g.error}]" if g.error else ""))
-    out += _toolkit_lines(report)
+        say(f"GPU {g.index}: {g.name}, compute capability {cc}, {mem}" + (f" [{g.error}]" if g.error else ""), "  ")
+    for line in _toolkit_lines(report):
+        if line:
+            say(line.strip(), "  " if line.startswith("  ") else "")
+        else:
+            out.append("")
     out.append("")
     out.append("Findings")
     if report.findings:
         for f in report.findings:
-            out.append(f"  [{f.severity.upper()}] {f.id}: {f.title}")
-            out.append(f"      {f.detail}")
+            seen = set()
+            say(f"[{f.severity.upper()}] {f.id}: {f.title}", "  ", seen, "      ")
+            say(f.detail, "      ", seen, "      ")
             for x in f.fixes:
-                out.append(f"      fix {x.id}: {x.action}" + (f"  ({_RESTART.get(where, _RESTART['kernel'])})"
-                                                                   if x.restart_required else ""))
+                restart = f"  ({_RESTART.get(where, _RESTART['kernel'])})" if x.restart_required else ""
+                if shortenable(x.action):
+                    say(f"fix {x.id}: {x.action}{restart}", "      ", seen, "        ")
+                else:  # a command is copied and run: its paths stay whole, on a line of its own
+                    say(f"fix {x.id}: {x.title}{restart}", "      ", seen, "        ")
+                    out.extend(command_lines(x.action, "        ", width))
     else:
         out.append("  none")
     others = [c for c in report.cudnn_installed if not c.loaded]
@@ -222,28 +298,39 @@ def report_text(report: Report, where: str = "kernel") -> str:
     mains = [c for c in others if c.is_main]
     subs = [c for c in others if not c.is_main]
     if mains:
-        out.append(_table([[c.name, _ver(c.version), c.source, c.owner, c.directory] for c in mains],
-                          ["library", "version", "found via", "owner", "directory"]))
+        out.append(_table([[c.name, _ver(c.version), c.source, c.owner, names.short(c.directory)] for c in mains],
+                          ["library", "version", "found via", "owner", "folder"], width))
     if subs:
-        dirs = sorted({c.directory for c in subs})
-        out.append(f"  {_count(len(subs), 'sub-library', 'sub-libraries')}"
-                   + (" beside them" if mains and all(d in {m.directory for m in mains} for d in dirs)
-                      else f" in {', '.join(dirs[:3])}" + (f" and {len(dirs) - 3} more" if len(dirs) > 3 else "")))
+        beside = {m.directory for m in mains} | {c.directory for c in report.cudnn_loaded}
+        elsewhere = {c.directory for c in subs} - beside
+        alone = sorted(elsewhere)
+        say(f"+ {_count(len(subs), 'sub-library', 'sub-libraries')} (the parts a main library opens when it is used)"
+            + ((", some in folders without a main library: " + ", ".join(names.short(d) for d in alone[:3])
+                + (f" and {len(alone) - 3} more" if len(alone) > 3 else "")) if alone else " in the same folders"),
+            "  ", set())
     if not others:
         out.append("  none")
-    out += consumers_text(report)
+    for line in consumers_text(report):
+        if line:
+            say(line.strip(), line[: len(line) - len(line.lstrip())], set())
+        else:
+            out.append("")
     if report.resolutions:
         out.append("")
         out.append("What the dynamic loader picks")
         for r in report.resolutions:
-            out.append(f"  {r.consumer}: {r.soname} -> {r.picked or 'NOT FOUND'} ({r.reason})"
-                       + (f"; hides {', '.join(r.shadowed)}" if r.shadowed else ""))
+            say(f"{r.consumer}: {r.soname} -> {r.picked or 'NOT FOUND'} ({r.reason})"
+                + (f"; hides {', '.join(r.shadowed)}" if r.shadowed else ""), "  ", set())
     notes = _notes(report)
     if notes:
         out.append("")
         out.append("Could not read")
-        out += [f"  {n}" for n in notes]
+        for n in notes:
+            say(n, "  ")
+    legend = names.legend()
     out.append("")
+    if legend:
+        out.extend(wrap(f"Paths: {legend}.", width, "", "  "))
     out.append(f"({report.elapsed_s * 1000:.0f} ms)")
     return "\n".join(out)
 
@@ -307,6 +394,32 @@ def is_prose(action: str) -> bool:
     return False
 
 
+_COMMAND = re.compile(r"\s*(?:/|\$|~/|\./|python[0-9.]*\s|pip[0-9]*\s|conda\s|export\s|unset\s|sudo\s|%)")
+
+
+def is_command(action: str) -> bool:
+    """An action that starts as a command line (a path, ``python``, ``pip``, ``export``, a magic),
+    even with a prose comment after it: it is copied and run, so its paths stay whole."""
+    return bool(_COMMAND.match(action)) or " -m pip " in action
+
+
+def command_lines(action: str, indent: str, width: int) -> list[str]:
+    """A command as text lines: each line of it whole (it is copied and run), and a trailing
+    ``# comment`` after it wrapped on lines of its own, each starting with ``#``."""
+    out: list[str] = []
+    for line in action.splitlines():
+        cmd, sep, comment = line.partition("   # ")
+        out.append(indent + cmd.rstrip())
+        if sep:
+            out += wrap(comment, width, indent + "# ", indent + "# ")
+    return out
+
+
+def shortenable(action: str) -> bool:
+    """Advice prose whose paths may be written short (:func:`is_prose` and not :func:`is_command`)."""
+    return is_prose(action) and not is_command(action)
+
+
 def action_html(action: str) -> str:
     """A fix's action as HTML: a command or snippet in a ``<code>`` block; advice prose as text,
     with the parts in backticks (and nothing else) set as code."""
@@ -320,17 +433,20 @@ def action_html(action: str) -> str:
 def report_html(report: Report, where: str = "kernel") -> str:
     """Compact HTML (tables, verdict colours, details toggles); every value escaped."""
     h: list[str] = [_CSS, '<div class="cm-report">']
+    names = PathNames.for_copies((*report.cudnn_installed, *report.cudnn_loaded))
     errors = [f for f in report.findings if f.severity == "error"]
     warns = [f for f in report.findings if f.severity == "warning"]
     status = (_badge("OK", _VERDICT_COLOR["ok"]) if not errors and not warns else
-              (_badge(f"{len(errors)} error(s)", _SEV_COLOR["error"]) if errors else "")
-              + (" " + _badge(f"{len(warns)} warning(s)", _SEV_COLOR["warning"]) if warns else ""))
-    h.append(f"<div><b>cudnn-magic check</b> {status} <span class='cm-muted'>({report.elapsed_s * 1000:.0f} ms)</span></div>")
-
+              (_badge(_state(Report(findings=tuple(errors))), _SEV_COLOR["error"]) if errors else "")
+              + (" " + _badge(_state(Report(findings=tuple(warns))), _SEV_COLOR["warning"]) if warns else ""))
+    # the same words as the text view's first lines: the headline, then the cuDNN in use
+    h.append(f"<div><b>cudnn-magic check:</b> {status} <span class='cm-muted'>({report.elapsed_s * 1000:.0f} ms)</span></div>")
     u = report.cudnn_in_use
-    h.append(f"<div class='cm-inuse' title='{_e(u.why) if u else ''}'>{_e(in_use_line(report))}</div>")
+    first: set[str] = set()  # as in the text: the in-use line gives its folder whole, the why line names it
+    h.append(f"<div class='cm-inuse'>{names_html(names.prose(in_use_line(report, names), first))}</div>")
     if u is not None:
-        h.append(f"<div class='cm-muted'>why: {_e(u.why)}</div>")
+        h.append(f"<details class='cm-why'><summary>why</summary><div class='cm-muted'>{names_html(names.prose(u.why, first))}</div>"
+                 "</details>")
     h.append(f"<h4>cuDNN mapped in this {'kernel' if where == 'kernel' else 'process'}</h4>")
     if report.cudnn_loaded:
         h.append("<table><tr><th>library</th><th>version</th><th>owner</th><th>path</th></tr>")
@@ -340,7 +456,7 @@ def report_html(report: Report, where: str = "kernel") -> str:
                      if c.reached_version and c.reached_version != c.version else "")
             own = f" title='{_e(c.owner_evidence)}'" if c.owner_evidence else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b>{reach}</td><td{own}>{_e(c.owner)}</td>"
-                     f"<td><code>{path_html(c.path)}</code></td></tr>")
+                     f"<td><code title='{_e(c.path)}'>{path_html(names.short(c.path))}</code></td></tr>")
         h.append("</table>")
     else:
         what = "kernel" if where == "kernel" else "process"
@@ -393,11 +509,14 @@ def report_html(report: Report, where: str = "kernel") -> str:
     for f in report.findings:
         col = _SEV_COLOR[f.severity]
         restart = _RESTART.get(where, _RESTART["kernel"])
+        seen: set[str] = set()
+        title, detail = names.prose(f.title, seen), names.prose(f.detail, seen)
         fixes = "".join(
-            f"<div>Fix <code>{_e(x.id)}</code>: {_e(x.title)} &mdash; {action_html(x.action)}"
+            f"<div>Fix <code>{_e(x.id)}</code>: {names_html(names.prose(x.title, seen))} &mdash; "
+            f"{action_html(names.prose(x.action, seen) if shortenable(x.action) else x.action).replace('$VENV', '<code>$VENV</code>')}"
             f"{f' <i>({restart})</i>' if x.restart_required else ''}</div>" for x in f.fixes)
         h.append(f"<div class='cm-finding' style='border-color:{col}'>{_badge(f.severity, col)} "
-                 f"<b>{_e(f.title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{_e(f.detail)}</div>{fixes}</div>")
+                 f"<b>{names_html(title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{names_html(detail)}</div>{fixes}</div>")
 
     others = [c for c in report.cudnn_installed if not c.loaded]
     n_main, n_sub = sum(1 for c in others if c.is_main), sum(1 for c in others if not c.is_main)
@@ -409,7 +528,7 @@ def report_html(report: Report, where: str = "kernel") -> str:
         for c in others:
             err = f" <span style='color:#cf222e'>{_e(c.error)}</span>" if c.error else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td title='{_e(c.version_source or '')}'>{_e(_ver(c.version))}</td>"
-                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code>{path_html(c.path)}</code>{err}</td></tr>")
+                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code title='{_e(c.path)}'>{path_html(names.short(c.path))}</code>{err}</td></tr>")
         h.append("</table></details>")
     else:
         h.append("<div class='cm-muted'>No other cuDNN copy on disk.</div>")
@@ -425,6 +544,9 @@ def report_html(report: Report, where: str = "kernel") -> str:
     if notes:
         h.append("<details><summary>Could not read</summary><ul>"
                  + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></details>")
+    legend = names.legend()
+    if legend:
+        h.append(f"<div class='cm-muted'>Paths: {names_html(legend)}.</div>")
     h.append("</div>")
     return "".join(h)
 

@@ -12,21 +12,33 @@ from typing import Any
 
 from ..model import Finding
 from ..model.prevention import WhatIf
-from .report import report_json
+from .paths import PathNames, terminal_width, wrap
+from .report import command_lines, report_json, shortenable
 
 _SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
 
 
-def _fix_lines(f: Finding, indent: str) -> list[str]:
-    return [f"{indent}fix [{x.id}] {x.title}: {x.action}" for x in f.fixes]
+def _fix_lines(f: Finding, indent: str, names: PathNames, seen: set[str], width: int) -> list[str]:
+    out: list[str] = []
+    for x in f.fixes:
+        if shortenable(x.action):
+            out += wrap(names.prose(f"fix [{x.id}] {x.title}: {x.action}", seen), width, indent, indent + "  ")
+        else:  # a command is copied and run: whole, on a line of its own
+            out += wrap(names.prose(f"fix [{x.id}] {x.title}:", seen), width, indent, indent + "  ")
+            out += command_lines(x.action, indent + "  ", width)
+    return out
 
 
-def whatif_text(result: WhatIf, fixes: bool = True) -> str:
+def whatif_text(result: WhatIf, fixes: bool = True, width: int | None = None) -> str:
     """Plain text: the requirement, what changes, predicted findings (new ones first, each marked),
-    findings the install would resolve, the present ones, the safer requirement."""
+    findings the install would resolve, the present ones, the safer requirement. Fitted to
+    ``width`` columns (default: ``COLUMNS``, the terminal's, else 100), paths written short with a
+    legend at the end (:class:`~cudnn_magic.render.paths.PathNames`); commands stay whole."""
+    width = width or terminal_width()
+    names = PathNames.for_copies((*result.present.cudnn_installed, *result.predicted.cudnn_installed))
     lines = [f"What-if: pip install {' '.join(result.requirements)}"]
     if result.changes:
-        lines.append("Would change: " + "; ".join(str(c) for c in result.changes))
+        lines += wrap("Would change: " + "; ".join(str(c) for c in result.changes), width, "", "  ")
     else:
         lines.append("Would change: nothing (pip says every requirement is already satisfied)")
     fw_lines = []
@@ -38,38 +50,42 @@ def whatif_text(result: WhatIf, fixes: bool = True) -> str:
             fw_lines.append(f"{fw.name} {fw.version} (built with cuDNN {fw.cudnn_compiled}, CUDA {fw.cuda_compiled or '?'}) "
                             f"{state}: it would load cuDNN {fw.cudnn_used or '?'}")
     if fw_lines:
-        lines.append("Frameworks after the install: " + "; ".join(fw_lines))
+        lines += wrap("Frameworks after the install: " + "; ".join(fw_lines), width, "", "  ")
     if result.introduced:
         lines.append("")
         lines.append(f"Predicted findings ({len(result.introduced)} new):")
         for f in result.introduced:
-            lines.append(f"  [predicted {f.severity}] {f.id}: {f.title}")
-            lines.append(f"      {f.detail}")
+            seen: set[str] = set()
+            lines += wrap(names.prose(f"[predicted {f.severity}] {f.id}: {f.title}", seen), width, "  ", "      ")
+            lines += wrap(names.prose(f.detail, seen), width, "      ", "      ")
             if fixes:
-                lines += _fix_lines(f, "      ")
+                lines += _fix_lines(f, "      ", names, seen, width)
     else:
         lines.append("")
         lines.append("Predicted findings: none new.")
     kept = [f for f in result.predicted.findings if f not in result.introduced]
     for f in kept:
-        lines.append(f"  [predicted {f.severity}, present now too] {f.id}: {f.title}")
+        lines += wrap(names.prose(f"[predicted {f.severity}, present now too] {f.id}: {f.title}"), width, "  ", "      ")
     for f in result.resolved:
-        lines.append(f"  [resolved by the install] {f.id}: {f.title}")
+        lines += wrap(names.prose(f"[resolved by the install] {f.id}: {f.title}"), width, "  ", "      ")
     if result.present.findings:
         lines.append("")
         lines.append("Present findings (same rules, this environment now):")
         for f in result.present.findings:
-            lines.append(f"  [{f.severity}] {f.id}: {f.title}")
+            lines += wrap(names.prose(f"[{f.severity}] {f.id}: {f.title}"), width, "  ", "      ")
     if result.safer:
         lines.append("")
         lines.append(f"Safer requirement: {result.safer}")
-        lines.append(f"  ({result.safer_why})")
+        lines += wrap(names.prose(f"({result.safer_why})"), width, "  ", "   ")
     elif result.introduces_error:
         lines.append("")
-        lines.append(f"Safer requirement: none ({result.safer_why})." if result.safer_why else
-                     "Safer requirement: none found that pip resolves and the rules accept.")
+        lines += wrap(names.prose(f"Safer requirement: none ({result.safer_why}).") if result.safer_why else
+                      "Safer requirement: none found that pip resolves and the rules accept.", width, "", "  ")
     for n in result.notes:
-        lines.append(f"Note: {n}")
+        lines += wrap(names.prose(f"Note: {n}"), width, "", "  ")
+    legend = names.legend()
+    if legend:
+        lines += wrap(f"Paths: {legend}.", width, "", "  ")
     lines.append(f"pip took {result.pip_s:.2f} s, the rules {result.rules_s * 1000:.0f} ms.")
     return "\n".join(lines) + "\n"
 
@@ -103,7 +119,7 @@ def whatif_html(result: WhatIf) -> str:
 
 
 def whatif_json(result: WhatIf) -> dict[str, Any]:
-    """The JSON form (keys documented in the README, "JSON output")."""
+    """The JSON form (keys documented in docs/json.md)."""
     def fj(f: Finding) -> dict[str, Any]:
         return {"id": f.id, "severity": f.severity, "title": f.title, "detail": f.detail,
                 "fixes": [dataclasses.asdict(x) for x in f.fixes]}

@@ -1,5 +1,5 @@
 """Each framework's own rule for the runtime cuDNN it accepts, given the cuDNN it was compiled
-against (FACTS.md "Which runtime cuDNN each framework accepts"): :data:`RULES` in words,
+against (docs/facts.md "Which runtime cuDNN each framework accepts"): :data:`RULES` in words,
 :func:`judge` as code, :func:`checker_for_tensorflow` for TensorFlow's three eras. Pure."""
 
 from __future__ import annotations

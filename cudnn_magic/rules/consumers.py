@@ -125,7 +125,7 @@ def sublibrary_problems(main_version: str | None, subs: tuple[SublibraryPick, ..
     SUBLIBRARY_VERSION_MISMATCH), so found ones must share major.minor.patch. A cuDNN 8 main
     library forwards each call to its sub-libraries (measured: its ``cudnnGetVersion`` answers the
     sub-library's number), so sub-libraries older than it lack calls it may forward. A cuDNN 9
-    shim answers with whatever ``libcudnn_graph.so.9`` is loaded (FACTS.md), so only the
+    shim answers with whatever ``libcudnn_graph.so.9`` is loaded (docs/facts.md), so only the
     sub-libraries are compared."""
     missing = tuple(s.soname for s in subs if s.required and not s.path)
     found = [(s.soname, s.version) for s in subs if s.path and s.version]
@@ -308,7 +308,7 @@ def clash_findings(needs: list[ConsumerNeed], *, gpus: bool) -> list[Finding]:
     """Findings for consumers that meet in one kernel.
 
     * Different majors (``cudnn-consumer-clash``): cuDNN 8 and 9 have different sonames and load
-      side by side (FACTS.md), so import order does not matter; what breaks is a consumer whose
+      side by side (docs/facts.md), so import order does not matter; what breaks is a consumer whose
       major's sub-libraries nothing in the environment provides, while another consumer's major
       is served (the whisperX case: CTranslate2 4.4 with cuDNN 8 beside PyTorch with cuDNN 9).
     * Same major, different copies (``cudnn-import-order``): a sub-library soname that resolves to

@@ -11,7 +11,7 @@ The rules, and where they come from:
   So a folder is judged per major, never across majors (measured on the real wheels:
   ``tests/test_real_loaders.py``).
 * The release a cuDNN 9 folder answers with is its ``libcudnn_graph.so.9``'s: ``libcudnn.so.9`` is a
-  shim that forwards ``cudnnGetVersion`` to the graph library it opens by soname (FACTS.md "Two
+  shim that forwards ``cudnnGetVersion`` to the graph library it opens by soname (docs/facts.md "Two
   cuDNNs at once"); a cuDNN 8 folder answers with ``libcudnn_ops_infer.so.8``'s (the 8 main library
   forwards its version call there, measured on ctranslate2 4.4.0's vendored 8.9.7).
 * Every other file of that major whose own version differs from that release is a stray file of

@@ -3,7 +3,7 @@ CUDA (:func:`wheel_family`), what its checker's rule accepts (:func:`rule_specif
 needs as a pip requirement alone (:func:`cudnn_requirement`, ``%cudnn_check``'s fix) or as a
 specifier to intersect with other builds' (:func:`framework_need`, the fix solver), and the
 same-major requirement a diagnosis names (:func:`same_major_requirement`). Pure: packaging only.
-Rules: FACTS.md "Which runtime cuDNN each framework accepts" (:mod:`cudnn_magic.rules.compat`).
+Rules: docs/facts.md "Which runtime cuDNN each framework accepts" (:mod:`cudnn_magic.rules.compat`).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def wheel_family(cuda: str | None, cudnn_major: int | None) -> str:
 
 
 def rule_specifier(checker: str, v: CudnnVersion) -> tuple[SpecifierSet, str]:
-    """The versions a checker's rule accepts for compiled-against ``v`` (FACTS.md table)."""
+    """The versions a checker's rule accepts for compiled-against ``v`` (docs/facts.md table)."""
     m = v.major
     if v.minor is None or checker == "onnxruntime":
         spec, text = f">={m},<{m + 1}", f"same major {m}"

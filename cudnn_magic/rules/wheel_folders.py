@@ -1,7 +1,7 @@
 """Which folder under ``site-packages`` each cuDNN wheel family writes (pure data and lookups).
 
 Sources: the wheels' ``RECORD`` (``nvidia-cudnn-jit-cu12`` 9.27.0.42, ``-cu13`` 9.24.0.43:
-``nvidia/cudnn_jit``; ``nvidia-cudnn-cu12`` 9.x and ``-cu13``: ``nvidia/cudnn``, FACTS.md "Two
+``nvidia/cudnn_jit``; ``nvidia-cudnn-cu12`` 9.x and ``-cu13``: ``nvidia/cudnn``, docs/facts.md "Two
 cuDNNs at once"; ``nvidia-cudnn-cu11``: ``nvidia/cudnn``); ``tests/test_whatif.py`` checks the
 table against the ``RECORD`` of real wheels. Two families that write one folder overwrite each
 other's files (pip writes each file of the new wheel over what is there).

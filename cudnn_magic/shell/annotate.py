@@ -5,7 +5,8 @@ IPython glue only: what a failing cell gets (the diagnosis, its display and fix 
 :class:`cudnn_magic.shell.explainer.Explainer`, created on first use by :mod:`.extension`; the
 knowledge lives in :mod:`cudnn_magic.engines.diagnose` and the rendering in
 :mod:`cudnn_magic.render.diagnosis`; the magics ``%cudnn_explain``/``%cudnn_annotate`` are
-:mod:`.explain`. What happens (docs/how-it-is-built.md, "How an error cell gets annotated"):
+:mod:`.explain`. What happens (docs/how-it-is-built.md, "How a failing cell gets its diagnosis";
+measured: docs/facts.md "IPython and Jupyter behaviour"):
 
 * ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
   through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,

@@ -11,6 +11,7 @@ when a diagnosis needs them (an error unrelated to cuDNN never consults them).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 from typing import Any, Callable, Sequence
@@ -20,11 +21,14 @@ from IPython.display import display
 from ..capture.fastfind import memmem_finder
 from ..engines.crash import diagnose_record
 from ..engines.diagnose import diagnose, gpu_unused_warnings
+from ..fixes.catalogue import FIXES
 from ..knowledge.matcher import keyword_lines
 from ..model import Diagnosis, Report
 from ..model.crash import CrashRecord
 from ..render.diagnosis import diagnoses_html, diagnoses_text
-from ..ui.fallback import display_widget, fixes_fallback
+from ..render.fixes import BUTTONS_NEED_WIDGETS, fix_commands_html, fix_commands_text
+from ..render.paths import PathNames
+from ..ui.fallback import widget_bundle
 from ..ui.fix_buttons import fix_box
 from ..util.safetext import safe_text
 
@@ -79,16 +83,30 @@ class Explainer:
     # -- display ---------------------------------------------------------------------------------
 
     def show(self, ip: Any, diagnoses: Sequence[Diagnosis], log_text: str) -> None:
-        """Display the annotation (``log_text``: the display-safe slice for its "details"), then,
-        in a kernel, the fix buttons of the strongest diagnosis. Nothing displayed may hold
-        text that cannot be sent (a lone surrogate) or that reorders or escapes the display."""
-        display({"text/plain": safe_text(diagnoses_text(diagnoses)),
-                 "text/html": safe_text(diagnoses_html(diagnoses, log_slice=log_text))}, raw=True)
-        if _is_kernel_shell(ip):
+        """Display the annotation (``log_text``: the display-safe slice for its "details"), with
+        the ``%cudnn_fix`` line that applies its fixes from a cell (readable in every export,
+        terminal and front end), then, in a kernel, the fix buttons of the strongest diagnosis
+        in an output of their own. Nothing displayed may hold text that cannot be sent (a lone
+        surrogate) or that reorders or escapes the display."""
+        in_kernel = _is_kernel_shell(ip)
+        names = self._path_names()
+        text = diagnoses_text(diagnoses, names=names)
+        page = diagnoses_html(diagnoses, log_slice=log_text, names=dataclasses.replace(names, used={}))
+        ids = [fx.id for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ()) if fx.id in FIXES]
+        if ids:
+            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
+            page += fix_commands_html(ids, buttons=in_kernel)
+        display({"text/plain": safe_text(text), "text/html": safe_text(page)}, raw=True)
+        if in_kernel:
             try:
                 self._show_widgets(diagnoses)
             except Exception:  # noqa: BLE001 - widgets are a bonus
                 log.debug("cudnn_magic: widgets not shown", exc_info=True)
+
+    def _path_names(self) -> PathNames:
+        """Short names for paths, knowing the cuDNN release of each folder the last check saw."""
+        r = self.report()
+        return PathNames.for_copies((*r.cudnn_installed, *r.cudnn_loaded)) if r is not None else PathNames.here()
 
     def _show_widgets(self, diagnoses: Sequence[Diagnosis]) -> None:
         """One button per fix of the strongest diagnosis (preview, Apply, undo through the fix
@@ -131,20 +149,28 @@ class Explainer:
             children.append(out)
         # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
         if children:
-            text, page = fixes_fallback([fx for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ())])
-            display_widget(W.VBox(children), text, page)
+            # the annotation above says what each fix does and how to run it from a cell: this output
+            # holds only the buttons (what front ends without a widget manager show is one line)
+            display(widget_bundle(W.VBox(children), BUTTONS_NEED_WIDGETS,
+                                  f"<div class='cm-muted'>{html.escape(BUTTONS_NEED_WIDGETS)}</div>"), raw=True)
 
     def show_crash(self, ip: Any, rec: CrashRecord) -> None:
         """Display a crash record (diagnosed with this kernel's facts when not yet): one
-        ``text/plain`` + ``text/html`` bundle, then, in a kernel, a button per fix."""
+        ``text/plain`` + ``text/html`` bundle with the ``%cudnn_fix`` line that applies its fixes
+        from a cell, then, in a kernel, the fix buttons in an output of their own."""
         if not rec.diagnoses:
             diagnose_record(rec, facts=self.report)
-        display({"text/plain": rec.text(), "text/html": rec.html()}, raw=True)
-        if not _is_kernel_shell(ip) or not rec.diagnoses:
-            return
+        in_kernel = _is_kernel_shell(ip)
         fixes = [fx for d in rec.diagnoses for fx in (getattr(d, "fixes", ()) or ())]
-        if fixes:
+        text, page = rec.text(), rec.html()
+        ids = [fx.id for fx in fixes if fx.id in FIXES]
+        if ids:
+            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
+            page += fix_commands_html(ids, buttons=in_kernel)
+        display({"text/plain": text, "text/html": page}, raw=True)
+        if in_kernel and fixes:
             try:
-                display_widget(fix_box(fixes, self.report()), *fixes_fallback(fixes))
+                display(widget_bundle(fix_box(fixes, self.report()), BUTTONS_NEED_WIDGETS,
+                                      f"<div class='cm-muted'>{BUTTONS_NEED_WIDGETS}</div>"), raw=True)
             except Exception:  # noqa: BLE001 - buttons are a bonus
                 log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)

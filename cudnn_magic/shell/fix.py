@@ -23,7 +23,7 @@ from .magics import register, unregister
 from ..engines.check import cached_report, run_check
 from ..ui.fix_buttons import fix_box, result_html
 from ..model import Fix
-from ..ui.fallback import display_widget
+from ..ui.fallback import display_with_controls
 
 
 __all__ = ["FixMagics", "PlanView", "ResultView", "load_ipython_extension", "unload"]
@@ -70,7 +70,7 @@ class FixMagics(Magics):
 
     @line_magic
     @magic_arguments.magic_arguments()
-    @magic_arguments.argument("fix_id", nargs="?", default=None, help="fix id (README \"Fix ids\")")
+    @magic_arguments.argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
     @magic_arguments.argument("--dry-run", action="store_true", help="only show what would happen")
     @magic_arguments.argument("--yes", action="store_true", help="apply without asking")
     @magic_arguments.argument("--undo", action="store_true", help="revert the last application of FIX_ID")
@@ -116,18 +116,30 @@ class FixMagics(Magics):
             if not args.dry_run and plan.applicable:
                 print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
             return PlanView(plan)
-        try:
-            box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
-                               plan.reason)], report, context=plan.context)
-            box.panels[0].show_preview()
+        return _show_plan_with_controls(plan, report)
 
-            more = (f"\nRun `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else "")
-            display_widget(box, plan.text() + more,
-                           plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>"
-                                          if plan.applicable else ""))
-            return None
-        except ImportError:
-            return PlanView(plan)
+
+def _show_plan_with_controls(plan: Any, report: Any) -> Any:
+    """In a notebook: the plan as an output every front end and export reads (what will run,
+    which file changes, the ``%cudnn_fix ID --yes`` line), then Apply and Cancel (and a button per
+    choice) as a widget in an output of its own; advice has nothing to apply, so no widget."""
+    more = f"Run `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else ""
+    text = plan.text() + ("\n" + more if more else "")
+    page = plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>" if more else "")
+    if not (plan.applicable or plan.choices):
+        display_with_controls(text, page)
+        return None
+    box = fix_box([Fix(plan.fix_id, plan.title, plan.action, plan.restart_required, plan.applicable,
+                       plan.reason)], report, context=plan.context)
+    box.panels[0].show_preview(plan=plan)  # the plan is shown above: the widget holds the controls
+    box.children[0].layout.display = "none"  # its one button would only show the same plan again
+    if plan.applicable:
+        controls = (f"(Apply and Cancel go here where Jupyter's widget manager runs; "
+                    f"%cudnn_fix {plan.fix_id} --yes applies it from a cell.)")
+    else:
+        controls = "(A button per choice goes here where Jupyter's widget manager runs.)"
+    display_with_controls(text, page, box, controls)
+    return None
 
 
 def load_ipython_extension(ip: Any) -> None:

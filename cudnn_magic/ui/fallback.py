@@ -1,16 +1,27 @@
-"""Widgets that still read where there is no widget manager.
+"""Widgets whose content reads everywhere, with or without a widget manager.
 
-A widget's own ``_repr_mimebundle_`` gives ``text/plain`` as its Python repr
-(``VBox(children=(HBox(...``) and the widget view; nbconvert's HTML without saved widget state,
-VS Code without the widget manager and terminals show that repr. :func:`display_widget`
-displays the widget view together with a ``text/plain`` and ``text/html`` fallback that say
-what the widget shows (front ends with a widget manager render the widget and ignore them).
+Where an output goes decides what a person sees:
+
+* JupyterLab and the classic notebook draw a widget view (``application/vnd.jupyter.widget-view+json``).
+* nbconvert's HTML draws an output as a widget view whenever the notebook's metadata holds that
+  widget's saved state (``nbconvert/filters/widgetsdatatypefilter.py``), which ``--execute`` always
+  saves (nbclient's ``store_widget_state``); the view needs the widget manager from the internet
+  (unpkg.com), so offline that output is empty, and the ``text/html`` beside it is never used.
+* A front end without a widget manager (VS Code before its renderer loads, nbviewer without state)
+  drops the view and shows the ``text/html`` or ``text/plain`` of the same output.
+* Terminal IPython and ``nbconvert --to markdown`` show ``text/plain`` or ``text/html``.
+
+So what a person must read never lives only in a widget: :func:`display_with_controls` shows it
+as an output of its own (``text/plain`` + ``text/html``, readable everywhere), then the widget,
+which holds only what needs a live kernel (buttons, a live panel) and carries a one-line fallback
+that says where its controls went (``%cudnn_fix ID --yes``, ``%gpu_memory`` again).
 """
 
 from __future__ import annotations
 
 import html as _html
-from typing import Any, Sequence
+from typing import Any
+
 from IPython.display import display
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -32,24 +43,16 @@ def widget_bundle(widget: Any, text: str, html: str) -> dict[str, Any]:
     return bundle
 
 
-def display_widget(widget: Any, text: str, html: str) -> None:
-    """Display ``widget`` with its fallbacks (one output)."""
-    display(widget_bundle(widget, text, html), raw=True)
+def display_with_controls(text: str, html: str, widget: Any = None, controls_text: str = "",
+                          controls_html: str = "") -> None:
+    """Display the content (``text``/``html``: one output every front end reads), then, when
+    ``widget`` is given, the widget in an output of its own with ``controls_text`` /
+    ``controls_html`` as its fallback (what front ends without a widget manager show instead of
+    the controls)."""
+    display({"text/plain": text, "text/html": html}, raw=True)
+    if widget is not None:
+        display(widget_bundle(widget, controls_text, controls_html or f"<div class='cm-muted'>{_html.escape(controls_text)}</div>"),
+                raw=True)
 
 
-def fixes_fallback(fixes: Sequence[Any]) -> tuple[str, str]:
-    """Text and HTML standing in for a row of fix buttons: each fix's id and title, and the
-    ``%cudnn_fix`` line that previews or applies it without the buttons."""
-    seen: list[Any] = []
-    for f in fixes:
-        if f.id not in {x.id for x in seen}:
-            seen.append(f)
-    text = "Fix buttons (they need Jupyter's widget manager); the same from a cell:\n" + "\n".join(
-        f"  %cudnn_fix {f.id}    # {f.title}" for f in seen)
-    html = ("<div class='cudnn-fix-fallback'>Fix buttons (they need Jupyter's widget manager); the same from a cell:"
-            "<ul>" + "".join(f"<li><code>%cudnn_fix {_html.escape(f.id)}</code> &mdash; {_html.escape(f.title)}</li>"
-                             for f in seen) + "</ul></div>")
-    return text, html
-
-
-__all__ = ["WIDGET_MIME", "display_widget", "fixes_fallback", "widget_bundle"]
+__all__ = ["WIDGET_MIME", "display_with_controls", "widget_bundle"]

@@ -2,7 +2,7 @@
 with Apply and Cancel; Apply runs in a background thread and streams output; then what was
 done and how to undo it (``%cudnn_fix --undo ID``).
 
-Threading (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the apply thread only
+Threading (ipywidgets' documentation on asynchronous widgets; docs/facts.md "IPython and Jupyter behaviour"): the apply thread only
 assigns widget trait values (``HTML.value``, ``Button.disabled``); it never prints or
 displays. Each fix has its own panel, so a long ``pip install`` in one does not block the
 feedback of the others. On ipykernel 7 the thread sets the creating cell's parent header for
@@ -130,13 +130,19 @@ class FixPanel:
             return _fixes.FixPlan(self.fix.id, self.fix.title, False, f"{type(exc).__name__}: {exc}")
 
     # ----------------------------------------------------------------- actions
-    def show_preview(self, context: dict[str, Any] | None = None) -> None:
-        """Compute the plan now (live facts) and show it with Apply and Cancel."""
+    def show_preview(self, context: dict[str, Any] | None = None, plan: Any = None) -> None:
+        """Compute the plan now (live facts) and show it with Apply and Cancel. ``plan``: a plan
+        already computed and shown in an output above (``%cudnn_fix ID``): the panel then holds
+        only the controls, not a second copy of the plan."""
         if self.thread is not None and self.thread.is_alive():
             return
-        ctx = dict(self.context, **(context or {}))
-        self.plan = self._plan(ctx)
-        self.preview.value = self.plan.html()
+        if plan is not None:
+            self.plan = plan
+            self.preview.value = ""
+        else:
+            ctx = dict(self.context, **(context or {}))
+            self.plan = self._plan(ctx)
+            self.preview.value = self.plan.html()
         self.log.value = ""
         self.status.value = ""
         buttons = []

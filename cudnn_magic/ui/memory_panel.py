@@ -4,7 +4,7 @@ Layout: one row per visible GPU or MIG instance (name, used/total bar, free memo
 kernel's share, other processes, a history sparkline of the last minutes with the peak
 marked), a Stop button and a status line.
 
-Threading rules (STYLE.md §5, FACTS.md "Widgets fed by a background thread"): the sampler
+Threading rules (ipywidgets' documentation on asynchronous widgets; docs/facts.md "IPython and Jupyter behaviour"): the sampler
 thread ONLY assigns widget trait values; it never prints or displays. It runs in a copy of
 the creating cell's context and sets that cell's parent header for itself
 (``set_thread_parent`` on ipykernel 7; ipykernel 6 keeps one process-wide parent), so its
@@ -25,8 +25,9 @@ import html
 
 from ..engines import memory as engine
 from ..model import GpuMemory, MemorySnapshot
-from ..render.memory import row_detail_html, row_label_html, snapshot_html, snapshot_text, sparkline_svg
-from .fallback import display_widget
+from ..render.memory import (row_detail_html, row_label_html, snapshot_html, snapshot_summary_html,
+                             snapshot_summary_text, snapshot_text, sparkline_svg)
+from .fallback import display_with_controls
 from .threads import start_cell_thread
 
 __all__ = ["MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel"]
@@ -251,14 +252,11 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        note = ("The live panel needs Jupyter's widget manager; this is the first sample "
-                "(in a terminal: %gpu_memory --watch, or cudnn-magic memory --watch 1).")
-        s = self.last
-        if s is None:
-            text, page = note, ""
-        else:
-            text, page = snapshot_text(s) + "\n" + note, snapshot_html(s) + f"<div class='cm-muted'>{note}</div>"
-        display_widget(self.widget, text, page or f"<div>{note}</div>")
+        s = self.last if self.last is not None else MemorySnapshot(gpus=(), error="no sample yet")
+        controls = ("(The live panel goes here where Jupyter's widget manager runs; run %gpu_memory again for "
+                    "a new sample, or %gpu_memory --watch in a terminal.)")
+        display_with_controls(snapshot_summary_text(s, self.interval_s), snapshot_summary_html(s, self.interval_s),
+                              self.widget, controls)
 
     def __repr__(self) -> str:
         state = "running" if self.running else ("closed" if self.closed else "stopped")

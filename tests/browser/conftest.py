@@ -1,6 +1,6 @@
 """Fixtures for the real-browser tests: one JupyterLab server and one headless Chromium per session.
 
-Real parts only (FACTS.md "Real browser"; research notes jupyter-lab-notes.md §5): JupyterLab on
+Real parts only (docs/facts.md "IPython and Jupyter behaviour", the real browser): JupyterLab on
 127.0.0.1 with a random free port and a random token, started as ``python -m jupyterlab`` from this
 interpreter with ``--allow-root``; temporary ``HOME``, ``JUPYTER_*``, ``JUPYTERLAB_*`` and
 ``IPYTHONDIR`` so nothing is written into the real home; kernelspecs created in the temporary

@@ -133,6 +133,10 @@ def test_cudnn_check_report(notebook, lab, shots_dir):
     # the environment's own 9.27 is on disk, not loaded
     assert "9.27.0" in report.inner_text() or "9.27.0" in report.inner_html()
     assert report.is_visible()
+    # the legend of short path names reads as words: JupyterLab typesets the text between two "$"
+    # of an HTML output as LaTeX, so "$VENV" must not be left to it
+    assert "Paths: $VENV is " in report.inner_text(), report.inner_text()[-600:]
+    assert report.locator("mjx-container, .MathJax, .MathJax_Preview").count() == 0
     _shot(nb.page, nb.cell(2), shots_dir / "cudnn_check.png")
 
 

@@ -4,7 +4,7 @@
  * This is NOT NVIDIA's library. The tests build it with gcc into a temp directory
  * (soname libnvidia-ml.so.1) so the real nvidia-ml-py (pynvml) loads it on a machine
  * without a GPU, either because its directory is on LD_LIBRARY_PATH at process start or
- * because it was loaded first with ctypes.CDLL(path, RTLD_GLOBAL) (FACTS.md, "NVML").
+ * because it was loaded first with ctypes.CDLL(path, RTLD_GLOBAL) (docs/facts.md "NVML").
  * Only the C ABI is stood in for; everything above it (pynvml, cudnn_magic) is real.
  *
  * Build:  gcc -shared -fPIC -O2 -Wl,-soname,libnvidia-ml.so.1 -o libnvidia-ml.so.1 fake_nvml.c

@@ -7,8 +7,8 @@ read. It never raises, never executes a framework's Python code and never loads 
 the process unless the framework is already imported or the caller asks for
 ``import_frameworks=True``. Verdicts are left to the check engine.
 
-Where each fact comes from (FACTS.md "Where each framework's compiled-against versions come
-from"; research/native-lab-notes.md §2-§5):
+Where each fact comes from (docs/facts.md "Where each framework's compiled-against versions come
+from"):
 
 * TensorFlow: ``tensorflow/python/platform/build_info.py`` parsed with :mod:`ast` (TF's
   ``tensorflow/tools/build_info/gen_build_info.py`` writes it): a

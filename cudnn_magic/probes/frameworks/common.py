@@ -283,7 +283,7 @@ class _Finder:
     def package_dirs(self, name: str) -> list[str]:
         """Directories of top-level package ``name`` (several for a namespace package), in the
         order the import system would search; never imports it (top-level ``find_spec`` does
-        not execute the package, FACTS.md / lab notes §2)."""
+        not execute the package, docs/facts.md "Where each framework's compiled-against versions come from")."""
         spec = None
         if self.paths is None and pyenv.target() is None:  # another process's modules are not ours
             mod = pyenv.imported(name)

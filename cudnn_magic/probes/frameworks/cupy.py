@@ -101,7 +101,7 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
         if pin is not None:
             compiled, source = pin[0], f"pin {_pin_name(pin[1])}"
     if cupy_major is not None and cupy_major >= 11 and cudnn_lib is not None:
-        kw["cudnn_soname"] = "libcudnn.so.8"  # CuPy 11-13 cudnn module NEEDs libcudnn.so.8 (lab notes §5)
+        kw["cudnn_soname"] = "libcudnn.so.8"  # CuPy 11-13 cudnn module NEEDs libcudnn.so.8 (docs/facts.md "Where each framework's compiled-against versions come from")
     cudnn_mod = pyenv.imported("cupy_backends.cuda.libs.cudnn")
     if cudnn_mod is None and import_frameworks:
         try:

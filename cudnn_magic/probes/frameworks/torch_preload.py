@@ -18,7 +18,7 @@ answered by it (glibc reuses a loaded object whose SONAME matches), whatever the
 ``$ORIGIN/../../nvidia/cudnn/lib`` says: the ``sys.path`` order (a ``pip install --target`` folder on
 ``PYTHONPATH``, a ``.pth`` entry, a user site) decides which main cuDNN torch gets. Only the main
 library is preloaded; its sub-libraries are still opened by soname from the shim (its RPATH
-``$ORIGIN`` first). Sources: the installed ``torch/__init__.py`` (read here), FACTS.md "Loaders
+``$ORIGIN`` first). Sources: the installed ``torch/__init__.py`` (read here), docs/facts.md "Loaders
 beyond glibc", PyTorch issues 188892 and 185512.
 
 When the file cannot be read (or parsed into a rule), :data:`KNOWN_RULES` gives the behaviour by
