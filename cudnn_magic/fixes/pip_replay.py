@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from ..rules.requirement import parse_requirement
 from ..rules.wheel_folders import canonical, cudnn_folder
 
 #: ONNX Runtime's ``preload_dlls()`` (loads the CUDA and cuDNN wheels' libraries by path) exists
@@ -64,9 +64,8 @@ def pip_fix_blocker(fw: Any, requirement: str, installed: Iterable[Any], *, pure
     Returns:
         One sentence, or None. Never raises.
     """
-    try:
-        r = Requirement(requirement)
-    except InvalidRequirement:
+    r = parse_requirement(requirement)
+    if r is None:
         return None
     folder = cudnn_folder(r.name)
     if folder is None:
@@ -90,10 +89,8 @@ def pip_fix_blocker(fw: Any, requirement: str, installed: Iterable[Any], *, pure
 def wheel_lib_dir(requirement: str, purelib: str) -> str | None:
     """Where ``pip install requirement`` puts the cuDNN libraries (``<purelib>/<folder>/lib``),
     or None when it is not a cuDNN wheel of a known family."""
-    try:
-        folder = cudnn_folder(Requirement(requirement).name)
-    except InvalidRequirement:
-        return None
+    r = parse_requirement(requirement)
+    folder = cudnn_folder(r.name) if r is not None else None
     return os.path.join(purelib, *folder.split("/"), "lib") if folder else None
 
 

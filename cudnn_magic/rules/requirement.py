@@ -11,17 +11,34 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.markers import Marker
-from packaging.requirements import InvalidRequirement, Requirement
+from typing import TYPE_CHECKING
+
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
+from .wheel_folders import canonical
 
-__all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "render_requirement", "rule_specifier",
-           "same_major_requirement", "same_major_spec", "wheel_family", "witness"]
+if TYPE_CHECKING:  # annotations only: the requirement parser loads on first use (parse_requirement)
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+__all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "parse_requirement",
+           "render_requirement", "rule_specifier", "same_major_requirement", "same_major_spec", "wheel_family", "witness"]
+
+
+def parse_requirement(text: str) -> Requirement | None:
+    """``text`` parsed by :class:`packaging.requirements.Requirement` (PEP 508), or None when it
+    is not a valid requirement."""
+    # third-party: packaging's requirement parser, with its marker grammar and the platform tags it
+    # pulls in, costs about 35 ms of start-up; a check needs it only once a framework's pins are read
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
 
 
 _CUDNN_DIST = re.compile(r"^nvidia-cudnn-cu(\d{2})$")
@@ -109,11 +126,10 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
     spec = SpecifierSet()
     sources: list[str] = []
     for pin in fw.pins:
-        try:
-            req = Requirement(pin)
-        except InvalidRequirement:
+        req = parse_requirement(pin)
+        if req is None:
             continue
-        name = canonicalize_name(req.name)
+        name = canonical(req.name)
         if not _CUDNN_DIST.match(name) or not _marker_applies(req.marker):
             continue
         packages.append(name)
@@ -139,9 +155,8 @@ def cudnn_requirement(fw: FrameworkBuild) -> str | None:
     for pin in fw.pins:
         if not pin.startswith("nvidia-cudnn-cu"):
             continue
-        try:
-            req = Requirement(pin)
-        except InvalidRequirement:
+        req = parse_requirement(pin)
+        if req is None:
             continue
         # the operators of the version specifier decide, never an `extra == "..."` in the marker
         if any(s.operator in ("==", "===", ">=") for s in req.specifier):
@@ -162,10 +177,8 @@ def same_major_spec(v: CudnnVersion) -> str:
 def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
     """``package`` with :func:`same_major_spec`, normalized by :class:`packaging.requirements.Requirement`
     (``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement."""
-    try:
-        return str(Requirement(package + same_major_spec(v)))
-    except InvalidRequirement:
-        return None
+    req = parse_requirement(package + same_major_spec(v))
+    return None if req is None else str(req)
 
 
 def _candidates(spec: SpecifierSet) -> list[Version]:
@@ -230,7 +243,7 @@ def render_requirement(package: str, spec: SpecifierSet) -> str:
     text = f"{package}{','.join(parts)}"
     # Sanity: the compact form accepts the same witness.
     w = witness(spec)
-    req = Requirement(text)
-    if w is not None and not req.specifier.contains(w, prereleases=False):
+    req = parse_requirement(text)
+    if req is not None and w is not None and not req.specifier.contains(w, prereleases=False):
         return f"{package}{spec}"
     return text
