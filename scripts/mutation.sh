@@ -45,7 +45,7 @@ TARGETS=(
   "cudnn_magic.fixes.solver.*"
   # probes/: the pure parsers
   "cudnn_magic.probes.elf.*"
-  "cudnn_magic.probes.installed.x_read_ldcache__mutmut_*"
+  "cudnn_magic.probes.loader.x_read_ldcache__mutmut_*"
   "cudnn_magic.probes.owners.x__parse_record_line__mutmut_*"
   "cudnn_magic.probes.owners.x_find_overwritten_wheels__mutmut_*"
   "cudnn_magic.probes.frameworks.common.x_read_dist_metadata__mutmut_*"

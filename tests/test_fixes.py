@@ -577,7 +577,7 @@ def test_magic_and_cli(jupyter_home, capsys):
 
 
 def test_cli_fix_without_ipython_imported():
-    code = ("import sys, io, argparse\nfrom cudnn_magic.cli.fix import cli_fix, add_fix_arguments\n"
+    code = ("import sys, io, argparse\nfrom cudnn_magic.cli.fix import cli_fix\nfrom cudnn_magic.cli.main import add_fix_arguments\n"
             "p = add_fix_arguments(argparse.ArgumentParser())\n"
             "rc = cli_fix(p.parse_args(['check-shapes', '--dry-run']), io.StringIO())\n"
             "print(rc, 'IPython' in sys.modules, 'ipywidgets' in sys.modules)")

@@ -287,7 +287,7 @@ def test_two_directories_mapped_is_a_warning():
 
 
 def test_ldcache_parser_agrees_with_ldconfig():
-    from cudnn_magic.probes.installed import read_ldcache
+    from cudnn_magic.probes.loader import read_ldcache
 
     cache, note = read_ldcache()
     if note:

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence, TextIO
 
+from ..util.options import interval_seconds, timeout_seconds
 from ..util.version import __version__
 
 if TYPE_CHECKING:  # annotations only
@@ -35,10 +36,43 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, **kw)  # type: ignore[arg-type]
 
 
+def add_fix_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare ``cudnn-magic fix`` arguments on a subparser."""
+    p.add_argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
+    p.add_argument("--dry-run", action="store_true", help="only show what would happen (default without --yes)")
+    p.add_argument("--yes", action="store_true", help="apply it")
+    p.add_argument("--undo", action="store_true", help="revert the last application of FIX_ID")
+    p.add_argument("--json", action="store_true", help="print the plan or result as JSON")
+    p.add_argument("--for", dest="framework", default=None, metavar="FRAMEWORK",
+                   help="install-matching-cudnn: this framework's requirement only")
+    p.add_argument("--dir", default=None, metavar="DIR", help="remove-shadowing-dir: the directory to take out")
+    p.add_argument("--kernel", default=None, metavar="NAME", help="the kernelspec to edit (no running kernel here)")
+    return p
+
+
+def add_manifest_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cudnn-magic manifest``."""
+    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the manifest to FILE (default: stdout)")
+    parser.add_argument("--constraints", action="store_true",
+                        help="print a pip constraints file of the verified versions instead of the manifest")
+
+
+def add_startup_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``install-startup`` subcommand's options (argparse; ``--ipython-dir`` and
+    ``--profile-dir`` exclude each other)."""
+    p.add_argument("--undo", action="store_true", help="remove the block again")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--ipython-dir", metavar="DIR", default=None,
+                       help="write into DIR/profile_default (DIR must exist) instead of this environment's "
+                            "sys.prefix/etc/ipython")
+    where.add_argument("--profile-dir", metavar="DIR", default=None,
+                       help="write into this existing profile directory")
+
+
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser. Every subcommand is listed; only ``command``'s options are built
-    when it is given (building them all imports the memory, fix and startup modules: about
-    9 ms of every run, ``benchmarks/bench_startup.py``); ``None`` builds them all (help)."""
+    when it is given (argparse's ``add_argument`` costs a little each); ``None`` builds them
+    all (help). No subcommand's module is imported to build it."""
     p = argparse.ArgumentParser(
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
@@ -54,8 +88,6 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
     if wanted("check"):
-        from ..util.options import timeout_seconds  # only the named command's options are built
-
         c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in docs/json.md)")
         c.add_argument("--import-frameworks", action="store_true",
                        help="import installed frameworks for exact runtime answers (slow)")
@@ -92,21 +124,15 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     if wanted("memory"):
-        from ..engines.memory import interval_seconds  # only the named command's options are built
-
         m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in docs/json.md)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                        help="refresh every SECONDS seconds until interrupted")
     f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
     if wanted("fix"):
-        from .fix import add_fix_arguments  # each subcommand imports only its own module
-
         add_fix_arguments(f)
     st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
                                                 "environment (--undo to remove)")
     if wanted("install-startup"):
-        from .startup import add_arguments as add_startup_arguments  # each subcommand imports only its own module
-
         add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
     if wanted("crashes"):
@@ -114,8 +140,6 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
     if wanted("manifest"):
-        from .manifest import add_manifest_arguments  # each subcommand imports only its own module
-
         add_manifest_arguments(mf)
     return p
 

@@ -30,14 +30,7 @@ from ..render.manifest import drift_text
 from ..util.files import atomic_write
 from ..util.safetext import safe_text
 
-__all__ = ["add_manifest_arguments", "cli_against", "cli_manifest"]
-
-
-def add_manifest_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cudnn-magic manifest``."""
-    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the manifest to FILE (default: stdout)")
-    parser.add_argument("--constraints", action="store_true",
-                        help="print a pip constraints file of the verified versions instead of the manifest")
+__all__ = ["cli_against", "cli_manifest"]
 
 
 def cli_manifest(args: argparse.Namespace, out: TextIO) -> int:

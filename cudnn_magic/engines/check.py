@@ -34,7 +34,8 @@ from ..model import (
 from ..probes import libnames
 from ..util import pyenv
 from ..probes.frameworks import probe_frameworks
-from ..probes.installed import consumer_dirs, environ_at_start, probe_installed, resolve
+from ..probes.installed import consumer_dirs, probe_installed, resolve
+from ..probes.loader import environ_at_start
 from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_mapped
 from ..probes.loader import default_dirs, resolve_in_chain, search_steps
 from ..probes.nvml import driver_and_gpus_within

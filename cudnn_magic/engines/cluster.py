@@ -29,7 +29,7 @@ import time
 from typing import Any, Sequence
 
 from ..model.cluster import ClusterReport, Status, WorkerRow
-from ..probes.installed import environ_at_start
+from ..probes.loader import environ_at_start
 from ..render.report import report_json
 from ..util.version import __version__
 from .check import run_check

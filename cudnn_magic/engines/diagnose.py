@@ -26,7 +26,7 @@ from .joins import age, join_cpu_build, join_unnamed_library
 from ..knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
 from ..knowledge.matcher import FIX_IDS, scan
 from ..knowledge.signature import Hit
-from ..knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
+from ..knowledge.status_codes import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
 from ..model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
 from ..rules.compat import judge
 from ..rules.consumers import CONSUMER_CHECKERS

@@ -16,10 +16,11 @@ from typing import Any
 import dataclasses
 
 from ..model import GpuMemory, MemorySnapshot, ProcessMemory
-from ..util.options import parse_seconds
+from ..util.options import MAX_INTERVAL_S, MIN_INTERVAL_S, interval_seconds
 from ..probes import nvml
 
-__all__ = ["sample", "snapshot_json", "parse_visible_devices", "framework_usage"]
+__all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "framework_usage", "interval_seconds", "parse_visible_devices", "sample",
+           "snapshot_json"]
 
 
 @dataclass
@@ -328,20 +329,5 @@ def snapshot_json(s: MemorySnapshot) -> dict[str, Any]:
 
 def _no_gpu_line(s: MemorySnapshot) -> str:
     return f"No GPU memory to show: {s.error}"
-
-
-MIN_INTERVAL_S = 0.1  #: shortest sampling interval accepted, seconds
-MAX_INTERVAL_S = 3600.0  #: longest sampling interval accepted, seconds
-
-
-def interval_seconds(text: object) -> float:
-    """Parse a sampling interval in seconds (``--interval``/``--watch``).
-
-    Raises:
-        argparse.ArgumentTypeError: not a number, not finite, or outside
-            [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
-            magic_arguments turn it into a one-line usage error).
-    """
-    return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
 
 

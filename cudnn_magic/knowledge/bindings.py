@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 
 from .signature import sig
-from .status import decode_status
+from .status_codes import decode_status
 from ..rules.cudnn_version import try_parse
 
 NOT_FOUND_FIXES = ("install-matching-cudnn", "remove-shadowing-dir")

@@ -27,7 +27,7 @@ import logging
 
 from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
-from .status import status_by_name
+from .status_codes import status_by_name
 
 #: Stable fix ids a diagnosis may offer, with their one-line advice (docs/ids.md:
 #: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one

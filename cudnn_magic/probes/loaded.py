@@ -39,7 +39,8 @@ from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..util.files import regular_or_reason
 from . import libnames
 from .elf import NotElf, read_dynamic, symbol_slots
-from .installed import environ_at_start, static_version
+from .loader import environ_at_start
+from .installed import static_version
 from .owners import ownership
 from .subprocess_probe import query_versions
 

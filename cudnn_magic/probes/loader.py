@@ -38,12 +38,13 @@ from __future__ import annotations
 import os
 import re
 import stat
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from ..model import Preload, Resolution
-from ..util.files import file_kind, note_skipped
+from ..util.files import file_kind, note_skipped, read_regular
 from ..util import pyenv
 from .elf import ElfDynamic, NotElf, read_dynamic
 
@@ -82,6 +83,73 @@ class RtldFacts:
 
 _rtld_facts: RtldFacts | None = None
 _PROBE_DIR = "/__cudnn_magic_probe__"
+
+
+# --------------------------------------------------------------------------- what the loader reads at start
+
+
+def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], str | None]:
+    """Parse glibc's ``ld.so.cache`` (new format "glibc-ld.so.cache1.1", per glibc
+    ``sysdeps/generic/dl-cache.h``) into ``{soname: [paths in cache order]}``.
+
+    Returns (map, note); the note says why the cache could not be read, or how many entries
+    were left out because a name of theirs lies past the end of the file or runs to it with no
+    terminating NUL (a cut or corrupt cache). Never raises.
+    """
+    try:
+        data = read_regular(path, 64 << 20)
+    except OSError as exc:
+        return {}, f"ld.so cache {path} unreadable ({exc.strerror or exc})"
+    magic_new = b"glibc-ld.so.cache1.1"
+    start = data.find(magic_new)
+    if start < 0:
+        return {}, f"ld.so cache {path}: unknown format"
+    try:
+        nlibs, _len_strings = struct.unpack_from("<II", data, start + 20)
+        # struct cache_file_new: magic[17] version[3] nlibs len_strings flags[1] pad[3] extension_offset unused[3]
+        off = start + 20 + 4 + 4 + 1 + 3 + 4 + 12
+        out: dict[str, list[str]] = {}
+        unreadable = 0
+
+        def cstr(o: int) -> str | None:
+            o += start
+            end = data.find(b"\0", o)
+            return data[o:end].decode("utf-8", "replace") if end >= 0 else None
+
+        for i in range(min(nlibs, 200_000)):
+            _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
+            soname, lib_path = cstr(key), cstr(value)
+            if soname is None or lib_path is None:
+                unreadable += 1
+                continue
+            out.setdefault(soname, []).append(lib_path)
+        if unreadable:
+            return out, (f"ld.so cache {path}: {unreadable} entr{'y' if unreadable == 1 else 'ies'} "
+                         "left out (a name past the end of the file or not NUL-terminated)")
+        return out, None
+    except struct.error:
+        return {}, f"ld.so cache {path}: truncated"
+
+
+def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
+    """The environment this process was started with, from ``/proc/self/environ`` (Linux).
+
+    The dynamic loader reads ``LD_LIBRARY_PATH`` once, at process start (``ld.so(8)``); setting
+    ``os.environ["LD_LIBRARY_PATH"]`` later in a kernel, or Dask's ``Nanny(env=...)`` inside an
+    already started worker, does not change where ``dlopen`` looks. Returns None where
+    ``/proc`` is not available.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    env: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
 
 
 def _parse_system_dirs(text: str) -> tuple[str, ...]:

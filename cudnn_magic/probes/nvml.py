@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from ..model import Driver, Gpu, Unavailable
-from .installed import environ_at_start, read_ldcache
+from .loader import environ_at_start, read_ldcache
 from .loader import dlopen_blocker
 
 __all__ = [

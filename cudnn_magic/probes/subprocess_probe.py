@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ..knowledge.status import decode_status
+from ..knowledge.status_codes import decode_status
 from ..util.files import regular_or_reason
 
 _CHILD = r"""

@@ -13,7 +13,8 @@ from typing import Any
 from ...model import FrameworkBuild, Preload
 from ...rules.cudnn_version import CudnnVersion, try_parse
 from ..elf import NotElf, read_dynamic
-from ..installed import environ_at_start, read_ldcache, resolve
+from ..loader import environ_at_start, read_ldcache
+from ..installed import resolve
 from ..loaded import safe_to_call_mapped_cudnn
 from .common import (
     _call,
