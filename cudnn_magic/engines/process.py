@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,9 +70,6 @@ class ProcessReport:
         return doc
 
     def text(self) -> str:
-        # start-up cost: the renderer only when shown
-        import shlex
-
         p = self.process
         cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
         cmd = cmd if len(cmd) <= 400 else cmd[:400] + "..."
