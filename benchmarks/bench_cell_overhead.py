@@ -36,13 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHILD = r"""
-import json, os, sys, time
-kind, n, blocks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-real_stdout = os.dup(1)
-devnull = os.open(os.devnull, os.O_WRONLY); os.dup2(devnull, 1)
-from IPython.core.interactiveshell import InteractiveShell
-ip = InteractiveShell.instance(colors="nocolor")
+NATIVE_LOG = r"""
 STARTUP = [  # what TensorFlow's C++ logging prints once, when the GPU is set up
     b"2023-12-12 16:48:38.112233: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders.",
     b"2021-06-02 13:10:30.111111: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudart.so.11.0",
@@ -65,7 +59,16 @@ def native_log(size):
         line = LINES[i % len(LINES)].replace(b"4242", b"%04d" % (i % 10000)) + b"\n"
         out.append(line); n += len(line); i += 1
     return b"".join(out)[:size - 1] + b"\n"
-import builtins
+"""
+
+CHILD = r"""
+import json, os, sys, time
+kind, n, blocks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+real_stdout = os.dup(1)
+devnull = os.open(os.devnull, os.O_WRONLY); os.dup2(devnull, 1)
+from IPython.core.interactiveshell import InteractiveShell
+ip = InteractiveShell.instance(colors="nocolor")
+""" + NATIVE_LOG + r"""import builtins
 builtins.LOG_64K, builtins.LOG_1M = native_log(64 << 10), native_log(1 << 20)
 src = {"trivial": "x = 1",
        "fd2": "import os; os.write(2, b'I0000 00:00:1700000000.000000   4242 some_native.cc:12] an info line\\n')",

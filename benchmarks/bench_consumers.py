@@ -12,7 +12,8 @@ processes (median of ``--repeat``):
   native libraries, and native libraries it looked at, and how many ELF files it read.
 
 The page cache is warm in every run (the files were read before); "cold" is about this tool's
-own cache. Usage: python benchmarks/bench_consumers.py [--repeat N] [--venv DIR]
+own caches: each process starts with an empty ``XDG_CACHE_HOME`` (the on-disk scan cache's effect
+on a new process is in ``bench_check_floor.py``, "warm"). Usage: python benchmarks/bench_consumers.py [--repeat N] [--venv DIR]
 Prints a markdown table (milliseconds) and writes benchmarks/results/consumers.json.
 """
 
@@ -42,8 +43,9 @@ t0 = time.perf_counter(); r2 = check.run_check(); warm = time.perf_counter() - t
 out = {"cold": cold, "warm": warm, "consumers": len(r2.consumers),
        "rows": [(f.name, f.version, f.verdict) for f in r2.frameworks]}
 if with_scan:
-    import cudnn_magic.probes.frameworks.generic as pc, cudnn_magic.probes.loader as pl
-    pc._list_cache.clear(); pl._elf_cache.clear()
+    import cudnn_magic.probes.frameworks.generic as pc, cudnn_magic.probes.loader as pl, cudnn_magic.probes.filefacts as ff
+    pc._list_cache.clear(); pl._elf_cache.clear(); pc._docs.clear(); ff._docs.clear()  # nothing remembered
+    os.environ["XDG_CACHE_HOME"] = os.path.join(os.environ["XDG_CACHE_HOME"], "empty")  # nothing on disk
     reads0 = loader.cache_stats()["elf_reads"]
     t0 = time.perf_counter(); s = scan_environment(); out["scan_cold"] = time.perf_counter() - t0
     out["elf_reads_cold"] = loader.cache_stats()["elf_reads"] - reads0
@@ -57,9 +59,13 @@ print("RESULT" + json.dumps(out))
 
 
 def run(py: Path, with_scan: bool) -> dict:
+    import tempfile
+
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
-    p = subprocess.run([str(py), "-c", "import os\n" + RUN, "1" if with_scan else "0"], capture_output=True,
-                       text=True, env=env, timeout=600)
+    with tempfile.TemporaryDirectory() as cache:
+        env["XDG_CACHE_HOME"] = cache  # nothing on disk: "cold" is the first check after an install
+        p = subprocess.run([str(py), "-c", "import os\n" + RUN, "1" if with_scan else "0"], capture_output=True,
+                           text=True, env=env, timeout=600)
     if p.returncode:
         raise SystemExit(p.stderr[-3000:])
     return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1][6:])

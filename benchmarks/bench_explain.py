@@ -10,7 +10,10 @@ process (``ru_maxrss`` of the child), minus the peak of the same command on a on
 interpreter and the package), divided by the log's size; ``--code DIR`` measures another
 checkout beside this one (e.g. the commit before a change). Target: at most 2x the input.
 
-Run: ``.venv/bin/python benchmarks/bench_explain.py [--sizes 1,10,50] [--repeat 3] [--memory] [--code DIR]``.
+One line (``--oneline``): ``cudnn-magic explain`` of a one-line log as a whole process, wall and CPU,
+each checkout in turn.
+
+Run: ``.venv/bin/python benchmarks/bench_explain.py [--sizes 1,10,50] [--repeat 3] [--memory | --oneline] [--code DIR]``.
 Prints markdown tables (median of the repeats). Target: 1 MB under 20 ms, linear in size.
 """
 
@@ -144,13 +147,54 @@ def memory_table(sizes: list[float], codes: list[str], repeat: int) -> None:
                       f"{above / size:.2f}x |")
 
 
+def oneline_table(codes: list[str], repeat: int) -> None:
+    """``cudnn-magic explain`` of a one-line log as a whole process (what a user pastes one error
+    line into), each checkout in turn, run by run: wall and CPU medians (min..max)."""
+    import resource
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as tmp:
+        one = os.path.join(tmp, "one-line.log")
+        with open(one, "w") as fh:
+            fh.write(DECISIVE + "\n")
+        times: dict[str, list[tuple[float, float]]] = {c: [] for c in codes}
+        for rnd in range(repeat + 1):  # the first round is untimed: bytecode, page cache
+            for code in codes:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                env["PYTHONPATH"] = code
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "cudnn_magic", "explain", one], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env, cwd="/", check=False)
+                wall = time.perf_counter() - t
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+                if rnd:
+                    times[code].append((wall, cpu))
+        print(f"`cudnn-magic explain` of a one-line log, whole process; median (min..max) of {repeat}, ms; "
+              f"load average {os.getloadavg()[0]:.1f}\n")
+        print("| code | wall | CPU |")
+        print("|---|---:|---:|")
+        for code in codes:
+            w = [x * 1e3 for x, _ in times[code]]
+            c = [y * 1e3 for _, y in times[code]]
+            label = "this checkout" if os.path.samefile(code, root) else code
+            print(f"| {label} | {statistics.median(w):.0f} ({min(w):.0f}..{max(w):.0f}) | "
+                  f"{statistics.median(c):.0f} ({min(c):.0f}..{max(c):.0f}) |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,10,50", help="log sizes in MB, comma-separated")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--memory", action="store_true", help="measure the peak memory of `cudnn-magic explain FILE`")
     ap.add_argument("--code", action="append", default=[], help="another checkout to measure beside this one")
+    ap.add_argument("--oneline", action="store_true", help="time `cudnn-magic explain` of a one-line log (whole process)")
     args = ap.parse_args(argv)
+    if args.oneline:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        oneline_table(args.code + [root], args.repeat)
+        return 0
     if args.memory:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         memory_table([float(x) for x in args.sizes.split(",") if x], args.code + [root], args.repeat)

@@ -379,3 +379,36 @@ def test_helper_killed_the_pipe_keeps_a_reader_for_children(tmp_path):
     (r,) = lines
     assert r == {"rc": 0, "death": True}, err[-1000:]
     assert b"child-line 399\n" in err and b"BrokenPipe" not in err
+
+
+def test_the_helper_flags_every_chunk_that_holds_a_literal_and_delivered_means_forwarded(tmp_path):
+    """``flag_literals``: the helper looks at every chunk (ASCII case folded, a literal cut between
+    two chunks too) and :meth:`Tee.flagged` says how far the last one reached; a succeeding cell
+    whose bytes hold none is not read back. After :meth:`Tee.settled` and :meth:`Tee.delivered`
+    (no marker), the previous fd 2 holds every byte written before."""
+    lines, err, proc = run_child(tmp_path, """
+        path = os.readlink('/proc/self/fd/2')
+        tee = Tee.install('t', root=ROOT, flag_literals=(b"cudnn", b"gpu device"))
+        tee.sync()  # the helper is up
+        res = {}
+        def step(name, *chunks):
+            start = tee.settled()
+            for c in chunks:
+                os.write(2, c)
+                tee.settled()  # each write its own chunk
+            end = tee.settled()
+            res[name] = [tee.flagged() > start, tee.delivered()]
+            with open(path, 'rb') as f:
+                res[name].append(f.read().endswith(b"".join(chunks)))
+        step("quiet", b"step 1: loss 0.5\\n" * 5000)
+        step("case folded", b"x" * 70000 + b"Loaded runtime CuDNN library\\n")
+        step("quiet again", b"another line\\n")
+        step("cut between two chunks", b"Created GPU de", b"vice /job:localhost\\n")
+        tee.sync()
+        step("after a marker", b"no literal\\n")
+        out(**res)
+        tee.uninstall()
+    """)
+    assert proc.returncode == 0, err
+    assert lines == [{"quiet": [False, True, True], "case folded": [True, True, True], "quiet again": [False, True, True],
+                      "cut between two chunks": [True, True, True], "after a marker": [False, True, True]}]

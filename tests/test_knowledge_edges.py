@@ -277,10 +277,10 @@ def test_a_failure_inside_the_scan_is_logged_at_debug_and_gives_no_hits(monkeypa
     assert got == [("cudnn_magic", logging.DEBUG, "knowledge scan failed", RuntimeError)]
 
 
-# scan: an input of up to SCAN_CHUNK bytes is scanned whole and, up to MAX_JOIN_BYTES (the same
-# size), a hard-wrapped paste is joined (matcher docstring, step 3); one byte more is scanned in
-# chunks, line by line only. Observable: a TensorFlow line cut after "but sour" gets its compiled
-# version back. Both limits are 4 MiB in the product; a 4 KiB stand-in for both.
+# scan: a hard-wrapped paste of up to MAX_JOIN_BYTES is joined (matcher docstring, step 3), whether
+# its line pass is one chunk or several (SCAN_CHUNK); one byte more is matched line by line only.
+# Observable: a TensorFlow line cut after "but sour" gets its compiled version back. The limits are
+# 4 MiB and 256 KiB in the product; 4 KiB and 1 KiB stand in for them.
 def _wrapped_paste(size):
     head = "Loaded runtime CuDNN library: 8.0.5 but sour\nce was compiled with: 8.1.0\n"
     lines, n = [head.rstrip("\n")], len(head) - 1
@@ -294,9 +294,9 @@ def _wrapped_paste(size):
 
 
 @pytest.mark.parametrize("size, whole", [(SMALL_CHUNK - 1, True), (SMALL_CHUNK, True), (SMALL_CHUNK + 1, False)])
-def test_a_wrapped_paste_is_joined_up_to_the_chunk_size_and_not_above(monkeypatch, size, whole):
-    assert matcher.SCAN_CHUNK == matcher.MAX_JOIN_BYTES
-    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+def test_a_wrapped_paste_is_joined_up_to_the_join_size_and_not_above(monkeypatch, size, whole):
+    assert matcher.SCAN_CHUNK < matcher.MAX_JOIN_BYTES
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK // 4)  # chunked line pass: the join does not depend on it
     monkeypatch.setattr(matcher, "MAX_JOIN_BYTES", SMALL_CHUNK)
     got = [h.groups for h in scan(_wrapped_paste(size), "log") if h.signature.name == "tf-loaded-runtime"]
     assert got == ([LOADED_GROUPS] if whole else [{"loaded": "8.0.5"}])
@@ -354,6 +354,7 @@ def test_a_line_longer_than_a_chunk_after_short_lines_is_read(monkeypatch, offse
 # lower-cased copy of the whole" (its docstring; benchmarks/bench_explain.py measures the peak).
 def test_a_chunked_scan_holds_about_one_chunk_beside_the_input(monkeypatch):
     monkeypatch.setattr(matcher, "SCAN_CHUNK", SMALL_CHUNK)
+    monkeypatch.setattr(matcher, "MAX_JOIN_BYTES", SMALL_CHUNK)  # these equal-width lines would look hard-wrapped
     lines = _noise(4000)
     lines[2000] = LOADED
     data = ("\n".join(lines) + "\n").encode()
@@ -485,7 +486,8 @@ def test_a_line_of_up_to_max_line_bytes_counts_its_trigger_once(width, capped):
     assert got == (list(range(HEAD)) + list(range(n - TAIL, n)) if capped else list(range(n)))
 
 
-def test_every_occurrence_on_a_line_longer_than_max_line_is_gathered():
+def test_every_occurrence_on_a_line_longer_than_max_line_is_gathered(monkeypatch):
+    monkeypatch.setattr(matcher, "SCAN_CHUNK", 1 << 20)  # one pass (a chunked scan caps each signature's hits)
     n = HEAD + TAIL + 12
     text = "".join(HANDLE_MSG + f" (case {k}) " + " " * 1000 for k in range(n))  # one line, ~320 KB
     assert "\n" not in text and len(text) // matcher.GATHER_PER_BYTES < matcher.GATHER_LIMIT

@@ -12,7 +12,7 @@ module (function-level ones and those under ``TYPE_CHECKING`` included) with :mo
   top of its ``__init__``: importing ``cudnn_magic.fixes.catalogue`` runs it first;
 * start-up cost is paid in one place: an import of the package's own modules inside a function
   only in the entry points (:data:`ENTRY_POINTS`: the package's ``__init__``, ``cli/main.py``,
-  ``shell/extension.py``); any other import inside a function (an optional dependency such as
+  ``shell/extension.py``, the capture helper process's ``capture/helper.py``); any other import inside a function (an optional dependency such as
   ``distributed`` or ``ipywidgets``, a framework) has a comment on its line or just above it
   saying why;
 * only ``shell/`` and ``ui/`` import ``IPython`` (``IPython.core``, ``IPython.display``, the
@@ -60,8 +60,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("", "__main__"),      # the entry points of the package
 )
 
-#: The modules where importing the package's own modules inside a function keeps start-up cheap.
-ENTRY_POINTS = ("__init__.py", "cli/main.py", "shell/extension.py")
+#: The modules where importing the package's own modules inside a function keeps start-up cheap:
+#: the package, the command line, the IPython extension, and the capture helper process (run as
+#: ``python -I -S helper.py``; the kernel imports the same module for its constants).
+ENTRY_POINTS = ("__init__.py", "cli/main.py", "shell/extension.py", "capture/helper.py")
 
 
 def _rank_table() -> dict[str, int]:

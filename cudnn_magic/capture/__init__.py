@@ -13,7 +13,7 @@ The on-disk record (for the crash-forensics feature)::
                            created O_EXCL|O_NOFOLLOW, removed when it cannot be written):
                            version, key, kernel_pid, helper_pid, guardian_pid, started (epoch
                            s), clean_exit, exit_kind ("exit" | "uninstall"), kernel_exited,
-                           ended, last_cell {n, source (first 8,092 bytes of UTF-8), offset, t,
+                           ended, last_cell {n, source (first 8,084 bytes of UTF-8), offset, t,
                            seq}, offset (log bytes so far), forwarded, spilled, dropped, skipped
                            (bytes), max_bytes, segment_bytes, memory_bytes, spool_bytes,
                            log_error, spool_error, meta_error, shell, python. Refreshed at most

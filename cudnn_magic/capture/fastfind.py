@@ -58,4 +58,26 @@ def memmem_finder() -> Optional[Finder]:
     return find
 
 
-__all__ = ["Finder", "memmem_finder"]
+class ChunkFlagger:
+    """Tells whether a stream of chunks holds any of ``literals`` (ASCII case folded, as
+    :func:`cudnn_magic.knowledge.matcher.keyword_lines` folds it), one chunk at a time: a literal
+    inside a chunk, or cut between it and the one before. The capture helper flags each chunk
+    this way (:data:`cudnn_magic.capture.protocol.FLAGGED_AT`), so a succeeding cell whose output
+    holds no warning literal is not read back at all. The search is :func:`memmem_finder`'s."""
+
+    def __init__(self, literals: tuple[bytes, ...]) -> None:
+        self.literals = tuple(x.lower() for x in literals if x)
+        self._keep = max(map(len, self.literals), default=1) - 1
+        self._tail = b""
+        self._find = memmem_finder() if self.literals else None
+
+    def holds(self, chunk: bytes) -> bool:
+        """The next chunk of the stream holds a literal (or completes one the last chunk began)."""
+        low = chunk.lower()
+        seam = self._tail + low[:self._keep]
+        self._tail = low[-self._keep:] if self._keep else b""
+        find = self._find
+        return any(f in seam or (find(low, f, 0) if find else low.find(f)) >= 0 for f in self.literals)
+
+
+__all__ = ["ChunkFlagger", "Finder", "memmem_finder"]

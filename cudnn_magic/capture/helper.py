@@ -13,7 +13,7 @@ this process:
    ``O_NONBLOCK``: that flag lives on the shared open file description and would leak into the
    terminal or into ipykernel after we are gone.
 
-Bounds. Bytes waiting for the previous fd 2 are kept in memory up to
+Bounds (issue 13). Bytes waiting for the previous fd 2 are kept in memory up to
 ``--memory-bytes`` (:data:`MEMORY_BYTES`, 16 MiB); beyond that they wait in a spool file on disk
 (``spool`` in the instance directory, created ``O_EXCL | O_NOFOLLOW`` and unlinked at once, so
 it never outlives the helper) up to ``--spool-bytes`` (:data:`SPOOL_BYTES`, 512 MiB); beyond
@@ -42,24 +42,31 @@ import struct
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # annotations only: argparse loads in the helper process, never in the kernel
-    import argparse
 
 try:  # imported as cudnn_magic.capture.helper (the kernel side reads these through it)
     from .protocol import (
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
 except ImportError:  # run as a script, python -I -S helper.py: isolated mode puts no directory on sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from protocol import (  # type: ignore[no-redef]
     MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
+    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
     META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
     _create, _write_json, CLEAN_EXIT_REMOVES)
+
+
+def _hex_literals(arg: str) -> tuple[bytes, ...]:
+    out = []
+    for h in arg.split(","):
+        try:
+            if h:
+                out.append(bytes.fromhex(h))
+        except ValueError:
+            pass
+    return tuple(out)
 
 
 class _Log:
@@ -504,8 +511,8 @@ def _guardian(life_r: int, downstream: int, fallback: int) -> None:
             break
 
 
-def _arguments(argv: list) -> argparse.Namespace:
-    import argparse  # start-up cost of the helper process (python -I -S, about 10 ms): not in the kernel
+def main(argv: list) -> int:
+    import argparse  # start-up cost of the helper process (python -I -S, about 10 ms)
 
     p = argparse.ArgumentParser(prog="cudnn_magic.capture.helper")
     p.add_argument("--dir", required=True, help="instance directory (log segments, meta.json)")
@@ -519,13 +526,15 @@ def _arguments(argv: list) -> argparse.Namespace:
     p.add_argument("--memory-bytes", type=int, default=MEMORY_BYTES)
     p.add_argument("--spool-bytes", type=int, default=SPOOL_BYTES)
     p.add_argument("--meta", default="{}", help="JSON object merged into meta.json")
-    return p.parse_args(argv)
+    p.add_argument("--flag", default="", help="comma-separated hex of lower-case literals to flag chunks by")
+    args = p.parse_args(argv)
 
+    for sig in ("SIGINT", "SIGPIPE", "SIGHUP", "SIGTSTP", "SIGTTOU"):
+        if hasattr(signal, sig):
+            signal.signal(getattr(signal, sig), signal.SIG_IGN)
 
-def _fork_guardian(args: argparse.Namespace) -> tuple[int, int]:
-    """Fork the guardian now, while this process has no thread: it keeps a reader on the pipe if
-    this process dies (see the module docstring). Returns (its pid or -1, the write end of the
-    pipe whose EOF tells it the helper is gone)."""
+    # The guardian: forked now, while this process has no thread. It keeps a reader on the pipe
+    # if this process dies (see the module docstring).
     life_r, life_w = os.pipe()
     guardian = -1
     try:
@@ -546,221 +555,209 @@ def _fork_guardian(args: argparse.Namespace) -> tuple[int, int]:
     if guardian > 0:
         os.close(life_r)
     os.set_inheritable(life_w, False)
-    return guardian, life_w
 
+    import mmap  # start-up cost of the helper process (python -I -S, about 10 ms)
 
-class _Helper:
-    """The helper's state and its loop: read the pipe (fd 0) and the control pipe, log and
-    forward every chunk, answer markers, keep ``meta.json`` current, notice the kernel's end."""
+    sfd = os.open(args.state, os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    state = mmap.mmap(sfd, STATE_SIZE)
+    os.close(sfd)
+    try:
+        os.set_blocking(args.ack, False)  # our own pipe: an ack never blocks the reader
+    except OSError:
+        pass
+    gen = 0
+    offset = 0
 
-    def __init__(self, args: argparse.Namespace, guardian: int) -> None:
-        import mmap  # start-up cost of the helper process (python -I -S, about 10 ms): not in the kernel
+    fwd: _Forwarder
 
-        a = self.args = args
-        sfd = os.open(a.state, os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
-        self.state = mmap.mmap(sfd, STATE_SIZE)
-        os.close(sfd)
-        try:
-            os.set_blocking(a.ack, False)  # our own pipe: an ack never blocks the reader
-        except OSError:
-            pass
-        self.gen = 0
-        self.offset = 0
-        self.fwd = _Forwarder(a.downstream, a.fallback, self._publish, a.memory_bytes, a.spool_bytes,
-                              a.dir, a.ack)
-        self.fwd.start()
-        self.log = _Log(a.dir, a.max_bytes)
-        self.meta_path = os.path.join(a.dir, "meta.json")
-        self.meta = {
-            "version": 1,
-            "kernel_pid": a.kernel_pid,
-            "helper_pid": os.getpid(),
-            "guardian_pid": guardian if guardian > 0 else None,
-            "started": time.time(),
-            "clean_exit": False,
-            "kernel_exited": None,
-            "ended": None,
-            "last_cell": None,
-            "max_bytes": a.max_bytes,
-            "segment_bytes": self.log.seg_bytes,
-            "memory_bytes": self.fwd.memory_bytes,
-            "spool_bytes": self.fwd.spool_bytes,
-        }
-        try:
-            self.meta.update(json.loads(a.meta))
-        except ValueError:
-            pass
-        self.save_meta()
-        self.meta_seq, self.meta_time = 0, 0.0
-        self.parser = _Parser()
-        self.data_fd, self.ctl_fd = 0, a.ctl
-        self.ctl_buf = b""
-        self.kernel_gone = False
-        self.last_alive_check = time.monotonic()
+    def publish() -> None:
+        struct.pack_into("<Q", state, 16, fwd.forwarded)
 
-    def _publish(self) -> None:
-        struct.pack_into("<Q", self.state, 16, self.fwd.forwarded)
+    def publish_counts() -> None:
+        COUNTS.pack_into(state, COUNTS_AT, fwd.spilled, fwd.dropped, fwd.skipped)
 
-    def save_meta(self) -> None:
-        meta, fwd = self.meta, self.fwd
-        rec = None if meta.get("forgotten") else read_cell_record(self.state)
+    fwd = _Forwarder(args.downstream, args.fallback, publish, args.memory_bytes, args.spool_bytes,
+                     args.dir, args.ack)
+    fwd.start()
+    log = _Log(args.dir, args.max_bytes)
+    meta_path = os.path.join(args.dir, "meta.json")
+    meta = {
+        "version": 1,
+        "kernel_pid": args.kernel_pid,
+        "helper_pid": os.getpid(),
+        "guardian_pid": guardian if guardian > 0 else None,
+        "started": time.time(),
+        "clean_exit": False,
+        "kernel_exited": None,
+        "ended": None,
+        "last_cell": None,
+        "max_bytes": args.max_bytes,
+        "segment_bytes": log.seg_bytes,
+        "memory_bytes": fwd.memory_bytes,
+        "spool_bytes": fwd.spool_bytes,
+    }
+    try:
+        meta.update(json.loads(args.meta))
+    except ValueError:
+        pass
+
+    def save_meta() -> None:
+        rec = None if meta.get("forgotten") else read_cell_record(state)
         if rec is not None:
             meta["last_cell"] = rec
-        flag = read_clean_flag(self.state)
+        flag = read_clean_flag(state)
         if flag and not meta["clean_exit"]:
             meta["clean_exit"] = True
             meta["exit_kind"] = "uninstall" if flag == 2 else "exit"
-        meta["offset"] = self.offset
+        meta["offset"] = offset
         meta["forwarded"] = fwd.forwarded
         meta["dropped"] = fwd.dropped
         meta["spilled"] = fwd.spilled
         meta["skipped"] = fwd.skipped
-        meta["log_error"] = self.log.error or None
+        meta["log_error"] = log.error or None
         meta["spool_error"] = fwd.spool_error or None
-        meta["meta_error"] = None if _write_json(self.meta_path, meta) else "meta.json could not be written"
+        meta["meta_error"] = None if _write_json(meta_path, meta) else "meta.json could not be written"
 
-    def _handle(self, items: list) -> None:
+    save_meta()
+    meta_seq, meta_time = 0, 0.0
+    parser = _Parser()
+    data_fd, ctl_fd = 0, args.ctl
+    ctl_buf = b""
+    kernel_gone = False
+    last_alive_check = time.monotonic()
+
+    try:
+        # start-up cost of the helper process: ctypes for memmem, only in the helper
+        from .fastfind import ChunkFlagger
+    except ImportError:  # run as a script: from its own folder, as protocol above
+        from fastfind import ChunkFlagger  # type: ignore[no-redef]
+    flagger = ChunkFlagger(_hex_literals(args.flag))
+
+    def handle(items: list) -> None:
+        # called while gen is odd: the kernel sees the new offset only once the chunk is logged,
+        # queued and flagged (protocol: a settled offset is in the log, ``queued`` covers it, and
+        # ``flagged`` says whether a warning literal was in it)
+        nonlocal offset
         for item in items:
             if isinstance(item, bytes):
                 if item:
-                    self.offset += len(item)
-                    self.log.write(item, self.offset)
-                    self.fwd.put(item)
+                    offset += len(item)
+                    fwd.put(item)  # forwarding starts while the chunk is logged
+                    log.write(item, offset)
+                    if flagger.literals and flagger.holds(item):
+                        struct.pack_into("<Q", state, FLAGGED_AT, offset)
             elif item.startswith("D"):
-                self.fwd.skip()
-                self.fwd.add_ack(item, self.offset)
+                fwd.skip()
+                fwd.add_ack(item, offset)
             else:
-                self.fwd.add_ack(item, self.offset)
-        COUNTS.pack_into(self.state, COUNTS_AT, self.fwd.spilled, self.fwd.dropped, self.fwd.skipped)
+                fwd.add_ack(item, offset)
+        publish_counts()
+        struct.pack_into("<Q", state, QUEUED_AT, fwd.queued)
+        struct.pack_into("<Q", state, 8, offset)
 
-    def _clean(self) -> bool:
-        return bool(self.meta["clean_exit"]) or bool(read_clean_flag(self.state))
+    def bump() -> None:
+        nonlocal gen
+        gen += 1
+        struct.pack_into("<Q", state, 0, gen)
 
-    def on_kernel_gone(self, clean: bool) -> None:
-        if self.kernel_gone:
+    def on_kernel_gone(clean: bool) -> None:
+        nonlocal kernel_gone
+        if kernel_gone:
             return
-        self.kernel_gone = True
-        self.meta["kernel_exited"] = time.time()
-        self.save_meta()
-        clean = clean or bool(self.meta["clean_exit"])
-        fallback = self.args.fallback
-        if not clean and fallback >= 0 and self.offset:
+        kernel_gone = True
+        meta["kernel_exited"] = time.time()
+        save_meta()
+        clean = clean or bool(meta["clean_exit"])
+        if not clean and args.fallback >= 0 and offset:
             # ipykernel's pipe dies with the kernel and may have swallowed the last bytes:
             # repeat the tail in the server log, marked as a repeat.
-            self.fwd.wait_flushed(self.fwd.queued, 1.0)
-            tail = self.log.tail(CRASH_ECHO)
+            fwd.wait_flushed(fwd.queued, 1.0)
+            tail = log.tail(CRASH_ECHO)
             if tail:
-                head = (b"[cudnn-magic] kernel pid %d ended without a clean exit; last native stderr:\n"
-                        % self.args.kernel_pid)
+                head = b"[cudnn-magic] kernel pid %d ended without a clean exit; last native stderr:\n" % args.kernel_pid
                 try:
-                    os.write(fallback, head + tail + (b"" if tail.endswith(b"\n") else b"\n"))
+                    os.write(args.fallback, head + tail + (b"" if tail.endswith(b"\n") else b"\n"))
                 except OSError:
                     pass
 
-    def run(self) -> None:
-        """Until EOF on fd 0: every writer of fd 2 is gone (the kernel and any child that inherited it)."""
-        while self.data_fd >= 0:
-            poller = select.poll()
-            poller.register(self.data_fd, select.POLLIN)
-            if self.ctl_fd >= 0:
-                poller.register(self.ctl_fd, select.POLLIN)
-            timeout_ms = 50 if self.parser.pending else 200 if self.fwd.acks else 1000
-            events = poller.poll(timeout_ms)
-            now = time.monotonic()
-            if self.fwd.acks:
-                self.fwd.check_stall(now)
-            if not self.kernel_gone:
-                seq = struct.unpack_from("<Q", self.state, CELL_AT)[0]
-                if seq != self.meta_seq and not seq & 1 and now - self.meta_time >= META_EVERY_S:
-                    self.meta_seq, self.meta_time = seq, now
-                    self.save_meta()
-            if not events:
-                self._idle(now)
-                continue
-            for fd, _ in events:
-                if fd == self.data_fd:
-                    self._read_data()
-                elif fd == self.ctl_fd:
-                    self._read_control()
-
-    def _idle(self, now: float) -> None:
-        if self.parser.pending:
-            self._handle([self.parser.flush()])
-        if not self.kernel_gone and now - self.last_alive_check > 1.0:
-            self.last_alive_check = now
-            if not _pid_alive(self.args.kernel_pid):
-                self.on_kernel_gone(self._clean())
-
-    def _read_data(self) -> None:
-        state = self.state
-        self.gen += 1
-        struct.pack_into("<Q", state, 0, self.gen)
-        try:
-            chunk = os.read(self.data_fd, READ_SIZE)
-        except InterruptedError:
-            chunk = None
-        if chunk == b"":
-            items = [self.parser.flush()]
-            self.data_fd = -1
-        elif chunk:
-            items = self.parser.feed(chunk)
-        else:
-            items = []
-        count = sum(len(x) for x in items if isinstance(x, bytes))
-        struct.pack_into("<Q", state, 8, self.offset + count)
-        self.gen += 1
-        struct.pack_into("<Q", state, 0, self.gen)
-        self._handle(items)
-        del items
-        if chunk and len(chunk) < BATCH_BELOW and MAGIC not in chunk:
-            # small writes: let more accumulate instead of waking for every one (each
-            # wake-up costs the writer a context switch); a marker skips the wait
-            time.sleep(BATCH_WAIT_S)
-
-    def _read_control(self) -> None:
-        try:
-            more = os.read(self.ctl_fd, 65536)
-        except InterruptedError:
-            return
-        if not more:
-            self.ctl_fd = -1
-            self.on_kernel_gone(self._clean())
-            return
-        self.ctl_buf += more
-        while len(self.ctl_buf) >= 5:
-            (length,) = struct.unpack_from(">I", self.ctl_buf, 1)
-            if len(self.ctl_buf) < 5 + length:
-                break
-            kind = self.ctl_buf[:1]
-            self.ctl_buf = self.ctl_buf[5 + length:]
-            if kind in (b"X", b"B"):
-                self.meta["clean_exit"] = True
-                self.meta["exit_kind"] = "uninstall" if kind == b"B" else "exit"
-            self.save_meta()
-
-    def finish(self) -> None:
-        """After EOF: let the writer thread drain, record the end, forget a clean session."""
-        with self.fwd.cond:
-            self.fwd.closing = True
-            self.fwd.cond.notify_all()
-        self.fwd.join(10.0)
-        if not self.kernel_gone:
-            self.on_kernel_gone(self._clean())
-        self.meta["ended"] = time.time()
-        if self.meta["clean_exit"]:
-            _forget_clean_session(self.args.dir, self.log, self.meta)
-        self.save_meta()
-
-
-def main(argv: list) -> int:
-    args = _arguments(argv)
-    for sig in ("SIGINT", "SIGPIPE", "SIGHUP", "SIGTSTP", "SIGTTOU"):
-        if hasattr(signal, sig):
-            signal.signal(getattr(signal, sig), signal.SIG_IGN)
-    guardian, life_w = _fork_guardian(args)
-    helper = _Helper(args, guardian)
-    helper.run()
-    helper.finish()
+    while data_fd >= 0:
+        poller = select.poll()
+        poller.register(data_fd, select.POLLIN)
+        if ctl_fd >= 0:
+            poller.register(ctl_fd, select.POLLIN)
+        timeout_ms = 50 if parser.pending else 200 if fwd.acks else 1000
+        events = poller.poll(timeout_ms)
+        now = time.monotonic()
+        if fwd.acks:
+            fwd.check_stall(now)
+        if not kernel_gone:
+            seq = struct.unpack_from("<Q", state, CELL_AT)[0]
+            if seq != meta_seq and not seq & 1 and now - meta_time >= META_EVERY_S:
+                meta_seq, meta_time = seq, now
+                save_meta()
+        if not events:
+            if parser.pending:
+                bump()
+                handle([parser.flush()])
+                bump()
+            if not kernel_gone and now - last_alive_check > 1.0:
+                last_alive_check = now
+                if not _pid_alive(args.kernel_pid):
+                    on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
+            continue
+        for fd, ev in events:
+            if fd == data_fd:
+                bump()  # odd before the read: a chunk that has left the pipe is always visible
+                try:
+                    chunk = os.read(data_fd, READ_SIZE)
+                except InterruptedError:
+                    chunk = None
+                if chunk == b"":
+                    items = [parser.flush()]
+                    data_fd = -1
+                elif chunk:
+                    items = parser.feed(chunk)
+                else:
+                    items = []
+                handle(items)
+                bump()
+                del items
+                if chunk and len(chunk) < BATCH_BELOW and MAGIC not in chunk:
+                    # small writes: let more accumulate instead of waking for every one (each
+                    # wake-up costs the writer a context switch); a marker skips the wait
+                    time.sleep(BATCH_WAIT_S)
+                chunk = None
+            elif fd == ctl_fd:
+                try:
+                    more = os.read(ctl_fd, 65536)
+                except InterruptedError:
+                    continue
+                if not more:
+                    ctl_fd = -1
+                    on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
+                    continue
+                ctl_buf += more
+                while len(ctl_buf) >= 5:
+                    (length,) = struct.unpack_from(">I", ctl_buf, 1)
+                    if len(ctl_buf) < 5 + length:
+                        break
+                    kind = ctl_buf[:1]
+                    ctl_buf = ctl_buf[5 + length:]
+                    if kind in (b"X", b"B"):
+                        meta["clean_exit"] = True
+                        meta["exit_kind"] = "uninstall" if kind == b"B" else "exit"
+                    save_meta()
+    # EOF: every writer of fd 2 is gone (kernel and any child that inherited it).
+    with fwd.cond:
+        fwd.closing = True
+        fwd.cond.notify_all()
+    fwd.join(10.0)
+    if not kernel_gone:
+        on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
+    meta["ended"] = time.time()
+    if meta["clean_exit"]:
+        _forget_clean_session(args.dir, log, meta)
+    save_meta()
     if guardian > 0:
         os.close(life_w)  # the guardian finds the pipe at EOF and exits; reap it
         try:

@@ -24,6 +24,10 @@ Shared state (``--state``, a :data:`STATE_SIZE`-byte file mapped by both sides, 
   ``[32] dropped`` (data bytes never forwarded: beyond the bounds, or the spool could not be
   written), ``[40] skipped`` (data bytes skipped on request). The kernel reads these to tell,
   in about a microsecond, whether a cell wrote anything to fd 2 and what happened to it.
+  ``[56] queued`` (stream bytes accepted for forwarding: data and notices). A chunk is read,
+  logged, queued and counted while ``gen`` is odd: once ``gen`` is even and the pipe is empty,
+  the log holds every byte up to ``offset`` and every byte written so far is delivered when
+  ``forwarded`` reaches ``queued``.
 * written by the kernel: ``[48] clean`` (uint64: 1 clean exit, 2 uninstall; written into the
   mapping, so it lands even when the disk is full and ``meta.json`` cannot be rewritten), and
   at every ``pre_run_cell`` (no syscall, no wake-up of the helper): ``[64] seq`` (uint64, odd
@@ -33,6 +37,7 @@ Shared state (``--state``, a :data:`STATE_SIZE`-byte file mapped by both sides, 
   into ``meta.json``'s ``last_cell`` at most every :data:`META_EVERY_S` seconds and when the
   kernel goes; the file itself also holds it (it is a shared file mapping), so a reader can
   take it from ``state`` with :func:`read_cell_record` even if the helper was killed.
+* written by the helper: ``[8184] flagged`` (:data:`FLAGGED_AT`).
 
 Log layout (in the instance directory): ``fd2.<start>.log`` segments, ``<start>`` being the
 log offset (12 decimal digits) of the segment's first byte. A new segment starts when the
@@ -98,8 +103,18 @@ CLEAN_AT = 48
 """Byte of the kernel's clean-exit flag (uint64: 1 exit, 2 uninstall) in the state file."""
 
 
+QUEUED_AT = 56
+"""Byte of ``queued`` (uint64: stream bytes accepted for forwarding) in the state file."""
+
+
 STATE_SIZE = 8192
-"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 100`` of them)."""
+"""Bytes in the shared state file (the cell source gets ``STATE_SIZE - 108`` of them)."""
+
+
+FLAGGED_AT = STATE_SIZE - 8
+"""Byte of ``flagged`` (uint64): the log offset just past the last chunk that held one of the
+literals the helper was given (``--flag``), 0 for none; written before ``gen`` goes even. At the
+end of the file, so state files of either layout read the same cell record."""
 
 
 CELL_HEAD = struct.Struct("<QqQdI")

@@ -6,7 +6,8 @@ a bounded on-disk file and forwards it to the previous fd 2 without ever blockin
 Ordering is made exact only when it matters (a failing cell, or a cell that wrote something):
 :meth:`Tee.sync` sends a marker through fd 2 and waits for the helper's ack, which comes after
 everything written before the marker has been handed to the previous fd 2;
-:func:`drain_ipykernel` then waits for ipykernel's own pipe to empty and flushes ``sys.stderr``.
+:func:`cudnn_magic.capture.drain.drain_ipykernel` then waits for ipykernel's own pipe to empty and
+flushes ``sys.stderr``.
 
 Records live in ``<root>/<key>/<instance>/`` where ``root`` is
 ``jupyter_runtime_dir()/cudnn-magic`` (or ``<tempdir>/cudnn-magic-<uid>`` without jupyter_core),
@@ -60,9 +61,15 @@ SPOOL_ENV = "CUDNN_MAGIC_CAPTURE_SPOOL_MB"
 """Environment variable: the helper's spool-file bound in MiB (default 512; 0: no spool)."""
 
 SETTLE_TIMEOUT_S = 0.005
-"""Longest wait (seconds) in :meth:`Tee.settled` for the helper to take the pipe's bytes."""
+"""Longest wait (seconds) in :meth:`Tee.settled` while bytes are still in the pipe (a writer may
+still be running)."""
+
+BUSY_TIMEOUT_S = 0.5
+"""Longest wait (seconds) in :meth:`Tee.settled` for the helper to finish the chunk it took once
+the pipe is empty."""
 
 _CELL_SEQ = struct.Struct("<Q")
+_QUEUED = _FLAG = struct.Struct("<Q")
 _FIONREAD = termios.FIONREAD
 _FIONREAD_BUF = array.array("i", [0])
 _MAIN_THREAD = threading.main_thread().ident
@@ -181,6 +188,7 @@ class Tee:
         self.last_forwarded = 0
         self.memory_bytes = _helper.MEMORY_BYTES
         self.spool_bytes = _helper.SPOOL_BYTES
+        self.flag_literals: tuple[bytes, ...] = ()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -188,7 +196,7 @@ class Tee:
     def install(cls, key: str, root: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                 fallback_fd: int | None = None, meta: dict | None = None,
                 on_death: Callable[[str], None] | None = None, memory_bytes: int | None = None,
-                spool_bytes: int | None = None) -> "Tee":
+                spool_bytes: int | None = None, flag_literals: tuple[bytes, ...] = ()) -> "Tee":
         """Start the helper and point fd 2 at it.
 
         Args:
@@ -204,6 +212,8 @@ class Tee:
                 ``$CUDNN_MAGIC_CAPTURE_MEMORY_MB`` MiB, else 16 MiB; at least 1 MiB).
             spool_bytes: bytes waiting in the spool file beyond that (default
                 ``$CUDNN_MAGIC_CAPTURE_SPOOL_MB`` MiB, else 512 MiB); more is dropped and said.
+            flag_literals: lower-case literals the helper looks for in every chunk (ASCII case
+                folded): :meth:`flagged` then tells whether any byte after an offset held one.
 
         Raises:
             OSError: the helper could not be started (fd 2 is then left as it was, and no
@@ -218,6 +228,7 @@ class Tee:
         inst = keydir / f"{time.time_ns()}-{os.getpid()}"
         _private_dir(inst)
         try:
+            self.flag_literals = tuple(x.lower() for x in flag_literals if x)
             return self._start(inst, key, max_bytes, fallback_fd, meta, on_death,
                                _bound(memory_bytes, MEMORY_ENV, _helper.MEMORY_BYTES),
                                _bound(spool_bytes, SPOOL_ENV, _helper.SPOOL_BYTES))
@@ -256,7 +267,8 @@ class Tee:
                "--fallback", str(fb), "--ack", str(ack_w), "--ctl", str(ctl_r),
                "--kernel-pid", str(os.getpid()), "--max-bytes", str(int(max_bytes)),
                "--memory-bytes", str(int(memory_bytes)), "--spool-bytes", str(int(spool_bytes)),
-               "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True)]
+               "--meta", json.dumps(dict(meta or {}, key=key), ensure_ascii=True),
+               "--flag", ",".join(x.hex() for x in self.flag_literals)]
         env = dict(os.environ)
         try:
             self.proc = subprocess.Popen(
@@ -427,29 +439,74 @@ class Tee:
     def settled(self, timeout: float = SETTLE_TIMEOUT_S) -> int | None:
         """The log offset once the helper has taken every byte written to fd 2 so far out of
         the pipe and counted it (FIONREAD 0, ``gen`` even), waiting at most ``timeout``
-        seconds; ``None`` when it did not settle (a writer still running, the helper busy).
+        seconds while bytes wait in the pipe and :data:`BUSY_TIMEOUT_S` for the chunk the helper
+        holds; ``None`` when it did not settle (a writer still running, the helper stuck).
 
         Cheaper than :meth:`sync` (no marker, no round trip, no wait for forwarding), but it
-        does not order the forwarded bytes before what is shown next, and the helper writes a
-        counted chunk to the log file just after counting it: a reader that gets fewer bytes
-        than this offset must :meth:`sync` and read again.
+        does not order the forwarded bytes before what is shown next (:meth:`delivered` does).
+        The helper counts a chunk only once it is in the log, so the log holds every byte up to
+        the offset returned.
         """
         st = self.state
         if st is None or not self.active or self.pipe_w < 0:
             return None
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = start + timeout
+        nap = 0.00005
         while True:
             try:
                 waiting = fionread(self.pipe_w)
             except OSError:
                 return None
+            now = time.monotonic()
             if not waiting:
                 gen, offset, _ = _helper._STATE.unpack_from(st, 0)
                 if not gen & 1 and not fionread(self.pipe_w):
                     return offset
-            if time.monotonic() >= deadline:
+                # the pipe is empty and the helper is still at its last chunk (a MiB to log, queue
+                # and look through): no writer is behind it, so its end is worth waiting for
+                if now >= start + BUSY_TIMEOUT_S:
+                    return None
+            elif now >= deadline:
                 return None
-            time.sleep(0.00005)
+            time.sleep(nap)  # from 50 µs, growing: a long wait costs few wake-ups
+            nap = min(nap * 1.5, 0.0005)
+
+    def delivered(self, timeout: float = SYNC_TIMEOUT_S) -> bool:
+        """After :meth:`settled`: wait until the helper has done with (written to the previous
+        fd 2, or dropped beyond its bounds) every byte it had accepted when this was called. No
+        marker and no round trip: two reads of the shared counters per look, waking every 50 µs
+        at first and at most every millisecond. The wait lasts as long as the helper makes
+        progress, and ends after ``timeout`` seconds without any. ``KeyboardInterrupt``
+        propagates. Returns True when everything was delivered."""
+        st = self.state
+        if st is None or not self.active:
+            return False
+        target = _QUEUED.unpack_from(st, _helper.QUEUED_AT)[0]
+        seen = -1
+        deadline = nap = 0.0
+        while True:
+            fwd = _helper._STATE.unpack_from(st, 0)[2]
+            if fwd >= target:
+                return True
+            now = time.monotonic()
+            if fwd != seen:
+                seen, deadline, nap = fwd, now + timeout, 0.00005
+            elif now >= deadline or not self.active:
+                return False
+            time.sleep(nap)
+            nap = min(nap * 2, 0.001)
+
+    def flagged(self) -> int:
+        """The log offset just past the last chunk that held one of :attr:`flag_literals` (0:
+        none yet). Read after :meth:`settled`: every byte up to its offset has been looked at."""
+        st = self.state
+        if st is None:
+            return 0
+        try:
+            return _FLAG.unpack_from(st, _helper.FLAGGED_AT)[0]
+        except (ValueError, TypeError):  # closed mapping
+            return 0
 
     def forwarded(self) -> int:
         """Bytes the helper has written to the previous fd 2 so far."""
@@ -461,12 +518,12 @@ class Tee:
     def note_cell(self, number: Optional[int], source: str, offset: int) -> None:
         """Record that a cell started, for ``meta.json``'s ``last_cell``: written into the
         shared state mapping (no syscall, no wake-up of the helper; about 1 µs). The source is
-        cut to the first 8,092 bytes of UTF-8."""
+        cut to the first 8,084 bytes of UTF-8."""
         st = self.state
         if st is None:
             return
         self._cell_seq += 2
-        data = source.encode("utf-8", "replace")[:_helper.STATE_SIZE - _helper.SOURCE_AT]
+        data = source.encode("utf-8", "replace")[:_helper.FLAGGED_AT - _helper.SOURCE_AT]
         _CELL_SEQ.pack_into(st, _helper.CELL_AT, self._cell_seq - 1)  # odd: being written
         st[_helper.SOURCE_AT:_helper.SOURCE_AT + len(data)] = data
         _helper.CELL_HEAD.pack_into(st, _helper.CELL_AT, self._cell_seq - 1, -1 if number is None else number,
@@ -683,29 +740,3 @@ def _prune(keydir: Path, keep: int) -> None:
             old.rmdir()
         except OSError:
             pass
-
-
-def drain_ipykernel(timeout: float = 1.0) -> None:
-    """Wait until ipykernel's own fd-capture pipe is empty, then flush ``sys.stderr``.
-
-    ipykernel's reader thread reads that pipe 1,000 bytes at a time and needs the GIL to turn
-    them into stream output; this waits (releasing the GIL) until the pipe is empty and a
-    further 2 ms pass with it still empty, then flushes, so the bytes precede what comes next
-    (the traceback). A no-op outside ipykernel or when its capture is off.
-    """
-    err = sys.stderr
-    fid = getattr(err, "_fid", None)
-    if isinstance(fid, int) and fid >= 0:
-        deadline = time.monotonic() + timeout
-        quiet = 0
-        while time.monotonic() < deadline and quiet < 2:
-            if fionread(fid):
-                quiet = 0
-                time.sleep(0.001)
-            else:
-                quiet += 1
-                time.sleep(0.001)
-    try:
-        err.flush()
-    except Exception:  # noqa: BLE001
-        pass

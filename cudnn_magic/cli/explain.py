@@ -23,8 +23,27 @@ def _read_log(fh: "BinaryIO") -> bytes:
     head = fh.read(SAMPLE)
     if len(head) < SAMPLE or binary_kind(head):
         return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
-    rest = fh.read()
-    return head + rest if rest else head
+    try:
+        seekable = fh.seekable()
+    except (OSError, ValueError):
+        seekable = False
+    if seekable:  # a file: read whole in one piece (head + rest would hold the log twice at once)
+        try:
+            fh.seek(0)
+            return fh.read()
+        except OSError:
+            pass
+    import io  # a pipe: the rest in pieces, into one growing buffer whose bytes are returned as they are
+
+    buf = io.BytesIO()
+    buf.write(head)
+    del head
+    while True:
+        more = fh.read(1 << 20)
+        if not more:
+            break
+        buf.write(more)
+    return buf.getvalue()
 
 
 def cli_explain(args: argparse.Namespace, out: TextIO, live_report: Callable[[], Report] | None = None) -> int:

@@ -8,7 +8,6 @@ annotation: it re-probes only when the set of mapped ``libcudnn*`` files changed
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 import sys
@@ -40,6 +39,7 @@ from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_
 from ..probes.loader import default_dirs, resolve_in_chain, search_steps
 from ..probes.nvml import driver_and_gpus_within
 from ..probes.owners import probe_overwritten_wheels
+from ..probes.scope import check_scope, realpath
 from ..probes.sublibraries import answering_version, file_version
 from ..probes.subprocess_probe import deep_probe
 from ..probes.toolkit import probe_toolkits
@@ -99,7 +99,7 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     (:mod:`cudnn_magic.engines.process`, inside :func:`cudnn_magic.util.pyenv.checking`), used instead of
     probing this one; then nothing is read from this process's own memory."""
 
-    with collect_skipped() as skipped:
+    with collect_skipped() as skipped, check_scope():
         report = _run_check(import_frameworks, deep, environ, frameworks, mapped)
     if not skipped:
         return report
@@ -147,7 +147,7 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     for fw in judged_fws:
         if fw.consumer_library:
             extra += consumer_dirs(fw.consumer_library)
-    mapped_real = {os.path.realpath(c.path) for c in loaded}
+    mapped_real = {realpath(c.path) for c in loaded}
     extra_dirs = tuple(dict.fromkeys(extra))
     # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
     bindings: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -264,7 +264,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     findings: list[Finding] = []
     by_path = {c.path: c for c in installed}
     for c in loaded:
-        by_path[os.path.realpath(c.path)] = c  # a mapped row carries what this process adds (reached version)
+        by_path[realpath(c.path)] = c  # a mapped row carries what this process adds (reached version)
     if in_use is None:
         in_use = _first_loaded_in_use(loaded, (environ or os.environ).get("LD_LIBRARY_PATH", ""))
     ctx = _Ctx(by_path=by_path, installed=installed, environ=environ, ldcache=ldcache or {}, gpus=gpus,
@@ -347,7 +347,7 @@ def _first_loaded_in_use(loaded: Iterable[LibraryCopy], ld_library_path: str) ->
     mains = sorted((c for c in loaded if c.is_main), key=lambda c: c.load_order if c.load_order is not None else 1 << 30)
     for so in dict.fromkeys(c.soname for c in mains):
         c = next(m for m in mains if m.soname == so)
-        entry = next((e for e in ld_library_path.split(":") if e and os.path.realpath(e) == os.path.realpath(c.directory)), None)
+        entry = next((e for e in ld_library_path.split(":") if e and realpath(e) == realpath(c.directory)), None)
         out.append(CudnnInUse(c.path, c.version, f"it is the first {so} mapped (no in-process measurement)", so,
                               c.reached_version, c.bound_to, entry))
     return tuple(out)
@@ -368,7 +368,7 @@ def _own_copy(fw: FrameworkBuild, soname: str, ctx: _Ctx) -> LibraryCopy | None:
     if fw.consumer_library:
         r = ctx.resolve(soname, fw.name, fw.consumer_library, environ={"LD_LIBRARY_PATH": ""}, ldcache={})
         if r.picked and r.reason.startswith(("RPATH", "RUNPATH")):
-            return ctx.by_path.get(r.picked) or ctx.by_path.get(os.path.realpath(r.picked)) or LibraryCopy(
+            return ctx.by_path.get(r.picked) or ctx.by_path.get(realpath(r.picked)) or LibraryCopy(
                 r.picked, os.path.basename(r.picked), soname, source=r.reason)
     pinned = {n for n in _pinned_names(fw) if n.startswith("nvidia-cudnn")}
     for c in ctx.installed:
@@ -417,14 +417,14 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     fw2 = dataclasses.replace(fw, cudnn_soname=soname, cudnn_used=runtime, cudnn_used_path=picked_path,
                               verdict=verdict, rule=j.rule, detail=detail)
     own_ok = bool(own is not None and own.version and judge(fw.checker, own.version, fw.cudnn_compiled).ok)
-    other_won = own is not None and picked_path is not None and os.path.realpath(picked_path) != os.path.realpath(own.path)
+    other_won = own is not None and picked_path is not None and realpath(picked_path) != realpath(own.path)
     cause = ""
     fixes: list[Fix] = []
     if other_won and own is not None and own.version != runtime:
         where = _where(picked_path or "", entry, used.owner if used else None)
         # Mapped, and the loader's own search picks that same copy: it was found by search order
         # (LD_LIBRARY_PATH before a RUNPATH), not because something else loaded it first.
-        by_search = bool(mapped and search.picked and os.path.realpath(search.picked) == os.path.realpath(picked_path or ""))
+        by_search = bool(mapped and search.picked and realpath(search.picked) == realpath(picked_path or ""))
         if preload is not None:
             cause = (f"cuDNN {runtime} from {os.path.dirname(preload.path)} is "
                      f"{'the copy mapped' if mapped else 'what it will load'}: {preload.why}, before "
@@ -527,7 +527,7 @@ def _pick(fw: FrameworkBuild, soname: str, search: Resolution, own: LibraryCopy 
         path0 = ranked[0][0]
         c0 = ctx.by_path.get(path0)
         entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
-                      if e and os.path.realpath(e) == os.path.dirname(path0)), None)
+                      if e and realpath(e) == os.path.dirname(path0)), None)
         if len(ranked) > 1:
             split = (" Its cuDNN calls are split between copies: " + "; ".join(
                 f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
@@ -552,7 +552,7 @@ def _pick(fw: FrameworkBuild, soname: str, search: Resolution, own: LibraryCopy 
         res = search
         used = ctx.by_path.get(res.picked) if res.picked else None
         if used is None and res.picked:
-            used = ctx.by_path.get(os.path.realpath(res.picked))
+            used = ctx.by_path.get(realpath(res.picked))
         ans_v, ans_path = (None, None)
         if res.picked and ctx.answering is not None:
             chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
@@ -594,8 +594,8 @@ def _preload_of(fw: FrameworkBuild, picked_path: str | None) -> Preload | None:
     """The preload of ``fw`` (its own code loads it by path) that is the copy it gets."""
     if not picked_path:
         return None
-    real = os.path.realpath(picked_path)
-    return next((p for p in fw.preloads if os.path.realpath(p.path) == real), None)
+    real = realpath(picked_path)
+    return next((p for p in fw.preloads if realpath(p.path) == real), None)
 
 
 def _sys_path_entry(preload: Preload) -> str:
@@ -617,7 +617,7 @@ def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, c
     site-packages (``sysconfig`` purelib/platlib), the copy there is a wheel pip manages, so the pip
     fix that upgrades it in place (taking site-packages off ``sys.path`` is no fix); else taking the
     entry off ``sys.path``."""
-    entry = os.path.realpath(_sys_path_entry(preload))
+    entry = realpath(_sys_path_entry(preload))
     own_sites = pyenv.purelib_dirs()
     if entry in own_sites:
         inst = _install_fix(fw, ctx)
@@ -676,6 +676,8 @@ def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None
         return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=pyenv.purelib(),
                                search_dirs=dirs if fw.consumer_library else None)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the fix as it was
+        import logging  # start-up cost: only when the replay fails
+
         logging.getLogger("cudnn_magic").debug("the pip fix replay failed", exc_info=True)
         return None
 
@@ -750,7 +752,7 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                 names = sorted(n for n in os.listdir(d) if libnames.is_cudnn_name(n))
             except OSError:
                 names = []
-            present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
+            present[d] = tuple((n, realpath(os.path.join(d, n))) for n in names)
     # a shim with no graph library beside it: where the loader model says it finds one instead
     elsewhere: dict[str, tuple[str, str, str | None]] = {}
     for c in copies:

@@ -32,6 +32,7 @@ from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
 from ..probes.subprocess_probe import query_versions
 from ..rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from ..rules.cudnn_version import try_parse
+from ..probes.scope import realpath
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -61,7 +62,7 @@ class ConsumerReport:
         """``copies`` with owner "system" replaced by the scanned distribution that installed the file."""
         out = []
         for c in copies:
-            owner = self.owners.get(os.path.realpath(c.path))
+            owner = self.owners.get(realpath(c.path))
             out.append(dataclasses.replace(c, owner=owner) if owner and c.owner in ("system", "") else c)
         return out
 
@@ -71,7 +72,7 @@ def _norm(name: str) -> str:
 
 
 def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str]) -> str | None:
-    real = os.path.realpath(path)
+    real = realpath(path)
     c = loaded.get(real)
     parsed = libnames.parse_name(os.path.basename(real))
     if parsed and parsed[2] and libnames.is_vendored_name(os.path.basename(real)):
@@ -124,7 +125,7 @@ class _Resolver:
                  ldcache: dict[str, list[str]] | None, top: list[str]) -> None:
         self.rep, self.env, self.ldcache, self.top = rep, env, ldcache, top
         self.mapped = [c.path for c in loaded]
-        self.loaded_by_real = {os.path.realpath(c.path): c for c in loaded}
+        self.loaded_by_real = {realpath(c.path): c for c in loaded}
 
     def resolve(self, req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False,
                 preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
@@ -163,7 +164,7 @@ class _Resolver:
         soname = os.path.basename(req.soname) if "/" in req.soname else req.soname
         lib = ConsumerLibrary(
             path=req.requester or "", distribution="", soname=soname, how=req.how, picked=res.picked,
-            picked_version=version, why=res.reason, vendored=bool(res.picked and os.path.realpath(res.picked) in dist_vendored),
+            picked_version=version, why=res.reason, vendored=bool(res.picked and realpath(res.picked) in dist_vendored),
             sublibraries=subs, searched=searched, sublibrary_searched=sub_searched)
         return lib, res
 
@@ -190,7 +191,7 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     rep.owners = scan.owner_by_path()
     resolver = _Resolver(rep, loaded, env, ldcache, top)
     mapped_real = set(resolver.loaded_by_real)
-    have = {os.path.realpath(c.path) for c in installed}
+    have = {realpath(c.path) for c in installed}
     for c in scan.vendored_copies():
         if c.path not in have:
             rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
@@ -220,7 +221,7 @@ def _probed_consumers(rep: ConsumerReport, facts: list[ConsumerFacts], scan: Env
     for f in facts:
         label = f"{f.row.name} {f.row.version}"
         dist = next((d for d in scan.distributions if f.distribution and _norm(d.name) == _norm(f.distribution)), None)
-        vend = {os.path.realpath(v.path) for v in (dist.vendored if dist else ())}
+        vend = {realpath(v.path) for v in (dist.vendored if dist else ())}
         upgrade = Fix("upgrade-consumer", f.upgrade[0], f.upgrade[1], True) if f.upgrade else None
         libs: list[ConsumerLibrary] = []
         if f.alternatives:
@@ -253,7 +254,7 @@ def _generic_consumers(rep: ConsumerReport, scan: EnvironmentScan, resolver: _Re
     """Every other library that NEEDs cuDNN: resolved; judged by the soname rule unless it
     belongs to a framework already judged."""
     for d in scan.distributions:
-        vend = {os.path.realpath(v.path) for v in d.vendored}
+        vend = {realpath(v.path) for v in d.vendored}
         fw = known.get(_norm(d.name))
         libs = []
         blocked: list[ConsumerLibrary] = []
@@ -348,6 +349,7 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
             todo.remove(i)
     if not todo:
         return
+
     res = query_versions([rep.copies[i].path for i in todo], env=env)
     for i in todo:
         c = rep.copies[i]
@@ -373,7 +375,7 @@ def _with_search_dirs(disk: dict[str, list[tuple[str, str | None]]], libs: list[
             for d in dirs:
                 p = os.path.join(d, sub.soname)
                 if os.path.exists(p):
-                    real_dir = os.path.dirname(os.path.realpath(p))
+                    real_dir = os.path.dirname(realpath(p))
                     lst = out.setdefault(sub.soname, [])
                     if all(x != real_dir for x, _ in lst):
                         lst.insert(0, (real_dir, _version_of(p, {}, {})))

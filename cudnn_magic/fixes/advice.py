@@ -13,15 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from ..model import Fix, Report, Unavailable
 from ..model.fixes import FixPlan, Step
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..rules.gpu_builds import cuda_major, gpu_build
-from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 from .catalogue import FIXES, SPECS
 from .frameworks import JAX, PYTORCH, TENSORFLOW, in_play
+from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 
 
 @dataclass
@@ -147,6 +145,7 @@ def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | Non
                    "e.g. the framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / "
                    "\"jax[cuda12]\", or the PyTorch wheel that bundles cuDNN.",
                    restart_required=True, applicable=False, reason="the needed version is not known from the text")
+
     cuda = _cuda_major_for(v, a, report)
     if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):
         req = same_major_requirement(f"nvidia-cudnn-cu{cuda}", v)
@@ -210,6 +209,8 @@ def reinstall_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
     if major is not None and major >= 8:
         cuda = 12 if major >= 9 else 11
         req = f"nvidia-cudnn-cu{cuda}>={major},<{major + 1}"
+        from packaging.requirements import InvalidRequirement, Requirement  # start-up cost: only when this fix is worded
+
         try:
             req = str(Requirement(req))
         except InvalidRequirement:

@@ -22,7 +22,7 @@ import bisect
 import importlib
 import itertools
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 import logging
 
 from ..fixes.catalogue import ADVICE
@@ -180,9 +180,7 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         return []
     try:
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-        if len(data) > SCAN_CHUNK:
-            return _scan_chunked(data, source, warnings)
-        hits = _scan_data(data, source, warnings)
+        hits = _scan_chunked(data, source, warnings) if len(data) > SCAN_CHUNK else _scan_data(data, source, warnings)
         if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
             joined, covered = _scan_joined(data, source, warnings, hits)
             if joined:
@@ -199,21 +197,8 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         return []
 
 
-#: Lower-case literals one of which every line that can raise a "GPU silently unused" warning
-#: holds (``gpu_unused_warnings``): cuDNN's own name, TensorFlow's "Could not load dynamic
-#: library", "Cannot dlopen some GPU libraries", "Skipping registering GPU devices" and
-#: "Ignoring visible gpu device", JAX's "a CUDA-enabled jaxlib is not installed" and "CUDA
-#: backend failed to initialize", ONNX Runtime's "Failed to create CUDAExecutionProvider",
-#: cuDNN 8's "Could not locate zlibwapi.dll". Long, specific literals: each is one fast pass
-#: and matches few ordinary lines. A line that also holds the keyword of a signature reading
-#: fields from the lines after its own (``window``: JAX's "Outdated cuDNN installation found"
-#: then "Installed version: 8600") keeps those lines. ``tests/test_warning_prefilter.py`` checks
-#: that every wording of the knowledge tables and the corpus gets the same warnings through
-#: :func:`keyword_lines` as over the whole text.
-WARNING_LITERALS: tuple[bytes, ...] = (
-    b"cudnn", b"load dynamic librar", b"gpu librar", b"gpu device", b"cudaexecutionprovider", b"cuda backend",
-    b"jaxlib", b"zlibwapi",
-)
+from .literals import WARNING_LITERALS  # noqa: E402 - the data lives apart: the capture helper reads it
+
 WARNING_TAIL = 1024  #: bytes of the end of the text kept with the lines (which framework printed it)
 WARNING_MAX_LINES = 2048  #: lines kept at most per literal (the first half and the last half)
 
@@ -315,13 +300,17 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
     return b"\n".join(data[a:b] for a, b in merged)
 
 
-SCAN_CHUNK = MAX_JOIN_BYTES  #: inputs above this are scanned in line-aligned chunks of this size
+#: Inputs above this (256 KiB) are scanned line by line in line-aligned chunks of this size: each
+#: chunk is lower-cased on its own, so a log needs about two chunks of memory beside itself
+#: (``benchmarks/bench_explain.py --memory``: at most 2x the input from 1 MiB up). The wrapped-paste
+#: pass (:data:`MAX_JOIN_BYTES`) does not depend on it.
+SCAN_CHUNK = 256 * 1024
 
 
 def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     """:func:`_scan_data` over line-aligned chunks of :data:`SCAN_CHUNK` bytes, so that a 50 MB
-    log needs about one lower-cased chunk of memory beside itself, not a lower-cased copy of the
-    whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
+    log needs about two chunks of memory beside itself (the chunk and its lower-cased copy), not a
+    lower-cased copy of the whole (``benchmarks/bench_explain.py`` measures the peak). A line longer than a chunk is cut
     with an overlap of :data:`MAX_LINE` bytes, so no keyword window is lost (a match in the
     overlap, seen by both chunks, counts once). As within one
     chunk, a line repeated in several chunks counts once, at its latest place, and each
@@ -365,19 +354,41 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
     return out
 
 
+def _chunk_lines(data: bytes) -> Iterator[list[bytes]]:
+    """The lines of ``data`` (without their ``\n`` or ``\r\n``), a list per line-aligned chunk of
+    about :data:`SCAN_CHUNK` bytes; a line longer than a chunk comes in pieces of at most a chunk."""
+    crlf = b"\r\n" in data
+    n, start = len(data), 0
+    while start < n:
+        stop = min(n, start + SCAN_CHUNK)
+        if stop < n:
+            nl = data.rfind(b"\n", start, stop)
+            stop = nl + 1 if nl >= 0 else stop
+        lines = data[start:stop].split(b"\n")
+        if crlf:
+            lines = [x[:-1] if x.endswith(b"\r") else x for x in lines]
+        yield lines
+        start = stop
+
+
 def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
     """Cheap test: a small paste (up to 64 KiB: always worth a second look), lines cut at one
     fixed column (two or more distinct lines of exactly the longest length, 40-400 bytes), or
     an input up to 256 KiB where line-by-line matching found nothing."""
     if len(data) <= 64 * 1024:
         return True
-    lines = data.replace(b"\r\n", b"\n").split(b"\n")
-    width = max(map(len, lines))
+    # the lines a chunk at a time (no copy of the whole text, no list of all its lines: this runs
+    # on every input up to MAX_JOIN_BYTES); distinct lines are told apart by their hash
+    width = max(max(map(len, lines)) for lines in _chunk_lines(data))
     if 40 <= width <= 400:
-        distinct = set(lines)
-        at_width = sum(1 for x in distinct if len(x) == width)
-        long_ones = sum(1 for x in distinct if len(x) >= width * 0.8)
-        if at_width >= 2 and at_width * 2 >= long_ones:
+        at: set[int] = set()
+        long: set[int] = set()
+        floor = width * 0.8
+        for lines in _chunk_lines(data):
+            near = set(x for x in lines if len(x) >= floor)  # distinct, before hashing
+            long.update(map(hash, near))
+            at.update(hash(x) for x in near if len(x) == width)
+        if len(at) >= 2 and len(at) * 2 >= len(long):
             return True
     if not any(not h.signature.generic and not h.signature.supports for h in hits):
         return len(data) <= 256 * 1024
@@ -415,13 +426,22 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
     low = data.lower()
     sigs = signatures()
     n = len(low)
-    # Newline offsets, found once: a line's bounds are then a bisection, never a search along a
-    # long line (a multi-megabyte single-line message would otherwise cost time quadratic in it).
-    newlines = [m.start() for m in re.finditer(b"\n", low)]
+    # A line's bounds: a bounded look each way (a line of up to MAX_LINE bytes on each side of the
+    # keyword, nearly every line of a log); beyond that, the newline offsets, found once and
+    # bisected, never a search along a long line (a multi-megabyte single-line message would
+    # otherwise cost time quadratic in it).
+    newlines: list[int] = []
 
     def bounds(p: int) -> tuple[int, int]:
+        a = low.rfind(b"\n", max(0, p - MAX_LINE), p)
+        b = low.find(b"\n", p, p + MAX_LINE)
+        if (a >= 0 or p <= MAX_LINE) and (b >= 0 or p + MAX_LINE >= n):
+            return a + 1, (b if b >= 0 else n)
+        if not newlines:
+            newlines.extend(m.start() for m in re.finditer(b"\n", low))
+            newlines.append(n + 1)  # not empty even without a newline: found once
         i = bisect.bisect_left(newlines, p)
-        return (newlines[i - 1] + 1 if i else 0), (newlines[i] if i < len(newlines) else n)
+        return (newlines[i - 1] + 1 if i else 0), min(newlines[i], n)
 
     # line start -> (line end, {keyword offset: signature ids})
     cands: dict[int, tuple[int, dict[int, tuple[int, ...]]]] = {}

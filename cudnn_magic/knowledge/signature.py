@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-__all__ = ["Hit", "Refine", "Signature", "sig"]
+__all__ = ["Hit", "LazyPattern", "Refine", "Signature", "sig"]
 
 
 Refine = Callable[[Mapping[str, str], str], "tuple[str | None, float] | None"]
@@ -22,7 +22,8 @@ class Signature:
         diagnosis: catalogue id (docs/ids.md) this wording points to.
         family: the module that holds it ("versions", "loading", ...).
         keywords: lower-case literals; a line is tried only when it holds one of them.
-        patterns: compiled regexes (bounded repetition only); the first that matches wins.
+        patterns: regexes (bounded repetition only; :class:`LazyPattern`: compiled on first use);
+            the first that matches wins.
             Named groups become ``versions`` entries: ``loaded``, ``compiled``, ``minimum``,
             ``driver``, ``status``, ``status_code``, ``soname``, ``library``, ...
         weight: strength of this evidence (100 = decisive), used for ranking.
@@ -93,14 +94,59 @@ class Signature:
     refutes: tuple[str, ...] = ()
 
 
+class LazyPattern:
+    """A regular expression compiled on first use: what :func:`re.compile` returns, for every
+    method and attribute (``search``, ``pattern``, ``flags``, ``groupindex``...), equal and hashed
+    as the pattern. The knowledge base holds hundreds of wordings; a log that holds the keywords
+    of a few compiles only theirs (a one-line ``cudnn-magic explain`` compiled every one: about
+    40 ms of its 123; ``benchmarks/bench_explain.py``)."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._source, self._flags = pattern, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        c = self._compiled
+        if c is None:
+            c = self._compiled = re.compile(self._source, self._flags)
+        return c
+
+    @property
+    def pattern(self) -> str:
+        return self._source
+
+    def search(self, string: str, *args: int) -> re.Match[str] | None:
+        return self.compiled().search(string, *args)
+
+    def match(self, string: str, *args: int) -> re.Match[str] | None:
+        return self.compiled().match(string, *args)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.compiled(), name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyPattern):
+            return (self._source, self._flags) == (other._source, other._flags)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._source, self._flags))
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._source!r}, {self._flags!r})"
+
+
 def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],
         weight: float, *, extras: Iterable[str] = (), flags: int = re.IGNORECASE, **kw) -> Signature:
-    """Build a :class:`Signature`, compiling ``patterns`` and ``extras`` (case-insensitive)."""
+    """Build a :class:`Signature`; ``patterns`` and ``extras`` (case-insensitive) are compiled when
+    a line holding one of its ``keywords`` first needs them (:class:`LazyPattern`)."""
     return Signature(
         name=name, diagnosis=diagnosis, family=family,
         keywords=tuple(k.lower() for k in keywords),
-        patterns=tuple(re.compile(p, flags) for p in patterns),
-        extras=tuple(re.compile(p, flags) for p in extras),
+        patterns=tuple(LazyPattern(p, flags) for p in patterns),
+        extras=tuple(LazyPattern(p, flags) for p in extras),
         weight=weight, **kw,
     )
 

@@ -23,7 +23,7 @@ class CrashRecord(Displayed):
         died: when it died (epoch seconds: the capture helper's ``kernel_exited``, else the
             newest file time) or ``None``.
         cell_number: execution count of the cell it was running, if known.
-        cell_source: that cell's source (first 8,092 bytes of UTF-8), or ``None``.
+        cell_source: that cell's source (first 8,084 bytes of UTF-8), or ``None``.
         cell_started: when that cell started (epoch seconds) or ``None``.
         log: the native stderr from that cell's start to the end of the record (newest
             :data:`cudnn_magic.capture.records.MAX_LOG_FOR_DIAGNOSIS` bytes), display-safe text.

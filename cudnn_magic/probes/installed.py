@@ -29,9 +29,9 @@ from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
 from . import libnames
 from ..util import pyenv
-from .elf import NotElf, read_dynamic
-from .loader import Preload, expand_entry, read_ldcache, resolve_in_chain
+from .loader import Preload, elf_facts, expand_entry, read_ldcache, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
+from .scope import exists, listdir, realpath
 from .subprocess_probe import query_versions
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
@@ -142,7 +142,7 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     for d, source in dirs:
         d = os.path.normpath(d)
         try:
-            entries = os.listdir(d)
+            entries = listdir(d)  # unchanged folders are not listed again (by their mtime)
         except FileNotFoundError:
             continue
         except NotADirectoryError:
@@ -153,22 +153,20 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             continue
         names = tuple(n for n in sorted(entries) if n.startswith("libcudnn") and libnames.is_cudnn_name(n))
         if names and d not in inv.present:
-            inv.present[d] = tuple((n, os.path.realpath(os.path.join(d, n))) for n in names)
+            inv.present[d] = tuple((n, realpath(os.path.join(d, n))) for n in names)
         for name in names:
             path = os.path.join(d, name)
-            real = os.path.realpath(path)
+            real = realpath(path)
             if real in seen:
                 continue
             error = None
-            if not os.path.exists(path):
+            if not exists(path):
                 inv.notes.append(f"broken symlink {path} -> {os.readlink(path) if os.path.islink(path) else '?'}")
                 continue
-            try:
-                read_dynamic(real)
-            except NotElf as exc:
-                error = f"not a usable shared library: {exc}"
-            except OSError as exc:
-                error = f"unreadable: {exc.strerror or exc}"
+            facts = elf_facts(real)  # cached by (inode, size, mtime): a second check reads nothing
+            if isinstance(facts, str):
+                error = (f"not a usable shared library: {facts[len('not a shared library: '):]}"
+                         if facts.startswith("not a shared library: ") else facts)
             own = ownership(path)
             owner = own.owner
             if own.dist is not None and d not in inv.listed:
@@ -259,9 +257,8 @@ def consumer_dirs(consumer_library: str) -> list[tuple[str, str]]:
     """(folder, source) for each RPATH/RUNPATH entry of ``consumer_library`` (a framework's
     native library), ``$ORIGIN`` expanded: where that framework's own cuDNN lives. Never
     raises."""
-    try:
-        dyn = read_dynamic(consumer_library)
-    except (OSError, NotElf):
+    dyn = elf_facts(consumer_library)
+    if isinstance(dyn, str):
         return []
     origin = os.path.dirname(consumer_library)
     kind = "RUNPATH" if dyn.runpath else "RPATH"

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from ..util.files import file_kind, note_skipped, open_regular
 from .elf import NotElf, read_symbol_bytes
+from . import filefacts
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -130,7 +131,13 @@ def embedded_version(path: str) -> str | None:
     if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
         note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
         return None
-    return _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+
+    known = filefacts.get(path, st, "version")
+    if known is None or isinstance(known, str):
+        return known
+    value = _embedded_version(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    filefacts.put(path, st, "version", value)
+    return value
 
 
 @lru_cache(maxsize=256)

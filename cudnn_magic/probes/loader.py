@@ -40,13 +40,19 @@ import re
 import stat
 import struct
 import threading
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..model import Preload, Resolution
 from ..util.files import file_kind, note_skipped, read_regular
 from ..util import pyenv
 from .elf import ElfDynamic, NotElf, read_dynamic
+from .scope import exists, realpath, stat as _scoped_stat
+from .filefacts import racy
+from . import filefacts
+from ..util.disk_cache import file_key, load, store
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
            "expand_entry", "default_dirs", "DEFAULT_DIRS"]
@@ -94,8 +100,38 @@ def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], 
 
     Returns (map, note); the note says why the cache could not be read, or how many entries
     were left out because a name of theirs lies past the end of the file or runs to it with no
-    terminating NUL (a cut or corrupt cache). Never raises.
+    terminating NUL (a cut or corrupt cache). The answer is kept for the life of the process
+    while the file's (device, inode, size, mtime) stay the same (``ldconfig`` writes a new
+    file), except for a file changed in the last two seconds. Treat the map as read-only. Never
+    raises.
     """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    if st.st_mtime_ns >= time.time_ns() - 2_000_000_000:
+        return _read_ldcache(path)  # changed just now: a second change might keep size and mtime
+    return _ldcache_cached(path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=4)
+def _ldcache_cached(path: str, _stamp: tuple[int, int, int, int]) -> tuple[dict[str, list[str]], str | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    known = filefacts.get(path, st, "ldcache")
+    if (isinstance(known, list) and len(known) == 2 and isinstance(known[0], dict)
+            and (known[1] is None or isinstance(known[1], str))
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in known[0].values())):
+        return known[0], known[1]
+    value = _read_ldcache(path)
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == _stamp:
+        filefacts.put(path, st, "ldcache", [value[0], value[1]])
+    return value
+
+
+def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:
     try:
         data = read_regular(path, 64 << 20)
     except OSError as exc:
@@ -197,12 +233,23 @@ def _parse_subdirs(debug: str) -> tuple[str, ...]:
 def rtld_facts() -> RtldFacts:
     """The running loader's own facts (:class:`RtldFacts`), read once per process from
     ``ld.so --list-diagnostics`` (glibc 2.33 and later) and from its ``LD_DEBUG=libs`` search path
-    for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. Never raises."""
+    for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. What the two
+    child processes said is kept on disk (:mod:`cudnn_magic.util.disk_cache`, kind ``rtld``),
+    keyed by the loader's and ``/bin/true``'s (device, inode, size, mtime), this CPU's feature
+    flags (the hardware-capability subdirectories and ``$PLATFORM`` follow them) and
+    ``GLIBC_TUNABLES``: a new process on the same machine starts no child. Never raises."""
     global _rtld_facts
     if _rtld_facts is not None:
         return _rtld_facts
     facts = RtldFacts()
     rtld = next((r for r in _RTLD if os.path.exists(r)), None)
+    true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
+    key = _rtld_key(rtld, true) if rtld is not None else None
+    if key is not None:
+        cached = _facts_from_json(load("rtld", key))
+        if cached is not None:
+            _rtld_facts = cached
+            return cached
     if rtld is not None:
         try:
             import subprocess  # start-up cost: only the loader model needs it, once per process
@@ -212,7 +259,6 @@ def rtld_facts() -> RtldFacts:
             dirs = _parse_system_dirs(diag.stdout) if diag.returncode == 0 else ()
             lib = _diag_value(diag.stdout, "dl_dst_lib") if diag.returncode == 0 else None
             plat = _diag_value(diag.stdout, "dl_platform") if diag.returncode == 0 else None
-            true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
             sub: tuple[str, ...] = ()
             if true:
                 dbg = subprocess.run([rtld, true], capture_output=True, text=True, timeout=5,
@@ -220,10 +266,35 @@ def rtld_facts() -> RtldFacts:
                 sub = _parse_subdirs(dbg.stderr)
             facts = RtldFacts(dirs or facts.system_dirs, lib or facts.dst_lib, plat or facts.platform,
                               sub or facts.subdirs)
+            if key is not None and dirs and sub:  # what the loader said, not our defaults
+                store("rtld", key, [list(facts.system_dirs), facts.dst_lib, facts.platform, list(facts.subdirs)])
         except Exception:  # noqa: BLE001 - OSError, SubprocessError, a timeout: glibc's defaults stand
             facts = RtldFacts()
     _rtld_facts = facts
     return facts
+
+
+def _rtld_key(rtld: str, true: str | None) -> str | None:
+    """What :func:`rtld_facts`' answer depends on, as one string; None when it cannot be read."""
+
+    try:
+        parts = [rtld, file_key(os.stat(rtld)), true, file_key(os.stat(true)) if true else None, os.uname().machine,
+                 os.environ.get("GLIBC_TUNABLES", "")]
+        with open("/proc/cpuinfo", "rb") as fh:  # the first CPU's feature flags
+            head = fh.read(32 << 10)
+        flags = next((ln for ln in head.split(b"\n") if ln.startswith((b"flags", b"Features"))), b"")
+        parts.append(flags.decode("ascii", "replace"))
+        return "|".join(map(str, parts))
+    except OSError:
+        return None
+
+
+def _facts_from_json(raw: object) -> RtldFacts | None:
+    if (isinstance(raw, list) and len(raw) == 4 and isinstance(raw[0], list) and isinstance(raw[3], list)
+            and all(isinstance(x, str) for x in raw[0] + raw[3]) and isinstance(raw[1], str) and isinstance(raw[2], str)
+            and raw[0] and raw[3] and raw[3][-1] == ""):
+        return RtldFacts(tuple(raw[0]), raw[1], raw[2], tuple(raw[3]))
+    return None
 
 
 def default_dirs() -> tuple[str, ...]:
@@ -239,9 +310,8 @@ def candidates_in(directory: str, soname: str) -> list[str]:
     """The paths glibc tries for ``soname`` in one search directory, in its order: each
     hardware-capability subdirectory (:attr:`RtldFacts.subdirs`: ``glibc-hwcaps/x86-64-v3``, the
     legacy ``tls``, ``haswell``...) that exists, then the directory itself."""
-    try:
-        st = os.stat(directory)
-    except OSError:
+    st = _scoped_stat(directory)
+    if st is None:
         return []
     hit = _listing_cache.get(directory)
     if hit is None or hit[0] != st.st_mtime_ns:
@@ -250,8 +320,9 @@ def candidates_in(directory: str, soname: str) -> list[str]:
         except OSError:
             names = frozenset()
         hit = (st.st_mtime_ns, names)
-        with _lock:
-            _listing_cache[directory] = hit
+        if not racy(st):  # a folder changed just now may change again within its mtime's tick
+            with _lock:
+                _listing_cache[directory] = hit
     names = hit[1]
     out = []
     for sub in rtld_facts().subdirs:
@@ -269,7 +340,7 @@ def ld_library_path_entries(value: str, executable: str | None = None, cwd: str 
     ``$ORIGIN`` (the executable's directory), ``$LIB`` and ``$PLATFORM`` expanded. Returns
     (directory, entry as written)."""
     facts = rtld_facts()
-    exe = executable if executable is not None else (os.path.realpath(pyenv.executable()) if pyenv.executable() else "")
+    exe = executable if executable is not None else _exe()
     base = cwd if cwd is not None else os.getcwd()
     out = []
     parts = re.split(r"[:;]", value) if value else []
@@ -293,10 +364,12 @@ def elf_facts(path: str) -> ElfDynamic | str:
     """The dynamic section of ``path`` (SONAME, NEEDED, RPATH, RUNPATH), or a sentence saying
     why it could not be read. Cached by (inode, size, mtime) for the life of the process, so a
     second ``%cudnn_check`` reads no file that did not change. Never raises."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return f"cannot stat: {exc.strerror or exc}"
+    st = _scoped_stat(path)  # once per check (probes.scope)
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror or exc}"
     key = (st.st_ino, st.st_size, st.st_mtime_ns)
     with _lock:
         hit = _elf_cache.get(path)
@@ -305,18 +378,51 @@ def elf_facts(path: str) -> ElfDynamic | str:
             if not stat.S_ISREG(st.st_mode):  # said on every check, not only the first
                 note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
             return hit[1]
-    try:
-        value: ElfDynamic | str = read_dynamic(path)
-    except NotElf as exc:
-        value = f"not a shared library: {exc}"
-    except OSError as exc:
-        value = f"unreadable: {exc.strerror or exc}"
-    except Exception as exc:  # noqa: BLE001 - a malformed file must not break the check
-        value = f"unreadable: {type(exc).__name__}: {exc}"
+
+    value: ElfDynamic | str | None = elf_from_json(filefacts.get(path, st, "elf")) if stat.S_ISREG(st.st_mode) else None
+    if value is None:
+        try:
+            value = read_dynamic(path)
+        except NotElf as exc:
+            value = f"not a shared library: {exc}"
+        except OSError as exc:
+            value = f"unreadable: {exc.strerror or exc}"
+        except Exception as exc:  # noqa: BLE001 - a malformed file must not break the check
+            value = f"unreadable: {type(exc).__name__}: {exc}"
+        # what a file says is kept; that it could not be read (a passing error) is not
+        if stat.S_ISREG(st.st_mode) and not (isinstance(value, str) and value.startswith("unreadable")):
+            filefacts.put(path, st, "elf", elf_to_json(value))
+        with _lock:
+            _stats["elf_reads"] += 1
     with _lock:
         _elf_cache[path] = (key, value)
-        _stats["elf_reads"] += 1
     return value
+
+
+def elf_to_json(value: ElfDynamic | str) -> list | str:
+    """An :func:`elf_facts` answer as JSON data (for the disk caches)."""
+    if isinstance(value, str):
+        return value
+    return [value.soname, list(value.needed), list(value.rpath), list(value.runpath), value.machine]
+
+
+def elf_from_json(raw: object) -> ElfDynamic | str | None:
+    """:func:`elf_to_json` back; None for anything else."""
+    if isinstance(raw, str):
+        return raw
+    if (isinstance(raw, list) and len(raw) == 5 and (raw[0] is None or isinstance(raw[0], str))
+            and all(isinstance(x, list) and all(isinstance(y, str) for y in x) for x in raw[1:4])
+            and isinstance(raw[4], int)):
+        return ElfDynamic(raw[0], tuple(raw[1]), tuple(raw[2]), tuple(raw[3]), raw[4])
+    return None
+
+
+def remember_elf(path: str, st: os.stat_result, value: ElfDynamic | str) -> None:
+    """Seed :func:`elf_facts`'s cache with ``value``, read from ``path`` when it had the stat
+    ``st`` (the consumer scan's disk cache: :mod:`cudnn_magic.util.disk_cache`)."""
+    with _lock:
+        _elf_cache[path] = ((st.st_ino, st.st_size, st.st_mtime_ns), value)
+        _stats["elf_cached"] += 1
 
 
 def cache_stats() -> dict[str, int]:
@@ -331,18 +437,21 @@ def expand_entry(entry: str, origin: str, cwd: str | None = None) -> tuple[str, 
     links not resolved), ``$LIB`` and ``$PLATFORM`` what this glibc says (:func:`rtld_facts`).
     Returns (directory, note); the note says when the entry is relative to the working directory
     (glibc opens it from there)."""
-    facts = rtld_facts()
+    out = _expanded(entry, origin, rtld_facts())
+    if os.path.isabs(out):
+        return out, ""
+    base = cwd if cwd is not None else os.getcwd()
+    return os.path.normpath(os.path.join(base, out)), f" (relative: looked up from the working directory {base})"
+
+
+@lru_cache(maxsize=4096)
+def _expanded(entry: str, origin: str, facts: RtldFacts) -> str:
     out = entry
     for tok in ("${ORIGIN}", "$ORIGIN"):
         out = out.replace(tok, origin)
     out = out.replace("${LIB}", facts.dst_lib).replace("$LIB", facts.dst_lib)
     out = out.replace("${PLATFORM}", facts.platform).replace("$PLATFORM", facts.platform)
-    note = ""
-    if not os.path.isabs(out):
-        base = cwd if cwd is not None else os.getcwd()
-        note = f" (relative: looked up from the working directory {base})"
-        out = os.path.join(base, out)
-    return os.path.normpath(out), note
+    return os.path.normpath(out) if os.path.isabs(out) else out
 
 
 @dataclass(frozen=True)
@@ -363,7 +472,7 @@ def interpreter_loaders() -> list[str]:
     """The objects above a Python extension module in its loader chain: the shared libpython
     that calls ``dlopen`` for ``import`` (when the interpreter uses one), then the executable.
     Read from ``/proc/self/maps``; ``[sys.executable]`` where that is unavailable."""
-    exe = os.path.realpath(pyenv.executable()) if pyenv.executable() else ""
+    exe = _exe()
     out: list[str] = []
     try:
         with open(pyenv.maps_path(), "rb") as fh:
@@ -397,7 +506,36 @@ def search_steps(requester: str | None, chain: list[str], *, environ: dict[str, 
         executable: the main program (default: this interpreter).
     """
     env = os.environ if environ is None else environ
-    exe = executable if executable is not None else (os.path.realpath(pyenv.executable()) if pyenv.executable() else "")
+    exe = executable if executable is not None else _exe()
+    objs = ([requester] if requester else []) + list(chain) + ([exe] if exe else [])
+    # the answer follows from these facts alone: a file that changed has new facts (elf_facts)
+    key = (requester, tuple(chain), exe, tuple(elf_facts(o) for o in objs), env.get("LD_LIBRARY_PATH", ""),
+           cwd if cwd is not None else os.getcwd(), rtld_facts())
+    hit = _steps_cache.get(key)
+    if hit is None:
+        hit = _steps_cache[key] = tuple(_search_steps(requester, chain, env, exe, cwd))
+        with _lock:
+            while len(_steps_cache) > 1024:
+                _steps_cache.pop(next(iter(_steps_cache)))
+    return list(hit)
+
+
+_steps_cache: dict[tuple, tuple[LoaderStep, ...]] = {}
+
+
+def _exe() -> str:
+    """The real file of the interpreter the check is about (:func:`cudnn_magic.util.pyenv.executable`:
+    this one, or another process's), resolved once per path."""
+    exe = pyenv.executable()
+    return _real_exe(exe) if exe else ""
+
+
+@lru_cache(maxsize=4)
+def _real_exe(executable: str) -> str:
+    return os.path.realpath(executable)  # keep: once per process
+
+
+def _search_steps(requester: str | None, chain: list[str], env: Any, exe: str, cwd: str | None) -> list[LoaderStep]:
     steps: list[LoaderStep] = []
     req_facts = elf_facts(requester) if requester else None
     has_runpath = isinstance(req_facts, ElfDynamic) and bool(req_facts.runpath)
@@ -443,7 +581,7 @@ def _preloaded(soname: str, preloads: tuple[Preload, ...] | list[Preload]) -> tu
     for p in preloads:
         if not os.path.exists(p.path):
             continue
-        real = os.path.realpath(p.path)
+        real = realpath(p.path)
         facts = elf_facts(real)
         names = {os.path.basename(p.path), os.path.basename(real)}
         if isinstance(facts, ElfDynamic) and facts.soname:
@@ -467,8 +605,8 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
     """
     try:
         if "/" in soname:
-            p = soname if os.path.exists(soname) else None
-            return Resolution(consumer, requester, os.path.basename(soname), os.path.realpath(p) if p else None,
+            p = soname if exists(soname) else None
+            return Resolution(consumer, requester, os.path.basename(soname), realpath(p) if p else None,
                               "opened by path" if p else f"{soname} does not exist")
         hit = loaded_sonames(mapped).get(soname)
         if hit:
@@ -483,17 +621,17 @@ def resolve_in_chain(soname: str, consumer: str, requester: str | None, chain: l
                 continue
             seen_dirs.add(step.directory)
             for cand in candidates_in(step.directory, soname):
-                if os.path.exists(cand):
+                if exists(cand):
                     sub = os.path.relpath(os.path.dirname(cand), step.directory)
-                    hits.append((os.path.realpath(cand), step.why + (f" (its {sub}/ subdirectory)" if sub != "." else ""),
+                    hits.append((realpath(cand), step.why + (f" (its {sub}/ subdirectory)" if sub != "." else ""),
                                  cand))
         for p in (ldcache or {}).get(soname, []):
-            if os.path.exists(p):
-                hits.append((os.path.realpath(p), "ld.so cache", p))
+            if exists(p):
+                hits.append((realpath(p), "ld.so cache", p))
         for d in default_dirs():
             for cand in candidates_in(d, soname):
-                if os.path.exists(cand):
-                    hits.append((os.path.realpath(cand), f"default dir {d}", cand))
+                if exists(cand):
+                    hits.append((realpath(cand), f"default dir {d}", cand))
         uniq: list[tuple[str, str, str]] = []
         for h in hits:
             if all(h[0] != u[0] for u in uniq):
@@ -594,7 +732,7 @@ def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None 
                 return Resolution(consumer, None, so, names[so], "was-already-loaded-from-elsewhere: already mapped in this "
                                   "process (cuda-pathfinder checks with RTLD_NOLOAD, and that copy wins)")
         if found is not None:
-            return Resolution(consumer, None, soname, os.path.realpath(found[0]), found[1])
+            return Resolution(consumer, None, soname, realpath(found[0]), found[1])
         system = resolve_in_chain(soname, consumer, None, [], environ=dict(env), ldcache=ldcache)
         if system.picked:
             return Resolution(consumer, None, soname, system.picked, f"system-search: dlopen(\"{soname}\") ({system.reason})",
@@ -604,12 +742,12 @@ def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None 
             for rel in spec.env_rel_dirs if root else ():
                 p = os.path.join(root, rel, soname)  # type: ignore[arg-type]
                 if os.path.isfile(p):
-                    return Resolution(consumer, None, soname, os.path.realpath(p), f"{var}: ${var}/{rel}")
+                    return Resolution(consumer, None, soname, realpath(p), f"{var}: ${var}/{rel}")
         home = env.get("CUDA_PATH") or env.get("CUDA_HOME")
         for rel in spec.anchor_rel_dirs if home else ():
             p = os.path.join(home, rel, soname)  # type: ignore[arg-type]
             if os.path.isfile(p):
-                return Resolution(consumer, None, soname, os.path.realpath(p), f"CUDA_PATH: {home}/{rel}")
+                return Resolution(consumer, None, soname, realpath(p), f"CUDA_PATH: {home}/{rel}")
         return Resolution(consumer, None, soname, None, "not found by cuda-pathfinder (DynamicLibNotFoundError)")
     except Exception as exc:  # noqa: BLE001 - a probe never raises
         return Resolution(consumer, None, soname, None, f"could not resolve: {type(exc).__name__}: {exc}")

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -469,8 +467,35 @@ def _reset_for_tests() -> None:
 NVML_DEADLINE_S = 5.0
 #: The start of the reason given when NVML did not answer in time.
 NOT_ANSWERING = "NVML is not answering"
-_inflight: dict[str, Future] = {}
+_inflight: dict[str, "_Answer"] = {}
 _inflight_lock = threading.Lock()
+
+
+class _Answer:
+    """One NVML query's outcome, filled in by its worker thread (what ``concurrent.futures.Future``
+    does here, without importing it: that and ``logging`` cost about 5 ms of every check)."""
+
+    __slots__ = ("_event", "value", "error")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def settle(self, value: Any = None, error: BaseException | None = None) -> None:
+        self.value, self.error = value, error
+        self._event.set()
+
+    def result(self, timeout: float) -> Any:
+        """The value; raises TimeoutError after ``timeout`` seconds, or what the query raised."""
+        if not self._event.wait(timeout):
+            raise TimeoutError
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 def within_deadline(key: str, fn: Callable[[], Any], timeout_s: float = NVML_DEADLINE_S) -> tuple[bool, Any, bool]:
@@ -485,18 +510,19 @@ def within_deadline(key: str, fn: Callable[[], Any], timeout_s: float = NVML_DEA
         fut = _inflight.get(key)
         started = fut is None or fut.done()
         if started:
-            fut = _inflight[key] = Future()
+            fut = _inflight[key] = _Answer()
 
-            def work(f: Future = fut) -> None:
+            def work(f: _Answer = fut) -> None:
                 try:
-                    f.set_result(fn())
+                    f.settle(fn())
                 except BaseException as exc:  # noqa: BLE001 - handed to the caller, who decides
-                    f.set_exception(exc)
+                    f.settle(error=exc)
 
             threading.Thread(target=work, name=f"cudnn-magic-nvml-{key}", daemon=True).start()
+    assert fut is not None
     try:
-        return True, fut.result(timeout=timeout_s), started
-    except FutureTimeout:
+        return True, fut.result(timeout_s), started
+    except TimeoutError:
         return False, None, started
     except KeyboardInterrupt:
         raise
@@ -513,7 +539,12 @@ def not_answering(timeout_s: float, started: bool) -> str:
 
 def driver_and_gpus_within(timeout_s: float = NVML_DEADLINE_S) -> tuple[Driver | Unavailable | None, tuple[Gpu, ...]]:
     """:func:`driver_and_gpus` with a deadline (:func:`within_deadline`): ``(Unavailable(NVML is not
-    answering ...), ())`` when it passes. Never raises."""
+    answering ...), ())`` when it passes. Once NVML is known not to load in this process (no
+    driver library: :func:`init_error`'s lasting failures), the reason is given at once, without
+    a worker thread. Never raises."""
+    failure = _init_failure
+    if failure is not None:  # NVML is not loaded in this process and never will be: no call can hang
+        return Unavailable(failure), ()
     answered, value, started = within_deadline("driver", driver_and_gpus, timeout_s)
     if not answered or value is None:
         return Unavailable(not_answering(timeout_s, started) if not answered else "NVML probe failed"), ()

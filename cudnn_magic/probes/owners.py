@@ -26,6 +26,7 @@ import base64
 import glob
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,6 +36,9 @@ from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
 from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
 from ..util import pyenv
+from .record_scan import is_native_name, native_lines
+from .scope import realpath, stat as scoped_stat
+from . import filefacts
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
@@ -174,76 +178,138 @@ def _parse_record_line(line: str) -> RecordEntry | None:
 
 
 @lru_cache(maxsize=512)
-def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
-    base = os.path.basename(dist_info)[: -len(".dist-info")]
-    name, _, version = base.partition("-")
-    entries: list[RecordEntry] = []
+def _record_bytes(dist_info: str, _stamp: tuple[int, int]) -> bytes | None:
+    """The raw ``RECORD`` of ``dist_info`` (None: unreadable, or larger than :data:`MAX_RECORD_BYTES`)."""
     try:
         with open_regular(os.path.join(dist_info, "RECORD")) as fh:
             data = fh.read(MAX_RECORD_BYTES + 1)
-        if len(data) > MAX_RECORD_BYTES:
-            return None  # no wheel's RECORD is near this (TensorFlow's: 2.5 MB); not one to read
-        for line in data.decode("utf-8", "replace").splitlines():
-            e = _parse_record_line(line)
-            if e is not None:
-                entries.append(e)
     except OSError:
         return None
+    return None if len(data) > MAX_RECORD_BYTES else data  # no wheel's is near this (TensorFlow's: 2.5 MB)
+
+
+def _dist_record(dist_info: str, entries: list[RecordEntry]) -> DistRecord:
+    base = os.path.basename(dist_info)[: -len(".dist-info")]
+    name, _, version = base.partition("-")
     return DistRecord(name.replace("_", "-").lower(), version, os.path.dirname(dist_info), tuple(entries), dist_info)
+
+
+@lru_cache(maxsize=512)
+def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
+    data = _record_bytes(dist_info, _stamp)
+    if data is None:
+        return None
+    entries = [e for e in map(_parse_record_line, data.decode("utf-8", "replace").splitlines()) if e is not None]
+    return _dist_record(dist_info, entries)
+
+
+@lru_cache(maxsize=512)
+def _read_natives_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
+    record = os.path.join(dist_info, "RECORD")
+    st = scoped_stat(record)
+    known = filefacts.get(record, st, "natives") if st is not None else filefacts.MISSING
+    if isinstance(known, list) and all(isinstance(r, list) and len(r) == 3 and isinstance(r[0], str) for r in known):
+        return _dist_record(dist_info, [RecordEntry(p, d if isinstance(d, str) else None, n if isinstance(n, int) else None)
+                                        for p, d, n in known])
+    data = _record_bytes(dist_info, _stamp)
+    if data is None:
+        return None
+    entries = [e for e in (_parse_record_line(line) for _, line in native_lines(data)) if e is not None]
+    if st is not None and (st.st_mtime_ns, st.st_size) == _stamp:
+        filefacts.put(record, st, "natives", [[e.path, e.digest, e.size] for e in entries])
+    return _dist_record(dist_info, entries)
+
+
+@lru_cache(maxsize=512)
+def _ships_cudnn_cached(dist_info: str, _stamp: tuple[int, int]) -> bool:
+    data = _record_bytes(dist_info, _stamp)
+    if data is None or (b"nvidia/cudnn" not in data and b"libcudnn" not in data):
+        return False  # the few bytes tell for nearly every wheel: no row is parsed
+    d = _read_record_cached(dist_info, _stamp)
+    return d is not None and _ships_cudnn(d)
+
+
+def _stat_record(dist_info: str) -> tuple[int, int] | None:
+    record = os.path.join(dist_info, "RECORD")
+    st = scoped_stat(record)  # once per check (probes.scope)
+    if st is None:
+        return None
+    if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
+        note_skipped(record, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 def read_record(dist_info: str) -> DistRecord | None:
     """The distribution a ``*.dist-info`` folder describes (name and version from the folder
     name, per the wheel spec), or None when it has no readable ``RECORD``. Cached until the
     ``RECORD`` changes (mtime, size). Never raises."""
-    record = os.path.join(dist_info, "RECORD")
-    try:
-        st = os.stat(record)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
-        note_skipped(record, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
-        return None
-    return _read_record_cached(dist_info, (st.st_mtime_ns, st.st_size))
+    stamp = _stat_record(dist_info)
+    return None if stamp is None else _read_record_cached(dist_info, stamp)
+
+
+def read_record_natives(dist_info: str) -> DistRecord | None:
+    """:func:`read_record` with only the rows that name a native library
+    (:func:`cudnn_magic.probes.record_scan.native_lines`): what ownership of a library file needs,
+    without parsing the other rows (TensorFlow's 22,000). Never raises."""
+    stamp = _stat_record(dist_info)
+    return None if stamp is None else _read_natives_cached(dist_info, stamp)
+
+
+def ships_cudnn(dist_info: str) -> bool:
+    """The distribution ships a cuDNN library or writes under ``nvidia/cudnn*`` (:func:`_ships_cudnn`),
+    decided without parsing a ``RECORD`` that names neither. Never raises."""
+    stamp = _stat_record(dist_info)
+    return stamp is not None and _ships_cudnn_cached(dist_info, stamp)
+
+
+_RELEVANT_RE = re.compile("|".join(map(re.escape, _RELEVANT)))
 
 
 def _relevant(dist_info: str) -> bool:
-    return any(k in os.path.basename(dist_info).lower() for k in _RELEVANT)
+    """The ``.dist-info`` name holds a word of :data:`_RELEVANT` (one C-speed search per name: an
+    environment of 10,000 distributions is looked through on every check)."""
+    return _RELEVANT_RE.search(os.path.basename(dist_info).lower()) is not None
 
 
-def distributions_in(folder: str, relevant_only: bool = True) -> list[DistRecord]:
+def distributions_in(folder: str, relevant_only: bool = True, natives_only: bool = False) -> list[DistRecord]:
     """Distributions whose ``.dist-info`` lies directly in ``folder`` (a site-packages, a
-    ``--target`` folder, an unzipped wheel). Cached until the folder changes. Never raises."""
+    ``--target`` folder, an unzipped wheel); ``natives_only``: with only their native-library rows
+    (:func:`read_record_natives`). Cached until the folder changes. Never raises."""
     try:
         st = os.stat(folder)
     except OSError:
         return []
-    return list(_distributions_in(folder, relevant_only, (st.st_ino, st.st_mtime_ns)))
+    return list(_distributions_in(folder, relevant_only, (st.st_ino, st.st_mtime_ns), natives_only))
 
 
 @lru_cache(maxsize=256)
-def _distributions_in(folder: str, relevant_only: bool, _stamp: tuple[int, int]) -> tuple[DistRecord, ...]:
-    out: list[DistRecord] = []
+def _infos(folder: str, relevant_only: bool, _stamp: tuple[int, int]) -> tuple[str, ...]:
     try:
         infos = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".dist-info") and e.is_dir())
     except OSError:
         return ()
-    for info in infos:
-        if relevant_only and not _relevant(info):
-            continue
-        d = read_record(info)
-        if d is not None:
-            out.append(d)
-    return tuple(out)
+    return tuple(i for i in infos if not relevant_only or _relevant(i))
+
+
+def _distributions_in(folder: str, relevant_only: bool, _stamp: tuple[int, int], natives_only: bool = False
+                      ) -> tuple[DistRecord, ...]:
+    read = read_record_natives if natives_only else read_record
+    return tuple(d for d in map(read, _infos(folder, relevant_only, _stamp)) if d is not None)
 
 
 @lru_cache(maxsize=256)
-def _record_index(folder: str, _stamp: tuple[int, int]) -> dict[str, tuple[tuple[DistRecord, RecordEntry], ...]]:
-    """``{normalised absolute path: ((distribution, entry), ...)}`` of every ``RECORD`` whose
-    ``.dist-info`` lies in ``folder`` (built once per folder state, so looking up a file costs one
-    dictionary access instead of a pass over every entry of every distribution)."""
+def _record_index(records: tuple[tuple[str, tuple[int, int]], ...]
+                  ) -> dict[str, tuple[tuple[DistRecord, RecordEntry], ...]]:
+    """``{normalised absolute path: ((distribution, entry), ...)}`` of every native library the
+    given ``RECORD`` files list (``(.dist-info, its RECORD's stamp)``, those of one folder),
+    built once per set of RECORD states, so looking up a file costs one dictionary access
+    instead of a pass over every entry of every distribution."""
     index: dict[str, list[tuple[DistRecord, RecordEntry]]] = {}
-    for dist in _distributions_in(folder, True, _stamp):
+    for info, stamp in records:
+        dist = _read_natives_cached(info, stamp)
+        if dist is None:
+            continue
         for e in dist.entries:
             key = os.path.normpath(os.path.join(dist.root, e.path))
             lst = index.setdefault(key, [])
@@ -252,17 +318,26 @@ def _record_index(folder: str, _stamp: tuple[int, int]) -> dict[str, tuple[tuple
     return {k: tuple(v) for k, v in index.items()}
 
 
+def _folder_records(folder: str, st: os.stat_result) -> tuple[tuple[str, tuple[int, int]], ...]:
+    """``(.dist-info, RECORD stamp)`` of the relevant distributions in ``folder``."""
+    out = []
+    for info in _infos(folder, True, (st.st_ino, st.st_mtime_ns)):
+        stamp = _stat_record(info)
+        if stamp is not None:
+            out.append((info, stamp))
+    return tuple(out)
+
+
 def _claimants(path: str) -> list[tuple[DistRecord, RecordEntry]]:
     """Distributions whose RECORD lists ``path`` at its place (walking up from its folder)."""
     norm = os.path.normpath(path)
+    if not is_native_name(norm):
+        return []  # the index holds native libraries only: every caller asks about one
     d = os.path.dirname(norm)
     for _ in range(_MAX_LEVELS):
-        try:
-            st = os.stat(d)
-        except OSError:
-            st = None
+        st = scoped_stat(d)
         if st is not None:
-            hit = _record_index(d, (st.st_ino, st.st_mtime_ns)).get(norm)
+            hit = _record_index(_folder_records(d, st)).get(norm)
             if hit:
                 return list(hit)
         parent = os.path.dirname(d)
@@ -282,14 +357,24 @@ def _digest_cached(path: str, _stamp: tuple[int, int, int]) -> str | None:
 
 def digest_if_small(path: str, limit: int = HASH_LIMIT_BYTES) -> str | None:
     """RECORD-style sha256 of ``path`` when it is at most ``limit`` bytes, else None. Cached
-    per (inode, mtime, size). Never raises."""
+    per (inode, mtime, size), also on disk (:mod:`.filefacts`). Never raises."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     if st.st_size > limit:
         return None
-    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    return _digest_kept(path, st)
+
+
+def _digest_kept(path: str, st: os.stat_result) -> str | None:
+    known = filefacts.get(path, st, "sha256") if stat.S_ISREG(st.st_mode) else None
+    if isinstance(known, str):
+        return known
+    value = _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    if value is not None and stat.S_ISREG(st.st_mode):
+        filefacts.put(path, st, "sha256", value)
+    return value
 
 
 # --------------------------------------------------------------------------- ownership
@@ -387,7 +472,7 @@ def _stamp(dirs: Iterable[str]) -> tuple[float, ...]:
 
 @lru_cache(maxsize=16)
 def _import_dirs(path: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(os.path.realpath(p) for p in path if p and isinstance(p, str))
+    return frozenset(realpath(p) for p in path if p and isinstance(p, str))
 
 
 def _is_site_dir(folder: str) -> bool:
@@ -397,7 +482,7 @@ def _is_site_dir(folder: str) -> bool:
     distribution whose ``.dist-info`` lies there is installed, not just unpacked somewhere."""
     if os.path.basename(os.path.normpath(folder)) in ("site-packages", "dist-packages"):
         return True
-    return os.path.realpath(folder) in _import_dirs(tuple(pyenv.search_path()))
+    return realpath(folder) in _import_dirs(tuple(pyenv.search_path()))
 
 
 def owner_label(dist: DistRecord) -> str:
@@ -419,7 +504,7 @@ def _copy_of(path: str) -> Ownership | None:
         return None
     sites = _site_dirs()
     by_name = _name_index(sites, _stamp(sites))
-    name = os.path.basename(os.path.realpath(path))
+    name = os.path.basename(realpath(path))
     cands = [(d, e) for d, e in by_name.get(name, ()) if e.size == size and e.digest]
     if not cands:
         return None
@@ -438,7 +523,7 @@ def _name_index(sites: tuple[str, ...], _stamp: tuple[float, ...]) -> dict[str, 
     ``sites`` list."""
     index: dict[str, list[tuple[DistRecord, RecordEntry]]] = {}
     for site in sites:
-        for d in distributions_in(site):
+        for d in distributions_in(site, natives_only=True):
             for e in d.entries:
                 base = os.path.basename(e.path)
                 if base.startswith("libcudnn"):
@@ -452,14 +537,14 @@ def _digest_any(path: str) -> str | None:
         st = os.stat(path)
     except OSError:
         return None
-    return _digest_cached(path, (st.st_ino, st.st_mtime_ns, st.st_size))
+    return _digest_kept(path, st)
 
 
 def ownership(path: str) -> Ownership:
     """Who owns ``path`` and how we know (see :class:`Ownership`). Never raises."""
     try:
         candidates = [path]
-        real = os.path.realpath(path)
+        real = realpath(path)
         if real != path:
             candidates.append(real)
         for p in candidates:
@@ -526,7 +611,7 @@ def _conda_files(prefix: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
     out = []
     for meta in glob.glob(os.path.join(prefix, "conda-meta", "*.json")):
         base = os.path.basename(meta)
-        if not any(k in base.lower() for k in _RELEVANT):
+        if not _RELEVANT_RE.search(base.lower()):
             continue
         try:
             data = load_json_regular(meta, 64 << 20)
@@ -592,7 +677,12 @@ def probe_overwritten_wheels(folders: Iterable[str] | None = None) -> tuple[tupl
         for folder in dict.fromkeys(folders if folders is not None else _site_dirs()):
             # only wheels that ship a cuDNN library or write nvidia/cudnn*: not every distribution
             # with "cudnn" in some file name (TensorFlow's 22,000-row RECORD, this package itself)
-            dists = [d for d in distributions_in(folder) if _ships_cudnn(d)]
+            try:
+                st = os.stat(folder)
+            except OSError:
+                continue
+            infos = [i for i in _infos(folder, True, (st.st_ino, st.st_mtime_ns)) if ships_cudnn(i)]
+            dists = [d for d in map(read_record, infos) if d is not None]
             if len(dists) < 2:
                 continue
             places: dict[str, int] = {}  # relative paths: every RECORD here is relative to the same folder

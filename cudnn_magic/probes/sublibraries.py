@@ -22,6 +22,7 @@ from . import libnames
 from .installed import static_version
 from .loader import resolve_in_chain
 from .owners import owner_of, ownership
+from .scope import realpath
 
 __all__ = ["SUBLIBRARIES", "predict_sublibraries", "answering_version", "ANSWERING"]
 
@@ -75,7 +76,7 @@ def file_version(path: str) -> str | None:
 
 def _version(path: str) -> str | None:
     try:
-        real = os.path.realpath(path)
+        real = realpath(path)
         return static_version(real, owner_of(path))[0]
     except Exception:  # noqa: BLE001 - a version we cannot read is simply unknown
         return None
@@ -171,7 +172,7 @@ def release_names(main: str) -> frozenset[str] | None:
         if own.dist is None:
             return None
         folder = os.path.dirname(os.path.normpath(main))
-        real_folder = os.path.dirname(os.path.realpath(main))
+        real_folder = os.path.dirname(realpath(main))
         out = set()
         for e in own.dist.entries:
             p = own.dist.abspath(e)

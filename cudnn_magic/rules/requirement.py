@@ -10,36 +10,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
 from .wheel_folders import canonical
 
-if TYPE_CHECKING:  # annotations only: packaging's parsers load on first use (specifier_set, parse_requirement)
+if TYPE_CHECKING:  # annotations only: packaging's requirement parser loads on first use (parse_requirement)
     from packaging.markers import Marker
     from packaging.requirements import Requirement
-    from packaging.specifiers import SpecifierSet
 
 __all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "parse_requirement",
-           "render_requirement", "rule_specifier", "same_major_requirement", "same_major_spec", "specifier_set",
-           "wheel_family", "witness"]
-
-
-def specifier_set(text: str = "") -> SpecifierSet:
-    """:class:`packaging.specifiers.SpecifierSet` of ``text`` (``""``: every version).
-
-    Raises:
-        packaging.specifiers.InvalidSpecifier: ``text`` is not a PEP 440 specifier.
-    """
-    # third-party: packaging's specifier grammar costs the check's start-up about 5 ms; a check
-    # needs it only once a framework's requirement is computed (a fix, the solver)
-    from packaging.specifiers import SpecifierSet
-
-    return SpecifierSet(text)
+           "render_requirement", "rule_specifier", "same_major_requirement", "same_major_spec", "wheel_family",
+           "witness"]
 
 
 def parse_requirement(text: str) -> Requirement | None:
@@ -126,7 +112,7 @@ def rule_specifier(checker: str, v: CudnnVersion) -> tuple[SpecifierSet, str]:
     if m == 9 and (checker == "jax" or (checker in ("nvidia", "cupy") and (v.minor or 0) < 10)):
         spec += ",!=9.10.0.*"
         text += ", not 9.10.0"
-    return specifier_set(spec), text
+    return SpecifierSet(spec), text
 
 
 def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
@@ -137,7 +123,7 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
         return None  # no cuDNN wheel is on this consumer's loader path (a vendored copy, an unversioned dlopen)
     label = f"{fw.name} {fw.version}"
     packages: list[str] = []
-    spec = specifier_set()
+    spec = SpecifierSet()
     sources: list[str] = []
     for pin in fw.pins:
         req = parse_requirement(pin)
@@ -189,10 +175,18 @@ def same_major_spec(v: CudnnVersion) -> str:
 
 
 def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
-    """``package`` with :func:`same_major_spec`, normalized by :class:`packaging.requirements.Requirement`
-    (``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement."""
-    req = parse_requirement(package + same_major_spec(v))
-    return None if req is None else str(req)
+    """``package`` with :func:`same_major_spec`, normalized as :class:`packaging.requirements.Requirement`
+    writes it (the name as given, then the :class:`~packaging.specifiers.SpecifierSet`:
+    ``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement. Built from the
+    specifier alone: a diagnosis names it without importing ``packaging.requirements``."""
+    from packaging.specifiers import InvalidSpecifier  # loaded with SpecifierSet already: a name only
+
+    if not _DIST_NAME.match(package):
+        return None
+    try:
+        return package + str(SpecifierSet(same_major_spec(v)))
+    except InvalidSpecifier:
+        return None
 
 
 def _candidates(spec: SpecifierSet) -> list[Version]:

@@ -33,7 +33,6 @@ import atexit
 import logging
 import os
 import sys
-import time
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -42,7 +41,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from IPython.core.error import UsageError
 
 from ..capture.helper import mib
-from ..capture.tee import Tee, drain_ipykernel, read_range, record_key
+from ..capture.drain import drain_ipykernel
+from ..capture.tee import Tee, read_range, record_key
+from ..knowledge.literals import WARNING_LITERALS
 from ..util.safetext import safe_text
 from .shutdown import hook_shutdown
 
@@ -144,6 +145,7 @@ class Annotator:
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
                 meta={"shell": type(self.ip).__name__, "python": sys.executable,
                       "python_version": "%d.%d.%d" % sys.version_info[:3]},
+                flag_literals=WARNING_LITERALS,
             )
             self.mark = self.tee.mark()
         except Exception as exc:  # noqa: BLE001 - annotation still works from the exception alone
@@ -246,7 +248,7 @@ class Annotator:
             if self.enabled:
                 self._check_warnings(tee)
             else:
-                self._sync()
+                self._deliver(tee, tee.settled())
         except BaseException:  # noqa: BLE001 - including a second interrupt during our part
             log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
 
@@ -353,46 +355,44 @@ class Annotator:
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
         return data, last
 
-    def _check_warnings(self, tee: Any) -> None:
-        """A succeeding cell wrote to fd 2: look for "GPU silently unused" warnings.
+    def _deliver(self, tee: Any, end: int | None) -> int | None:
+        """A succeeding cell wrote to fd 2: every byte reaches the notebook before the cell ends and
+        before anything shown after this, with no marker round trip: the helper has taken the bytes
+        (``end``: :meth:`Tee.settled`) and handed them on (:meth:`Tee.delivered`), and in a kernel
+        ipykernel's reader has them (:func:`~cudnn_magic.capture.drain.drain_ipykernel`); else they
+        could miss ipykernel's end-of-request flush and wait for its timed one (0.2 s). What could
+        not be settled takes :meth:`_sync`. Returns the log offset reached, or None."""
+        try:
+            if end is None or not tee.delivered():
+                return self._sync()
+        except KeyboardInterrupt:
+            self._skip_backlog()
+            self._drain()
+            return None
+        if getattr(sys.stderr, "_fid", None) is not None:
+            self._drain()
+        self._say_spill()
+        return end
 
-        The cost scales with what can matter (``benchmarks/bench_cell_overhead.py``):
-        no marker round trip unless something is shown (:meth:`Tee.settled` instead of
-        :meth:`Tee.sync`), nothing decoded, and only the lines that hold a warning literal
-        (found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`) plus the tail reach the
-        knowledge base. Ordering: when nothing is shown, the cell's bytes are forwarded as
-        without the extension (no round trip); an interrupted cell never gets here
-        (:meth:`post_run_cell` skips its backlog)."""
-        synced = False
+    def _check_warnings(self, tee: Any) -> None:
+        """A succeeding cell wrote to fd 2: deliver its bytes (:meth:`_deliver`), then, when the
+        helper flagged a warning literal in them (:meth:`Tee.flagged`), read them back and look for
+        "GPU silently unused" warnings: only the lines holding a literal (found in bytes by
+        :func:`cudnn_magic.knowledge.keyword_lines`) and the tail reach the knowledge base
+        (``benchmarks/bench_cell_overhead.py``)."""
         if tuple(tee.counts()[:2]) != tuple(self.noted):
             # the cell overflowed the capture's memory bound: deliver its bytes, then say so
-            end, synced = self._sync(), True
+            end = self._sync()
         else:
-            end = tee.settled()
-        data, reached = self._cell_bytes(end) if end is not None else (b"", -1)
-        if not synced and end is not None and 0 <= reached < end:
-            # the helper counts a chunk just before it writes it to the log: read the rest as it lands
-            for _ in range(40):
-                time.sleep(0.00005)
-                more, first, last, _ = read_range(tee.directory, reached, end)
-                if more and first != reached:
-                    break  # the log rotated meanwhile: no gaps, take the exact way below
-                data, reached = data + more, (last if more else reached)
-                if reached >= end:
-                    break
-        if not synced and (end is None or reached < end):
-            end, synced = self._sync(), True  # unsettled, or the log write still lags: the exact way
-            if end is None:
-                return
-            data, _ = self._cell_bytes(end)
-        if not data:
+            end = self._deliver(tee, tee.settled())
+        if end is None:
             return
-        found, _ = self.explainer().unused_gpu_warnings(data)
-        if not found:
-            return
-        if not synced:
-            self._sync()  # what the cell printed reaches the notebook before the warning
-        self._display(found, _decode(data), warning=True)
+        if tee.flag_literals and self.mark is not None and tee.flagged() <= self.mark.offset:
+            return  # the helper saw no warning literal in any of this cell's bytes: nothing to read back
+        data, _ = self._cell_bytes(end)
+        found = self.explainer().unused_gpu_warnings(data)[0] if data else []
+        if found:
+            self._display(found, _decode(data), warning=True)
 
     # -- errors --------------------------------------------------------------------------------------
 

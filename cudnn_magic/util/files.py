@@ -5,9 +5,7 @@ with a size bound: a FIFO named like a library must never block a check)."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import tempfile
 import stat
 import fcntl
 import threading
@@ -15,7 +13,6 @@ import time
 from typing import Any, Iterator
 from . import pyenv
 
-_log = logging.getLogger(__name__)
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
@@ -23,6 +20,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = N
     fsync, then ``os.replace``. ``mode`` sets the permission bits (default: the temporary
     file's, 0o600). On any error the temporary file is removed and the error re-raised."""
     path = os.fspath(path)
+    import tempfile  # start-up cost: only the features that edit files write (random, shutil)
+
     fd, tmp = tempfile.mkstemp(prefix=".cudnn-magic-", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -62,7 +61,9 @@ def note_skipped(path: str | os.PathLike[str], reason: str) -> None:
     """Record that ``path`` was skipped for ``reason`` (a debug log line, and an entry in every
     :func:`collect_skipped` block running now, in any thread). Never raises."""
     path = os.fspath(path)
-    _log.debug("cudnn-magic: skipped %s: %s", path, reason)
+    import logging  # start-up cost: only when a file is skipped
+
+    logging.getLogger(__name__).debug("cudnn-magic: skipped %s: %s", path, reason)
     with _skip_lock:
         for sink in _skip_sinks:
             sink.setdefault(path, reason)

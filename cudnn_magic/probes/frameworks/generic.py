@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from ...util.files import load_json_regular, read_regular
 from ...model import LibraryCopy
 from .. import libnames
-from ...util import pyenv
+from ...util import disk_cache, pyenv
 from ..elf import ElfDynamic
-from ..loader import elf_facts
+from ..loader import elf_facts, elf_from_json, elf_to_json, remember_elf
+from ..record_scan import is_native_name, native_lines
+from ..scope import listdir
 
 __all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment", "site_dirs",
            "is_native_name", "CUDNN_DISTRIBUTION"]
@@ -38,38 +40,18 @@ __all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment
 _SEP = re.compile(r"[-_.]+")
 #: Distributions that ARE cuDNN (pip wheels and conda packages): their files are not consumers.
 CUDNN_DISTRIBUTION = re.compile(r"^(nvidia-cudnn(-jit)?(-cu\d+)?|cudnn|libcudnn\d*(-dev)?|cudnn-jit)$")
-_NATIVE = re.compile(r"(\.so(\.\d+)*|\.pyd|\.dll)$", re.IGNORECASE)
 _MAX_RECORD = 64 << 20
 
 
 def _native_rows(data: bytes) -> list[str]:
     """Paths (the first CSV field, PEP 376/627 RECORD format) of the rows naming a native
-    library. Finds the few ``.so``/``.pyd``/``.dll`` hits with ``bytes.find`` and looks at their
-    line only: TensorFlow's RECORD has 20,000 rows and about 150 libraries."""
-    starts: set[int] = set()
-    out: list[str] = []
-    for needle in (b".so", b".pyd", b".dll", b".DLL"):
-        pos = data.find(needle)
-        while pos >= 0:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
-            end = len(data) if end < 0 else end
-            if start not in starts:
-                starts.add(start)
-                rel = data[start:end].decode("utf-8", "replace").rsplit(",", 2)[0].strip().strip('"')
-                if rel and is_native_name(rel):
-                    out.append(rel)
-            pos = data.find(needle, end)
-    return out
+    library (:func:`cudnn_magic.probes.record_scan.native_lines`: TensorFlow's RECORD has 20,000
+    rows and about 150 libraries)."""
+    return [rel for rel, _ in native_lines(data)]
 
 
 def _norm(name: str) -> str:
     return _SEP.sub("-", name).lower()
-
-
-def is_native_name(path: str) -> bool:
-    """``foo.so``, ``libfoo.so.1.2``, ``_ext.cpython-311-x86_64-linux-gnu.so``, ``x.pyd``, ``x.dll``."""
-    return bool(_NATIVE.search(os.path.basename(path)))
 
 
 @dataclass(frozen=True)
@@ -188,7 +170,7 @@ def site_dirs(paths: list[str] | None = None) -> list[str]:
             out.append(ap)
             continue
         try:
-            if any(e.endswith(".dist-info") for e in os.listdir(ap)):
+            if any(e.endswith(".dist-info") for e in listdir(ap)):  # by the folder's mtime (probes.scope)
                 out.append(ap)
         except OSError:
             continue
@@ -242,12 +224,16 @@ def _conda_natives(meta: str, key: tuple[int, int, int]) -> tuple[str, str, tupl
     return value
 
 
-def _library(path: str, vendor_ok: bool) -> NativeLibrary | None:
+def _library(path: str, vendor_ok: bool, cache: "_SiteCache | None" = None) -> NativeLibrary | None:
     base = os.path.basename(path)
     is_cudnn = libnames.is_cudnn_name(base)
     if not os.path.exists(path):
         return None
-    facts = elf_facts(path) if not base.lower().endswith((".dll", ".pyd")) else None
+    facts = None
+    if not base.lower().endswith((".dll", ".pyd")):
+        facts = cache.library(path) if cache is not None else None
+        if facts is None:
+            facts = elf_facts(path)
     if isinstance(facts, str):
         if is_cudnn and vendor_ok:
             return NativeLibrary(path=path, vendored_cudnn=True, error=facts)
@@ -259,16 +245,17 @@ def _library(path: str, vendor_ok: bool) -> NativeLibrary | None:
                          runpath=facts.runpath, cudnn_needed=cudnn_needed, vendored_cudnn=is_cudnn and vendor_ok)
 
 
-def _dist(name: str, version: str, source: str, location: str, rels: tuple[str, ...]) -> Distribution | None:
+def _dist(name: str, version: str, source: str, location: str, rels: tuple[str, ...],
+          cache: "_SiteCache | None" = None) -> Distribution | None:
     vendor_ok = not CUDNN_DISTRIBUTION.match(name)
+    if not vendor_ok:
+        return None  # cuDNN itself: its files are no consumers (read by the inventory instead)
     libs: list[NativeLibrary] = []
     for rel in rels:
         path = os.path.normpath(os.path.join(location, rel))
-        lib = _library(path, vendor_ok)
+        lib = _library(path, vendor_ok, cache)
         if lib is not None:
             libs.append(lib)
-    if not vendor_ok:
-        return None  # cuDNN itself
     if not any(lib.cudnn_needed or lib.vendored_cudnn for lib in libs):
         return None
     return Distribution(name, version, source, location, tuple(libs))
@@ -288,6 +275,11 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
                      environ: dict[str, str] | None = None, skip: frozenset[str] = frozenset()) -> EnvironmentScan:
     """Find every cuDNN consumer and vendored cuDNN copy of the environment (module docstring).
 
+    What each site directory held is kept on disk (:class:`_SiteCache`): a second scan, in this
+    process or a new one, reads no ``RECORD`` whose (device, inode, size, mtime) did not change,
+    and no library of a distribution that needed no cuDNN then; the libraries of the
+    distributions that did are checked the same way, each.
+
     Args:
         paths: site directories to scan instead of ``sys.path``'s (tests, another environment).
         conda: a conda prefix to scan, ``True`` for this interpreter's conda env (if any),
@@ -301,7 +293,7 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
     """
     t0 = time.perf_counter()
     scan = EnvironmentScan()
-    n_records = n_native_dists = n_libs = 0
+    counts = {"records": 0, "native_dists": 0, "native_libraries": 0, "read": 0}
     seen_paths: set[str] = set()
     try:
         for site in site_dirs(paths):
@@ -310,48 +302,150 @@ def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool
             except OSError as exc:
                 scan.notes.append(f"could not list {site}: {exc.strerror or exc}")
                 continue
-            for entry in sorted(entries):
-                if not entry.endswith(".dist-info") or (skip and os.path.normpath(os.path.join(site, entry)) in skip):
-                    continue
-                record = os.path.join(site, entry, "RECORD")
-                key = _stat_key(record)
-                if key is None:
-                    continue
-                n_records += 1
-                got = _record_natives(record, key)
-                if not got or not got[2]:
-                    continue
-                n_native_dists += 1
-                scan.native_names.update(os.path.basename(r) for r in got[2])
-                rels = tuple(r for r in got[2] if os.path.normpath(os.path.join(site, r)) not in seen_paths)
-                seen_paths.update(os.path.normpath(os.path.join(site, r)) for r in rels)
-                n_libs += len(rels)
-                d = _dist(got[0], got[1], "pip", site, rels)
-                if d is not None:
-                    scan.distributions.append(d)
+            lists = [(e, os.path.join(site, e, "RECORD")) for e in sorted(entries) if e.endswith(".dist-info")
+                     and not (skip and os.path.normpath(os.path.join(site, e)) in skip)]
+            _scan_location(scan, site, "pip", lists, _record_natives, seen_paths, counts)
         prefix = conda_prefix(environ) if conda is True else (conda or None)
         if prefix:
-            for meta in sorted(glob.glob(os.path.join(prefix, "conda-meta", "*.json"))):
-                key = _stat_key(meta)
-                if key is None:
-                    continue
-                n_records += 1
-                got = _conda_natives(meta, key)
-                if not got or not got[2]:
-                    continue
-                n_native_dists += 1
-                scan.native_names.update(os.path.basename(r) for r in got[2])
-                rels = tuple(r for r in got[2] if os.path.normpath(os.path.join(prefix, r)) not in seen_paths)
-                seen_paths.update(os.path.normpath(os.path.join(prefix, r)) for r in rels)
-                n_libs += len(rels)
-                d = _dist(got[0], got[1], "conda", prefix, rels)
-                if d is not None:
-                    scan.distributions.append(d)
+            metas = sorted(glob.glob(os.path.join(prefix, "conda-meta", "*.json")))
+            _scan_location(scan, prefix, "conda", [(os.path.basename(m), m) for m in metas], _conda_natives,
+                           seen_paths, counts)
     except Exception as exc:  # noqa: BLE001 - a probe never raises into the cell
         scan.notes.append(f"environment scan stopped: {type(exc).__name__}: {exc}")
-    scan.stats = {"records": n_records, "native_dists": n_native_dists, "native_libraries": n_libs,
+    scan.stats = {"records": counts["records"], "native_dists": counts["native_dists"],
+                  "native_libraries": counts["native_libraries"], "lists_read": counts["read"],
                   "seconds": time.perf_counter() - t0}
     return scan
+
+
+def _scan_location(scan: EnvironmentScan, location: str, source: str, lists: list[tuple[str, str]], read,  # type: ignore[no-untyped-def]
+                   seen_paths: set[str], counts: dict[str, int]) -> None:
+    """Scan the file lists (``RECORD`` or ``conda-meta/*.json``) of one site directory or conda
+    prefix, through its :class:`_SiteCache`."""
+    cache = _SiteCache(location, source)
+    for entry, listfile in lists:
+        try:
+            st = os.stat(listfile)
+        except OSError:
+            continue
+        counts["records"] += 1
+        got, relevant = cache.natives(entry, listfile, st, read, counts)
+        if not got or not got[2]:
+            continue
+        counts["native_dists"] += 1
+        scan.native_names.update(os.path.basename(r) for r in got[2])
+        fresh = [(r, os.path.normpath(os.path.join(location, r))) for r in got[2]]
+        rels = tuple(r for r, p in fresh if p not in seen_paths)
+        seen_paths.update(p for _, p in fresh)
+        counts["native_libraries"] += len(rels)
+        if relevant is False:
+            continue  # unchanged since a scan that found no library of it needing cuDNN
+        d = _dist(got[0], got[1], source, location, rels, cache)
+        cache.relevant(entry, d is not None)
+        if d is not None:
+            scan.distributions.append(d)
+    cache.save()
+
+
+#: A file changed less than this long ago (seconds) is not trusted to the disk cache: a second
+#: change within the file system's timestamp granularity would keep its (size, mtime) (git's
+#: "racy" entries), so it is read again next time.
+RACY_S = 2.0
+
+
+class _SiteCache:
+    """What one site directory (or conda prefix) held at the last scan, on disk
+    (:mod:`cudnn_magic.util.disk_cache`, kind ``scan``, keyed by the folder):
+
+    * per file list (``RECORD``): its ``[device, inode, size, mtime_ns]``, the distribution's name,
+      version and native library paths, and whether any of those needed cuDNN;
+    * per native library of a distribution that did: its ``[device, inode, size, mtime_ns]`` and
+      its dynamic section (or why it could not be read).
+
+    A list whose key changed is read again, and so is every library whose key changed; the rest
+    is taken from here (the libraries' dynamic sections also seed
+    :func:`cudnn_magic.probes.loader.elf_facts`). Entries younger than :data:`RACY_S` are not
+    stored. Written back only when something changed."""
+
+    def __init__(self, location: str, source: str) -> None:
+        self._dc = disk_cache
+        self.key = f"{source}:{location}"
+        self.location = location
+        doc = _docs.get(self.key)  # what this process last read or wrote: no file read
+        if doc is None:
+            doc = disk_cache.load("scan", self.key)
+        ok = isinstance(doc, dict) and isinstance(doc.get("lists"), dict) and isinstance(doc.get("libs"), dict)
+        self.lists: dict[str, list] = doc["lists"] if ok else {}
+        self.libs: dict[str, list] = doc["libs"] if ok else {}
+        self.used_lists: dict[str, list] = {}
+        self.used_libs: dict[str, list] = {}
+        self.dirty = not ok
+        self.now_ns = time.time_ns()
+
+    def _racy(self, key: list[int]) -> bool:
+        return key[3] >= self.now_ns - int(RACY_S * 1e9)
+
+    def natives(self, entry: str, listfile: str, st: os.stat_result, read, counts: dict[str, int]  # type: ignore[no-untyped-def]
+                ) -> tuple[tuple[str, str, tuple[str, ...]] | None, bool | None]:
+        """(name, version, native paths) of a file list, and whether the last scan found a library
+        of it needing cuDNN (None: not known)."""
+        key = self._dc.file_key(st)
+        row = self.lists.get(entry)
+        if (isinstance(row, list) and len(row) == 5 and row[0] == key and isinstance(row[3], list)
+                and all(isinstance(x, str) for x in row[3]) and isinstance(row[1], str) and isinstance(row[2], str)):
+            self.used_lists[entry] = row
+            return (row[1], row[2], tuple(row[3])), row[4] if isinstance(row[4], bool) else None
+        counts["read"] += 1
+        got = read(listfile, (st.st_ino, st.st_size, st.st_mtime_ns))
+        if got is not None and not self._racy(key):
+            self.used_lists[entry] = [key, got[0], got[1], list(got[2]), None if got[2] else False]
+        self.dirty = True
+        return got, None
+
+    def relevant(self, entry: str, value: bool) -> None:
+        row = self.used_lists.get(entry)
+        if row is not None and row[4] is not value:
+            row[4] = value
+            self.dirty = True
+
+    def library(self, path: str) -> ElfDynamic | str | None:
+        """The dynamic section of ``path`` as last scanned, when the file is unchanged (seeding
+        :func:`~cudnn_magic.probes.loader.elf_facts`); None otherwise."""
+
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        prefix = self.location.rstrip(os.sep) + os.sep
+        rel = path[len(prefix):] if path.startswith(prefix) else path
+        key = self._dc.file_key(st)
+        row = self.libs.get(rel)
+        value: ElfDynamic | str | None = None
+        if isinstance(row, list) and len(row) == 2 and row[0] == key:
+            value = elf_from_json(row[1])
+        if value is None:
+            value = elf_facts(path)
+            self.dirty = True
+        else:
+            remember_elf(path, st, value)
+        if not self._racy(key):
+            self.used_libs[rel] = [key, elf_to_json(value)]
+        return value
+
+    def save(self) -> None:
+        doc = {"lists": self.used_lists, "libs": self.used_libs}
+        with _lock:
+            _docs[self.key] = doc
+            while len(_docs) > 64:
+                _docs.pop(next(iter(_docs)))
+        if not self.dirty and len(self.used_lists) == len(self.lists) and len(self.used_libs) == len(self.libs):
+            return
+        self._dc.store("scan", self.key, doc)
+
+
+#: The last document of each site directory in this process (every entry in it is checked
+#: against the files each time, as one read from disk is).
+_docs: dict[str, dict] = {}
 
 
 def elf_of(lib: NativeLibrary) -> ElfDynamic | None:
