@@ -1,4 +1,4 @@
-"""``cudnn_magic._codecache``: the methods ``dataclasses`` writes for this package's classes are
+"""``cudnn_magic.util.codecache``: the methods ``dataclasses`` writes for this package's classes are
 compiled once per machine, and the classes behave exactly as ``dataclasses`` makes them.
 
 Each case runs in a fresh interpreter with its own ``XDG_CACHE_HOME`` (the first process writes
@@ -36,7 +36,7 @@ except dataclasses.FrozenInstanceError:
     frozen = True
 c = LibraryCopy(path="/x/libcudnn.so.9", name="libcudnn.so.9", soname="libcudnn.so.9")
 # a user's own dataclass goes through plain exec: never cached, never served from the cache
-from cudnn_magic import _codecache
+from cudnn_magic.util import codecache as _codecache
 n = len(compiled), len(_codecache._codes or {})
 @dataclasses.dataclass
 class Mine:

@@ -1,7 +1,7 @@
 """The same probes on every alive node of a Ray cluster: one row per node, differences marked.
 
 ``%cudnn_check --ray [ADDRESS]``, ``cudnn-magic check --ray ADDRESS`` and
-``cudnn_magic.cluster_ray.ray_check()`` run :func:`cudnn_magic.cluster.worker_probe` (the Dask
+``cudnn_magic.engines.cluster_ray.ray_check()`` run :func:`cudnn_magic.engines.cluster.worker_probe` (the Dask
 check's probe: the ``check`` JSON of the process it runs in, no framework imported) as one Ray
 task per alive node, pinned to it with ``NodeAffinitySchedulingStrategy(node_id, soft=False)``,
 in the job's runtime environment: the worker that runs it is one the job's own tasks would get
@@ -31,7 +31,8 @@ import time
 from typing import Any
 
 from .cluster import ClusterCheckError, _reason_for, worker_probe
-from .model.cluster import ClusterReport, WorkerRow
+from ..model.cluster import ClusterReport, WorkerRow
+from ..util.files import read_regular
 
 __all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "ray_check", "parse_runtime_env"]
 
@@ -67,8 +68,6 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
     text = str(value).strip()
     source = "--runtime-env"
     if not text.startswith(("{", "[")):  # JSON text; anything else names a file
-        from .files import read_regular  # start-up cost: only a runtime env given as a file
-
         try:
             data = read_regular(text, 4 << 20)
         except OSError as exc:

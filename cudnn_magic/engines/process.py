@@ -16,7 +16,7 @@ What is read and how (nothing is injected into the process, nothing written, no 
   (:func:`cudnn_magic.probes.process.python_layout`: the interpreter run with ``-S``, ``.pth``
   files read, never run), and with it the frameworks and cuDNN wheels installed for that
   interpreter and their verdicts (the probes read that layout through
-  :func:`cudnn_magic.probes.pyenv.checking`).
+  :func:`cudnn_magic.util.pyenv.checking`).
 
 Not available from outside: what an imported framework would answer at run time, the version a
 call through a copy reaches, where an already loaded library's calls are bound (its GOT), and
@@ -27,10 +27,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Report
+from ..model import Report
+from .check import run_check
+from ..probes import libnames
+from ..util import pyenv
+from ..probes.loaded import _bind_sublibraries, _maps_paths, in_use, mapped_copies, MappedState
+from ..probes.process import load_order, ProcessUnreadable, python_layout, read_process, still_same
+from ..render.report import report_json, report_text
+from ..util.safetext import safe_text
 
 __all__ = ["ProcessCheckError", "ProcessReport", "check_process"]
 
@@ -56,18 +64,12 @@ class ProcessReport:
 
     def to_json(self) -> dict[str, Any]:
         """The check JSON (same keys as ``cudnn-magic check --json``) plus ``"process"``."""
-        from .render.report import report_json  # start-up cost: the renderer only when shown
 
         doc = report_json(self.report)
         doc["process"] = self.process
         return doc
 
     def text(self) -> str:
-        # start-up cost: the renderer only when shown
-        import shlex
-        from .render.report import report_text
-        from .safetext import safe_text
-
         p = self.process
         cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
         cmd = cmd if len(cmd) <= 400 else cmd[:400] + "..."
@@ -99,12 +101,6 @@ def check_process(pid: Any) -> ProcessReport:
             zombie), or this user may not read its ``/proc`` files (another user's process
             without root). One sentence.
     """
-    # start-up cost: the probes load only when a check runs
-    from .check import run_check
-    from .probes import pyenv
-    from .probes.loaded import MappedState, _bind_sublibraries, _maps_paths, in_use, mapped_copies
-    from .probes.process import ProcessUnreadable, load_order, python_layout, read_process, still_same
-    from .probes import libnames
 
     try:
         pid = int(str(pid).strip())
