@@ -28,10 +28,6 @@ from typing import TYPE_CHECKING, Any
 from .model import display as _display
 from .util.version import __version__
 
-from .util.codecache import install as _install_code_cache  # noqa: E402
-
-_install_code_cache()  # dataclasses' generated methods compiled once per machine (cudnn_magic.util.codecache)
-
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnoses, MemorySnapshot, Report, WhatIf
     from .probes.pip_report import PipError

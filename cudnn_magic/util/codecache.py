@@ -1,5 +1,6 @@
 """Compile the methods ``dataclasses`` writes for this package's classes once per machine, not once
-per process.
+per process, in the command line's own process only (:mod:`cudnn_magic.cli` installs it; a user's
+kernel or script that imports the package keeps ``dataclasses`` untouched).
 
 Every ``@dataclass`` class gets its ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and, frozen,
 ``__setattr__``/``__delattr__``) written as source text and compiled with ``exec`` when the class
