@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = r"""
 import json, sys, time
 with_scan = sys.argv[1] == "1"
-import cudnn_magic.check as check
+import cudnn_magic.engines.check as check
 if not with_scan:
-    import cudnn_magic.consumer_check as cc
+    import cudnn_magic.engines.consumer_check as cc
     cc.check_consumers = lambda **kw: cc.ConsumerReport()
 from cudnn_magic.probes import loader
 from cudnn_magic.probes.frameworks.generic import scan_environment

@@ -5,7 +5,7 @@ configures 8 GPUs with two processes each; every tool below loads it through
 ``LD_LIBRARY_PATH`` (pynvml loads ``libnvidia-ml.so.1`` by name). On a machine with a real
 driver, ``--real`` measures the real NVML instead. Measured:
 
-* one ``cudnn_magic.memory.sample()`` of all GPUs, in-process (target: under 2 ms for 8 GPUs);
+* one ``cudnn_magic.engines.memory.sample()`` of all GPUs, in-process (target: under 2 ms for 8 GPUs);
 * the ``%gpu_memory`` panel's sampler thread at 1 Hz: process CPU time / wall time over
   ``--duration`` seconds, widgets included (ipywidgets DummyComm; target: under 1% of a core);
 * nvitop's in-process API on the same devices (``Device.all()`` once, then per sample each
@@ -44,7 +44,7 @@ STANDIN = ROOT / "tests" / "native" / "fake_nvml.c"
 
 SAMPLE_COST = r"""
 import json, statistics, sys, time
-from cudnn_magic.memory import sample
+from cudnn_magic.engines.memory import sample
 s = sample()
 assert not s.error, s.error
 n = int(sys.argv[1])

@@ -49,7 +49,7 @@ def _inside(repeat: int, repeat_cli: int, out: str) -> None:
     from ray.cluster_utils import Cluster
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from cudnn_magic.cluster_ray import ray_check
+    from cudnn_magic.engines.cluster_ray import ray_check
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:

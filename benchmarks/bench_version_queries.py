@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 CHILD = r"""
 import json, os, resource, sys, threading, time
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 me = os.getpid()
 
 def children():

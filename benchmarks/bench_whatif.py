@@ -1,4 +1,4 @@
-"""The what-if's cost on top of pip's own dry run (issue 16).
+"""The what-if's cost on top of pip's own dry run.
 
 In one venv holding the real ``nvidia-cudnn-jit-cu13==9.24.0.43`` (built once under
 ``benchmarks/.venv-whatif`` with ``python -m venv``, the wheel, ``packaging``, ``nvidia-ml-py``
@@ -36,7 +36,7 @@ REQS = ("nvidia-cudnn-jit-cu12==9.27.0.42 --no-deps", "nvidia-cudnn-jit-cu13==9.
 
 IN_PROCESS = r"""
 import json, sys, time
-from cudnn_magic.probes.pip_report import what_if
+from cudnn_magic.engines.whatif import what_if
 t0 = time.perf_counter(); r = what_if(sys.argv[1], safer=False); total = time.perf_counter() - t0
 print(json.dumps({"total": total, "pip": r.pip_s, "rules": r.rules_s, "error": r.error}))
 """

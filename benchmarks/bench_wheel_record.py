@@ -1,4 +1,4 @@
-"""What reading a wheel's file list costs the what-if, beside what a user would otherwise run (issue 27, item 9).
+"""What reading a wheel's file list costs the what-if, beside what a user would otherwise run.
 
 For each real wheel, from the same package index on loopback (``tests/wheel_index.py``: PEP 503
 pages with PEP 658 metadata, byte ranges honoured), alternating, ``--repeat`` times each, medians:

@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from cudnn_magic.diagnose import diagnose  # noqa: E402
+from cudnn_magic.engines.diagnose import diagnose  # noqa: E402
 
 
 def _first_ok(ids: list[str], accepted: list[str]) -> bool:

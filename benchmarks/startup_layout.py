@@ -11,8 +11,8 @@ median of ``--repeat`` runs each (seconds shown in ms):
 Each checkout is put first on ``PYTHONPATH``; bytecode is cached by an untimed first run.
 
 Usage: .venv/bin/python benchmarks/startup_layout.py [--repeat N] [--code DIR ...]
-(default: this checkout only). Issue 15 measured the checkout before the move against the one
-after it: ``--code /tmp/before DIR/after``.
+(default: this checkout only). To measure a change to the layout, give the checkout before it and
+the one after it: ``--code /tmp/before DIR/after``.
 """
 
 from __future__ import annotations

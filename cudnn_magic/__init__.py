@@ -14,27 +14,19 @@ From Python (no IPython needed)::
     result = cudnn_magic.what_if("torch==2.14.1")  # WhatIf (pip's dry run: nothing installed)
     saved = cudnn_magic.manifest()          # the verified stack as a JSON-ready dict
 
-Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: the
-:mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only.
-
-``cudnn_magic.check`` is both the function above and, once imported, the submodule
-``cudnn_magic.check`` (Python's import system sets a package attribute for every submodule it
-loads): the submodule is made callable with the same signature, so ``cudnn_magic.check()``
-works however often and in whatever order it is called. ``cudnn_magic.manifest`` (function and
-submodule) is made callable the same way.
+Importing this package imports neither IPython, ipywidgets, pynvml nor any framework: each
+function below imports its engine (:mod:`cudnn_magic.engines`) when first called, and the
+:mod:`cudnn_magic.shell` package is imported by :func:`load_ipython_extension` only. No
+submodule of the package shares a name with these functions, so ``cudnn_magic.check`` stays the
+function whatever was imported before.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-from ._codecache import install as _install_code_cache  # noqa: E402
-
-_install_code_cache()  # dataclasses' generated methods compiled once per machine (cudnn_magic._codecache)
+from .model import display as _display
+from .util.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import Diagnoses, MemorySnapshot, Report, WhatIf
@@ -42,6 +34,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["__version__", "check", "check_pid", "cluster_check", "explain", "gpu_memory", "load_ipython_extension",
            "manifest", "ray_check", "unload_ipython_extension", "what_if"]
+
+
+def _load_renderer(cls: type) -> None:
+    """Load the renderer of a result type on its first display (the render protocol of
+    :mod:`cudnn_magic.model.display`); the model itself imports no renderer."""
+    from .render import load_renderer  # the package imports nothing until used: `import cudnn_magic` stays free
+
+    load_renderer(cls)
+
+
+_display.set_loader(_load_renderer)
 
 
 def check(import_frameworks: bool = False, deep: bool = False) -> Report:
@@ -54,7 +57,7 @@ def check(import_frameworks: bool = False, deep: bool = False) -> Report:
 
     Never raises for environment problems; they appear in ``report.notes``.
     """
-    from .check import run_check  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.check import run_check  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return run_check(import_frameworks=import_frameworks, deep=deep)
 
@@ -67,9 +70,9 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
     annotation in a notebook; empty when nothing is cuDNN-related, with ``.message`` saying so
     when the input is empty or binary (a shared library, an archive: not a log).
     """
-    from .diagnose import diagnose  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.diagnose import diagnose  # the package imports nothing until used: `import cudnn_magic` stays free
     from .model import Diagnoses
-    from .textinput import describe
+    from .util.textinput import describe
 
     info = describe(text if isinstance(text, (bytes, str)) else "")
     if info["kind"] != "text":
@@ -81,7 +84,7 @@ def explain(text: str | bytes, report: Report | None = None) -> Diagnoses:
 def gpu_memory() -> MemorySnapshot:
     """One sample of every visible GPU's memory (bytes), via NVML. Never raises: with no
     driver, ``snapshot.error`` says why."""
-    from .memory import sample  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.memory import sample  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return sample()
 
@@ -91,11 +94,11 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
     ``LocalCluster`` or scheduler address); ``timeout`` in seconds per worker.
 
     Returns a ``ClusterReport`` (one row per worker, values that differ from the majority
-    marked). Raises ``cudnn_magic.cluster.ClusterCheckError`` for bad input, an unreachable
+    marked). Raises ``cudnn_magic.engines.cluster.ClusterCheckError`` for bad input, an unreachable
     scheduler, or no Dask installed (``pip install 'cudnn-magic[dask]'``).
     """
     # the package imports nothing until used: `import cudnn_magic` stays free
-    from .cluster import cluster_check as _cluster_check
+    from .engines.cluster import cluster_check as _cluster_check
 
     return _cluster_check(client_or_address, timeout=timeout)
 
@@ -108,11 +111,11 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
     a JSON/YAML file; ``timeout`` in seconds. An interrupt cancels the probe tasks before it propagates.
 
     Returns a ``ClusterReport`` (one row per node, values that differ from the majority, or with
-    none from the head node, marked). Raises ``cudnn_magic.cluster.ClusterCheckError`` for bad
+    none from the head node, marked). Raises ``cudnn_magic.engines.cluster.ClusterCheckError`` for bad
     input, an unreachable cluster, or no Ray installed (``pip install 'cudnn-magic[ray]'``).
     """
     # the package imports nothing until used: `import cudnn_magic` stays free
-    from .cluster_ray import ray_check as _ray_check
+    from .engines.cluster_ray import ray_check as _ray_check
 
     return _ray_check(address, runtime_env=runtime_env, timeout=timeout)
 
@@ -123,11 +126,11 @@ def check_pid(pid: int) -> Any:
     Returns a ``ProcessReport`` (``.report``: the usual report; ``.process``: what was read of the
     process; ``.to_json()``, ``.text()``). No code of the process runs here except its own proven
     CPython interpreter, isolated (``-I -S``), as its own user (docs/clusters.md). Raises
-    ``cudnn_magic.process.ProcessCheckError`` when the process exited, is a kernel thread, belongs to
-    another user (without root), or kept replacing its program while it was read.
+    ``cudnn_magic.engines.process.ProcessCheckError`` when the process exited, is a kernel thread,
+    belongs to another user (without root), or kept replacing its program while it was read.
     """
     # the package imports nothing until used: `import cudnn_magic` stays free
-    from .process import check_process
+    from .engines.process import check_process
 
     return check_process(pid)
 
@@ -144,7 +147,7 @@ def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:
     ``.message``: an unparsable requirement, pip too old, no index, a resolver conflict).
     Never raises.
     """
-    from .probes.pip_report import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.whatif import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return _what_if(requirements, python)
 
@@ -156,7 +159,7 @@ def manifest() -> dict[str, Any]:
     versions, and the findings. Runs a check (as slow as :func:`check`). Never raises for what
     it cannot read (an unreadable library gets ``"sha256": None``).
     """
-    from .manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
 
     return live_manifest()[0]
 
@@ -173,39 +176,3 @@ def unload_ipython_extension(ip: Any) -> None:
     from .shell.extension import unload  # the package imports nothing until used: `import cudnn_magic` stays free
 
     unload(ip)
-
-
-class _CallableCheckModule(types.ModuleType):
-    """The submodule ``cudnn_magic.check``, callable as :func:`check` (same arguments)."""
-
-    def __call__(self, import_frameworks: bool = False, deep: bool = False) -> "Report":
-        return self.run_check(import_frameworks=import_frameworks, deep=deep)
-
-
-class _CallableManifestModule(types.ModuleType):
-    """The submodule ``cudnn_magic.manifest``, callable as :func:`manifest`."""
-
-    def __call__(self) -> dict[str, Any]:
-        return self.live_manifest()[0]
-
-
-_CALLABLE_MODULES = {"check": _CallableCheckModule, "manifest": _CallableManifestModule}
-
-
-class _Package(types.ModuleType):
-    """This package's module type: when the import system stores the loaded submodule
-    ``check`` or ``manifest`` on the package (over the function), the submodule becomes callable."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _CALLABLE_MODULES and type(value) is types.ModuleType:
-            value.__class__ = _CALLABLE_MODULES[name]
-        super().__setattr__(name, value)
-
-
-_self = sys.modules[__name__]
-_self.__class__ = _Package
-for _name in _CALLABLE_MODULES:
-    _loaded = sys.modules.get(f"{__name__}.{_name}")
-    if _loaded is not None:  # a reload of this package after the submodule was imported
-        setattr(_self, _name, _loaded)
-del _self, _loaded, _name

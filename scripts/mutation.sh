@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Mutation testing of the pure core (issue 20), with mutmut 3 (pinned below). Not part of CI.
+# Mutation testing of the pure core, with mutmut 3 (pinned below). Not part of CI.
 #
 #   bash scripts/mutation.sh                 # every target (6,906 mutants: about 3-4 h from an empty mutants/,
 #                                            # minutes after a change: only mutants without a verdict run)
 #   bash scripts/mutation.sh rules.gpu solver   # only the targets whose pattern contains a word given
 #   bash scripts/mutation.sh knowledge.status   # or one module of a whole-package target
-#   bash scripts/mutation.sh 'cudnn_magic.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
+#   bash scripts/mutation.sh 'cudnn_magic.engines.diagnose.x__refine_with_facts__mutmut_*'   # or some mutants
 #   MUTATION_SAMPLE=half bash scripts/mutation.sh   # the odd-numbered mutants of every target
 #   MUTATION_RECHECK=1 bash scripts/mutation.sh diagnose   # check again what survived the last run
 #                                           (after writing tests; mutmut itself never reopens a survivor)
@@ -15,7 +15,7 @@
 # only the TARGET files (only_mutate) are mutated, and the fast tests (no kernel, no browser, no
 # native build, no GPU; a file list) run. mutmut first records which tests call each function
 # (its per-test coverage mapping); each mutant then runs only those tests. Below, TARGETS names
-# the mutants that are run and scored: whole modules (rules/, knowledge/, diagnose.py, fixes/advice.py,
+# the mutants that are run and scored: whole modules (rules/, knowledge/, engines/diagnose.py, fixes/advice.py,
 # fixes/solver.py), and in probes/ only the pure functions (the METADATA / RECORD / ld.so.cache / ELF
 # parsers). Names are module paths: cudnn_magic.rules.compat.x_judge__mutmut_3.
 # Equivalent mutants (no behaviour can change) are listed in tests/mutation_survivors.md.
@@ -39,13 +39,13 @@ TARGETS=(
   "cudnn_magic.rules.requirement.*"
   # knowledge/: status decoding, the matcher (scan, keyword_lines, evidence), the signature data
   "cudnn_magic.knowledge.*"
-  "cudnn_magic.diagnose.*"
+  "cudnn_magic.engines.diagnose.*"
   # fixes/: the advice each diagnosis offers, and the solver behind install-matching-cudnn
   "cudnn_magic.fixes.advice.*"
   "cudnn_magic.fixes.solver.*"
   # probes/: the pure parsers
   "cudnn_magic.probes.elf.*"
-  "cudnn_magic.probes.installed.x_read_ldcache__mutmut_*"
+  "cudnn_magic.probes.loader.x_read_ldcache__mutmut_*"
   "cudnn_magic.probes.owners.x__parse_record_line__mutmut_*"
   "cudnn_magic.probes.owners.x_find_overwritten_wheels__mutmut_*"
   "cudnn_magic.probes.frameworks.common.x_read_dist_metadata__mutmut_*"
@@ -62,7 +62,7 @@ for t in "${TARGETS[@]}"; do
   [ $keep -eq 1 ] && selected+=("$t")
 done
 # A word naming a module inside a whole-package target (knowledge.status inside knowledge.*) runs
-# that module only; a mutant-name pattern (cudnn_magic.diagnose.x__refine_with_facts__mutmut_*)
+# that module only; a mutant-name pattern (cudnn_magic.engines.diagnose.x__refine_with_facts__mutmut_*)
 # runs those mutants.
 for word in "$@"; do
   for t in "${TARGETS[@]}"; do

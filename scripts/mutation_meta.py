@@ -1,4 +1,4 @@
-"""The verdicts mutmut 3 keeps in ``mutants/**/*.py.meta`` (issue 20), read in one place for
+"""The verdicts mutmut 3 keeps in ``mutants/**/*.py.meta``, read in one place for
 scripts/mutation.sh, mutation_recheck.py and mutation_survivors.py.
 
 Each ``.meta`` file is JSON whose ``exit_code_by_key`` maps a mutant name

@@ -1,5 +1,5 @@
 """Forget the verdicts of the mutants that survived (or had no test) so that the next
-``scripts/mutation.sh`` run checks them again, with the tests written since (issue 20).
+``scripts/mutation.sh`` run checks them again, with the tests written since.
 
 mutmut 3 keeps every verdict in ``mutants/**/*.py.meta`` and re-checks a mutant only when its
 function changed; a new test does not reopen a survivor. Arguments: mutant-name patterns

@@ -1,5 +1,5 @@
 """Write the surviving mutants of the last ``scripts/mutation.sh`` run, each with its diff, one
-Markdown file per module (issue 20): ``python scripts/mutation_survivors.py OUTDIR [PATTERN ...]``.
+Markdown file per module: ``python scripts/mutation_survivors.py OUTDIR [PATTERN ...]``.
 
 Reads only ``mutants/`` (mutmut 3's copy of the package, where each mutant is a function
 ``x_name__mutmut_N`` beside ``x_name__mutmut_orig``), so it costs no mutmut process per mutant

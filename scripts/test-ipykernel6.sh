@@ -11,4 +11,4 @@ V=.venv-ipykernel6
 "$V/bin/python" -m pip install -q --disable-pip-version-check --no-deps nvidia-cudnn-jit-cu12 -e . 2>&1 | grep -v "is ignored" || true
 exec "$V/bin/python" -m pytest -q -p no:cacheprovider tests/test_memory_kernel.py tests/test_annotate_kernel.py \
   tests/test_check_kernel.py tests/test_annotate_unit.py tests/test_memory_panel.py \
-  tests/test_hardening_cells.py tests/test_hardening_capture.py "$@"
+  tests/test_hardening_cells.py tests/test_hardening_capture.py tests/test_extension_lazy.py "$@"

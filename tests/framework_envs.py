@@ -152,7 +152,7 @@ def tf_site() -> Path:
 
     root = ENVS / f"tf-{TF_VERSION}-site"
     cudnn = target("nvidia-cudnn-cu12", "9.28.0.42")
-    dl = REPO / ".cache" / "downloads"
+    dl = (REPO / ".cache").resolve() / "downloads"
 
     def build():  # type: ignore[no-untyped-def]
         dl.mkdir(parents=True, exist_ok=True)
@@ -177,7 +177,7 @@ def tf_site() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if marker.exists():
             return root
-        dl = REPO / ".cache" / "downloads"
+        dl = (REPO / ".cache").resolve() / "downloads"
         dl.mkdir(parents=True, exist_ok=True)
         whl = sorted(dl.glob(f"tensorflow-{TF_VERSION}-*.whl"))
         if not whl:

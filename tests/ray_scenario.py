@@ -199,7 +199,7 @@ def main(out_path: str, old_lib: str) -> None:
     import ray
     from ray.cluster_utils import Cluster
 
-    from cudnn_magic.cluster_ray import ray_check
+    from cudnn_magic.engines.cluster_ray import ray_check
 
     # No Ray at the address: a closed port, and a port where something else listens (ray.init to it
     # would retry for minutes): one line, exit 2, within about --timeout.

@@ -101,7 +101,7 @@ def wheel_file(dist: str, version: str) -> Path:
     installed before). Same locking, skipping and failure rules as :func:`install_wheel`."""
     if not _NAME.match(dist) or not _VERSION.match(version):
         raise ValueError(f"not a distribution name and release: {dist!r} {version!r}")
-    folder = REPO / ".cache" / "wheelfiles" / f"{dist}-{version}"
+    folder = (REPO / ".cache").resolve() / "wheelfiles" / f"{dist}-{version}"
 
     def found() -> Path | None:
         try:

@@ -1,7 +1,7 @@
 """Edge tables written against the survivors of the mutation run (issue 20): advice.
 
 What a diagnosis offers (``cudnn_magic.fixes.advice``, reached through the public
-:func:`cudnn_magic.diagnose.fix_advice` and :func:`cudnn_magic.fixes.plan`) is the command or
+:func:`cudnn_magic.engines.diagnose.fix_advice` and :func:`cudnn_magic.fixes.plan`) is the command or
 sentence the user would act on, so the tables below state it exactly: which cuDNN wheel family
 (``nvidia-cudnn-cuXX``) for which cuDNN and CUDA, the pip requirement text, when pip gives way
 to conda, which library a missing dependency needs, and which words an advice-only plan shows.
@@ -25,7 +25,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from cudnn_magic import fixes
-from cudnn_magic.diagnose import fix_advice
+from cudnn_magic.engines.diagnose import fix_advice
 from cudnn_magic.fixes.advice import Facts, offer
 from cudnn_magic.fixes.catalogue import FIXES, SPECS
 from cudnn_magic.knowledge import scan
@@ -267,7 +267,7 @@ def test_zlibwapi_named_only_in_the_matched_lines_is_the_windows_dll():
 
 
 def test_a_real_log_gets_the_dependency_of_its_cudnn_major():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     for so, cuda in (("8", 11), ("9", 12)):
         log = (f"Could not load library libcudnn_cnn_infer.so.{so}. Error: libcublasLt.so.{cuda}: cannot open shared "
@@ -456,7 +456,7 @@ XLA_AUTOTUNE = ('import os; os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS"
      "TensorFlow: " + TF_AUTOTUNE + "\nJAX: " + XLA_AUTOTUNE, False, True)),
 ])
 def test_wordings_per_framework(fid, framework, diagnosis, expected):
-    from cudnn_magic.diagnose import _Agg  # the diagnosis's own record of what it knows
+    from cudnn_magic.engines.diagnose import _Agg  # the diagnosis's own record of what it knows
 
     f = offer(fid, _Agg(id=diagnosis, framework=framework), None)
     assert (None if f is None else (f.title, f.action, f.restart_required, f.applicable)) == expected

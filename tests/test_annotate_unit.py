@@ -110,7 +110,7 @@ def test_gpu_unused_warning_on_success(tmp_path):
         print("success:", r.success)
     """)
     assert rc == 0, err
-    from cudnn_magic.diagnose import gpu_unused_warnings
+    from cudnn_magic.engines.diagnose import gpu_unused_warnings
 
     expected = gpu_unused_warnings(TF_SKIP)
     assert expected, "knowledge base should flag the TF skip lines"
@@ -180,7 +180,7 @@ def test_replaced_handler_falls_back_to_post_run_cell(tmp_path):
 def test_internal_failure_still_shows_traceback_once(tmp_path):
     out, err, rc = run(tmp_path, f"""
         ip.run_line_magic("load_ext", "cudnn_magic")
-        import cudnn_magic.diagnose as D
+        import cudnn_magic.engines.diagnose as D
         def boom(*a, **k): raise RuntimeError("knowledge base exploded")
         D.diagnose = boom
         mark("cudnn"); cell({CUDNN_CELL!r}); mark("again"); cell("raise KeyError('k')"); mark("end")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.knowledge import matcher as knowledge
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 
 DECISIVE = ("2023-12-12 16:58:40.306928: E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Loaded runtime "
             "CuDNN library: 8.8.0 but source was compiled with: 8.9.4. CuDNN library needs to have matching major "

@@ -94,7 +94,7 @@ def test_pure_layers_import_no_ipython_widgets_nvml_or_native_library():
     code = (
         "import sys, json\n"
         "import cudnn_magic, cudnn_magic.model, cudnn_magic.rules.cudnn_version, cudnn_magic.rules.compat, cudnn_magic.render.report\n"
-        "mods = ['cudnn_magic.diagnose', 'cudnn_magic.knowledge', 'cudnn_magic.render.diagnosis', 'cudnn_magic.knowledge.status']\n"
+        "mods = ['cudnn_magic.engines.diagnose', 'cudnn_magic.knowledge', 'cudnn_magic.render.diagnosis', 'cudnn_magic.knowledge.status']\n"
         "import importlib\n"
         "for m in mods:\n"
         "    try: importlib.import_module(m)\n"

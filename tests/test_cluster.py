@@ -145,7 +145,7 @@ def cluster(tmp_path_factory):
 
 @pytest.mark.native
 def test_table_marks_exactly_the_workers_with_another_cudnn(cluster):
-    from cudnn_magic.cluster import ClusterReport, cluster_check
+    from cudnn_magic.engines.cluster import ClusterReport, cluster_check
 
     client, workers, by_name, standin_dir, wheel = cluster
     standins = {a for n, a in by_name.items() if n.startswith("standin")}
@@ -203,7 +203,7 @@ def test_table_marks_exactly_the_workers_with_another_cudnn(cluster):
 
 @pytest.mark.native
 def test_probe_sends_plain_json_and_imports_no_framework(cluster):
-    from cudnn_magic.cluster import worker_probe
+    from cudnn_magic.engines.cluster import worker_probe
 
     client = cluster[0]
     answers = client.run(worker_probe)
@@ -239,7 +239,7 @@ def test_hung_and_killed_workers_are_reported_while_the_rest_answer(cluster):
     """One worker's event loop is blocked (what an out-of-band call that never returns does:
     ``Client.run`` executes in the loop thread), another is killed while the probe waits on
     it. Both are reported with the reason; the five others answer within the timeout."""
-    from cudnn_magic.cluster import cluster_check
+    from cudnn_magic.engines.cluster import cluster_check
 
     client, workers, by_name, _s, wheel = cluster
     workers.start("hung", str(wheel), nanny=False)
@@ -302,7 +302,7 @@ def test_ld_library_path_set_by_the_nanny_after_start_is_flagged(cluster):
     """``distributed.nanny.environ`` (like ``Nanny(env=...)``) sets LD_LIBRARY_PATH inside the
     already started worker: ``os.environ`` shows the stand-in first, but the loader still
     uses the start value and maps the wheel. The row says so."""
-    from cudnn_magic.cluster import cluster_check
+    from cudnn_magic.engines.cluster import cluster_check
 
     client, workers, _by_name, standin_dir, wheel = cluster
     late = os.pathsep.join([str(standin_dir), str(wheel)])
@@ -339,7 +339,7 @@ def test_unreachable_scheduler_and_bad_input_give_one_clear_message():
     import socket
 
     from cudnn_magic.cli.cluster import cli_cluster
-    from cudnn_magic.cluster import ClusterCheckError, cluster_check
+    from cudnn_magic.engines.cluster import ClusterCheckError, cluster_check
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -365,7 +365,7 @@ def test_without_dask_the_error_says_what_to_install():
                 return None
         sys.meta_path.insert(0, NoDask())
         from cudnn_magic.cli.cluster import cli_cluster
-        from cudnn_magic.cluster import DaskNotInstalledError, cluster_check, worker_probe
+        from cudnn_magic.engines.cluster import DaskNotInstalledError, cluster_check, worker_probe
         assert "distributed" not in sys.modules
         probe = worker_probe()  # the worker side needs no Dask
         assert "error" not in probe and "cudnn_loaded" in probe, probe
@@ -389,7 +389,7 @@ def test_without_dask_the_error_says_what_to_install():
 
 
 def _row(addr: str, mapped: str, status: str = "ok"):
-    from cudnn_magic.cluster import WorkerRow
+    from cudnn_magic.engines.cluster import WorkerRow
 
     data = {"host": "h", "cudnn_loaded": [{"main": True, "version": mapped, "path": f"/x/{mapped}/libcudnn.so.9"}],
             "cudnn_installed": [], "frameworks": [], "gpus": [], "driver": None, "findings": []}
@@ -397,7 +397,7 @@ def _row(addr: str, mapped: str, status: str = "ok"):
 
 
 def test_majority_rules_on_rows():
-    from cudnn_magic.cluster import ClusterReport
+    from cudnn_magic.engines.cluster import ClusterReport
 
     r = ClusterReport([_row("a", "9.1.0"), _row("b", "9.1.0"), _row("c", "9.3.0"), _row("d", "9.3.0")])
     d = r.majority_diff()["cudnn_mapped"]
@@ -414,7 +414,7 @@ def test_majority_rules_on_rows():
 def test_with_no_majority_the_reference_row_decides():
     """Two Ray nodes hold no majority: the head node (``reference``) is what the other is compared
     with; without a reference (Dask) both are listed; a reference that did not answer is none."""
-    from cudnn_magic.cluster import ClusterReport
+    from cudnn_magic.engines.cluster import ClusterReport
 
     head, other = _row("h", "9.27.0"), _row("w", "9.12.0")
     d = ClusterReport([head, other], kind="ray", reference="h").majority_diff()["cudnn_mapped"]
@@ -432,7 +432,7 @@ def test_with_no_majority_the_reference_row_decides():
 
 
 def test_framework_verdicts_are_columns():
-    from cudnn_magic.cluster import ClusterReport
+    from cudnn_magic.engines.cluster import ClusterReport
 
     a, b, c = _row("a", "9.3.0"), _row("b", "9.3.0"), _row("c", "9.3.0")
     for row, verdict in ((a, "ok"), (b, "ok")):

@@ -1,5 +1,6 @@
-"""``cudnn_magic._codecache``: the methods ``dataclasses`` writes for this package's classes are
-compiled once per machine, and the classes behave exactly as ``dataclasses`` makes them.
+"""``cudnn_magic.util.codecache``: the methods ``dataclasses`` writes for this package's classes are
+compiled once per machine in the command line's own process (never in a kernel or a script that
+imports the package), and the classes behave exactly as ``dataclasses`` makes them.
 
 Each case runs in a fresh interpreter with its own ``XDG_CACHE_HOME`` (the first process writes
 the cache at exit, the next reads it) and prints what it saw as JSON.
@@ -24,7 +25,7 @@ def counting(src, *a, **k):
     compiled.append(src if isinstance(src, str) else "")
     return real_compile(src, *a, **k)
 builtins.compile = counting
-import cudnn_magic
+import cudnn_magic.cli  # the command line's process (cudnn-magic, python -m cudnn_magic)
 from cudnn_magic.model import Fix, Finding, LibraryCopy
 ours = [s for s in compiled if s.startswith("def __create_fn__")]
 f1 = Fix("restart-kernel", "Restart", "restart it", True)
@@ -36,7 +37,7 @@ except dataclasses.FrozenInstanceError:
     frozen = True
 c = LibraryCopy(path="/x/libcudnn.so.9", name="libcudnn.so.9", soname="libcudnn.so.9")
 # a user's own dataclass goes through plain exec: never cached, never served from the cache
-from cudnn_magic import _codecache
+from cudnn_magic.util import codecache as _codecache
 n = len(compiled), len(_codecache._codes or {})
 @dataclasses.dataclass
 class Mine:
@@ -136,3 +137,19 @@ def test_a_changed_modules_old_code_goes(tmp_path):
     assert run(cache)["compiled_ours"] == 1
     kept = marshal.loads(f.read_bytes())
     assert stale not in kept and len(kept) == len(codes)
+
+
+def test_a_kernel_or_script_that_imports_the_package_keeps_dataclasses_as_it_is(tmp_path):
+    """Only the command line's own process swaps ``dataclasses.exec``: a user's kernel (``%load_ext``
+    imports the extension and the result types) or script keeps the standard library untouched,
+    and no code cache is read or written for it."""
+    child = (
+        "import builtins, dataclasses, json\n"
+        "import cudnn_magic, cudnn_magic.model, cudnn_magic.shell.extension\n"
+        "print(json.dumps({'exec_untouched': getattr(dataclasses, 'exec', builtins.exec) is builtins.exec}))\n")
+    cache = tmp_path / "xdg"
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    p = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"exec_untouched": True}
+    assert not (cache / "cudnn_magic" / "code").exists()

@@ -36,7 +36,7 @@ def test_names_and_distributions_are_unique():
 def test_the_readers_take_their_facts_from_the_table():
     from cudnn_magic.probes.frameworks import _PROBES
     from cudnn_magic.probes.owners import _RELEVANT
-    from cudnn_magic.whatif import _FRAMEWORK_DISTS
+    from cudnn_magic.engines.whatif import _FRAMEWORK_DISTS
 
     assert [n for n, _ in _PROBES] == [c.name for c in table.framework_probes()]
     assert _FRAMEWORK_DISTS == {d: (c.name, c.checker) for c in table.CONSUMERS for d in c.wheel_distributions}
@@ -50,9 +50,9 @@ def test_the_readers_take_their_facts_from_the_table():
 def test_adding_a_consumer_is_one_entry_plus_its_probe(monkeypatch, tmp_path):
     """A planted entry and its probe module: the consumer scan runs it and judges its row, with no
     other change anywhere."""
-    from cudnn_magic.consumer_check import check_consumers
+    from cudnn_magic.engines.consumer_check import check_consumers
     from cudnn_magic.model import FrameworkBuild
-    from cudnn_magic.probes.frameworks.extra import ConsumerFacts, CudnnRequest
+    from cudnn_magic.probes.frameworks.consumer_facts import ConsumerFacts, CudnnRequest
 
     def probe(scan, paths, top, notes):  # type: ignore[no-untyped-def]
         row = FrameworkBuild("Planted", "planted", "1.0", cudnn_compiled="9", cudnn_soname="libcudnn.so.9", checker="soname")

@@ -25,7 +25,7 @@ import pytest
 from consumer_standins import dist, link_stub, need_gcc, sub_standin
 from support import build_c_library
 
-from cudnn_magic.consumer_check import check_consumers
+from cudnn_magic.engines.consumer_check import check_consumers
 from cudnn_magic.rules.consumers import ConsumerNeed, clash_findings, ctranslate2_build, judge_consumer, sublibrary_problems
 from cudnn_magic.model import ConsumerLibrary, FrameworkBuild, SublibraryPick
 from cudnn_magic.probes import libnames
@@ -342,7 +342,7 @@ def test_the_faster_whisper_abort_is_explained_with_the_consumer_facts():
     "mismatch" (its sub-libraries) is not turned into a version-mismatch story."""
     from real_wheels import install_wheel
 
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.model import Report
 
     ct2 = install_wheel("ctranslate2", "4.4.0")

@@ -25,7 +25,7 @@ from consumer_standins import (CONSUMER_C, dist, link_stub, main_standin, need_g
                                sub_standin)
 from support import build_c_library
 
-from cudnn_magic.consumer_check import check_consumers
+from cudnn_magic.engines.consumer_check import check_consumers
 from cudnn_magic.probes import loader
 from cudnn_magic.probes.frameworks.generic import scan_environment
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 
 from support import corpus_dir
 

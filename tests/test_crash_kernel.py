@@ -115,7 +115,7 @@ async def _crash_cycles(tmp: Path, crash_cell: str, env_extra: dict | None = Non
                 "print(json.dumps(None if r is None else {'key': r.key, 'ids': [d.id for d in r.diagnoses], "
                 "'python_version': r.python_version, 'raw_faulthandler': r.faulthandler[-4000:]}))",
                 "%reload_ext cudnn_magic",
-                "import cudnn_magic.crash as _c\nprint(f'last-{_c.last_crash() is not None}')",
+                "import cudnn_magic.engines.crash as _c\nprint(f'last-{_c.last_crash() is not None}')",
             ])
             tries += await _restart(km, now=False)
             nb3, died3 = await _run(km, ["%load_ext cudnn_magic", "print('quiet')"])
@@ -296,7 +296,7 @@ def test_install_startup_then_crash_report_appears_in_first_cell_without_load_ex
     report at the top of its first cell's output."""
     from jupyter_client.manager import AsyncKernelManager
 
-    from cudnn_magic.startup import install_startup
+    from cudnn_magic.engines.startup import install_startup
 
     install_startup(profile_dir=tmp_path / "home" / "ipython" / "profile_default")
 
@@ -338,7 +338,7 @@ def test_a_graceful_restart_with_a_child_process_running_is_no_crash(tmp_path, c
             assert not died and "child" in outputs_text(nb.cells[1])
             await _restart(km, now=False)
             nb2, died2 = await _run(km, ["%load_ext cudnn_magic",
-                                         "import cudnn_magic.crash as _c\nprint(f'last-{_c.last_crash() is not None}')"])
+                                         "import cudnn_magic.engines.crash as _c\nprint(f'last-{_c.last_crash() is not None}')"])
             return outputs_text(nb2.cells[0]), outputs_text(nb2.cells[1]), died2
         finally:
             await km.shutdown_kernel(now=True)

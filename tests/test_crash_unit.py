@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic import crash
+from cudnn_magic.engines import crash
 from cudnn_magic.capture import helper as H
-from cudnn_magic.startup import BEGIN, END, install_startup
+from cudnn_magic.engines.startup import BEGIN, END, install_startup
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -84,7 +84,7 @@ def test_read_record_parses_cell_log_stack_and_diagnosis(tmp_path):
     assert rec.cell_source == "import tensorflow as tf\nmodel.fit(x)"
     assert rec.log.startswith("F0000") and "noise" not in rec.log  # from the cell's start
     assert "noise" in rec.log_tail
-    assert [x.id for x in rec.diagnose(with_facts=False)] == ["cudnn-stream-set-failed"]
+    assert [x.id for x in crash.diagnose_record(rec)] == ["cudnn-stream-set-failed"]
     text = rec.text()
     assert "the previous kernel died" in text and "model.fit(x)" in text and "Failed to set cuDNN stream" in text
     assert "Current thread" in text and 'line 3 in <module>' in text
@@ -97,12 +97,12 @@ def test_read_record_parses_cell_log_stack_and_diagnosis(tmp_path):
 def test_the_crash_notice_never_offers_the_restart_that_just_happened(tmp_path):
     """Issue 27, item 6: the notice shown in the restarted kernel offered ``restart-kernel`` first
     (the stream diagnosis's first fix); the kernel showing it is that restart."""
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     log = TF_LINE.encode() + b"\n*** Check failure stack trace: ***\n"
     assert [f.id for f in diagnose(log=log.decode())[0].fixes][0] == "restart-kernel"  # an error cell offers it
     rec = crash.read_record(make_record(tmp_path, "kernel-abc", log=log, cell="model.fit(x)", cell_offset=0))
-    fixes = [f.id for d in rec.diagnose(with_facts=False) for f in d.fixes]
+    fixes = [f.id for d in crash.diagnose_record(rec) for f in d.fixes]
     assert fixes and "restart-kernel" not in fixes, fixes
     assert "restart-kernel" not in rec.text() and "restart-kernel" not in rec.html()
 
@@ -112,7 +112,7 @@ def test_nothing_from_the_record_is_executed_and_html_is_escaped(tmp_path):
     src = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')  # <script>alert(1)</script>"
     d = make_record(tmp_path, "k", log=b"<img src=x onerror=alert(1)>\n\x1b[31mred\x1b[0m\n", cell=src)
     rec = crash.read_record(d)
-    rec.diagnose(with_facts=False)
+    crash.diagnose_record(rec)
     html = rec.html()
     text = rec.text()
     assert "<script>" not in html and "&lt;script&gt;" in html
@@ -134,7 +134,7 @@ def test_corrupt_or_missing_meta_is_reported_and_the_rest_still_shown(tmp_path, 
     assert rec.crashed  # pid from the directory name is dead
     assert rec.cell_source == "x = 1\nboom()"
     assert "Problems with the record" in rec.text()
-    assert [x.id for x in rec.diagnose(with_facts=False)] == ["cudnn-stream-set-failed"]
+    assert [x.id for x in crash.diagnose_record(rec)] == ["cudnn-stream-set-failed"]
 
 
 def test_binary_garbage_truncated_state_and_missing_log_are_reported(tmp_path):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cudnn_magic.diagnose import CATALOGUE, FIX_IDS, diagnose, gpu_unused_warnings
+from cudnn_magic.engines.diagnose import CATALOGUE, FIX_IDS, diagnose, gpu_unused_warnings
 from cudnn_magic.model import Diagnosis, Driver, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
 from cudnn_magic.render.diagnosis import diagnoses_html, diagnoses_json, diagnoses_text
 

@@ -15,7 +15,7 @@ import logging
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
+from cudnn_magic.engines.diagnose import diagnose, gpu_unused_warnings
 
 TF_VERSION = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:359] Loaded runtime CuDNN library: {rt} but source was "
               "compiled with: {src}.  CuDNN library needs to have matching major version and equal or higher minor "
@@ -192,7 +192,7 @@ def test_gpu_unused_warning_needs_a_positive_warning_or_a_decisive_line(log, exp
 
 
 def test_gpu_unused_warnings_never_raise_and_log_the_failure_at_debug(monkeypatch, caplog):
-    import cudnn_magic.diagnose as diag
+    import cudnn_magic.engines.diagnose as diag
 
     def broken(*args, **kwargs):
         raise RuntimeError("scan broke")

@@ -2,7 +2,7 @@
 
 What survives is listed, with its reason, in tests/mutation_survivors.md.
 
-Each table states one rule of ``cudnn_magic.diagnose`` at its edge, through what a caller sees:
+Each table states one rule of ``cudnn_magic.engines.diagnose`` at its edge, through what a caller sees:
 the diagnosis ids and their rank, the fact lines of the evidence, the fix ids offered (and their
 order), the title's rule-bearing words and the parsed versions. The facts are built with the real
 model types (``cudnn_magic.model``), the failures are real log lines of the frameworks (the same
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose, gpu_unused_warnings
+from cudnn_magic.engines.diagnose import diagnose, gpu_unused_warnings
 from cudnn_magic.model import CudnnInUse, Driver, Finding, Fix, FrameworkBuild, Gpu, LibraryCopy, Report, Resolution, Unavailable
 
 MiB, GiB = 2**20, 2**30
@@ -1019,7 +1019,7 @@ def test_a_minimum_of_a_major_only_names_no_satisfying_copy():
 
 # --- fix_advice: a fix's words from the given facts alone (cudnn-magic fix <id>, fixes.plan) --------
 def test_fix_advice_takes_the_framework():
-    from cudnn_magic.diagnose import fix_advice
+    from cudnn_magic.engines.diagnose import fix_advice
 
     assert fix_advice("install-cudnn-build").title == "Install a framework build with cuDNN support"  # no framework
     assert fix_advice("install-cudnn-build", framework="TensorFlow").title == "Install a TensorFlow build with cuDNN support"
@@ -1036,7 +1036,7 @@ def test_fix_advice_takes_the_framework():
     ({"compiled": "9.1.0", "cuda": "12.4"}, "11.8", 'python -m pip install "nvidia-cudnn-cu12<10,>=9.1"'),
 ])
 def test_fix_advice_takes_the_versions_and_the_report(versions, cuda, action):
-    from cudnn_magic.diagnose import fix_advice
+    from cudnn_magic.engines.diagnose import fix_advice
 
     report = Report(frameworks=(_build_of("TensorFlow", "9.1.0", "9.1", cuda=cuda, verdict="ok"),)) if cuda else None
     fix = fix_advice("install-matching-cudnn", versions, report=report)
@@ -1044,7 +1044,7 @@ def test_fix_advice_takes_the_versions_and_the_report(versions, cuda, action):
 
 
 def test_fix_advice_without_versions_says_what_is_unknown():
-    from cudnn_magic.diagnose import fix_advice
+    from cudnn_magic.engines.diagnose import fix_advice
 
     fix = fix_advice("install-matching-cudnn")
     assert fix.applicable is False and fix.reason == "the needed version is not known from the text"
@@ -1273,7 +1273,7 @@ def test_a_pasted_warning_hard_wrapped_at_40_columns_is_found_unless_told_not_to
 
 import logging  # noqa: E402
 
-from cudnn_magic.diagnose import MAX_EXCEPTION_CHARS  # noqa: E402
+from cudnn_magic.engines.diagnose import MAX_EXCEPTION_CHARS  # noqa: E402
 
 NOT_SUPPORTED = "cuDNN error: CUDNN_STATUS_NOT_SUPPORTED"
 _HALF = MAX_EXCEPTION_CHARS // 2

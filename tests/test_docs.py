@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic.check import FINDING_IDS
-from cudnn_magic.diagnose import CATALOGUE
+from cudnn_magic.engines.check import FINDING_IDS
+from cudnn_magic.engines.diagnose import CATALOGUE
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

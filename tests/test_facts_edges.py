@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 from cudnn_magic.model import Driver, FrameworkBuild, Gpu, LibraryCopy, Report, Unavailable
 
 MiB, GiB = 2**20, 2**30

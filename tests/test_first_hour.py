@@ -42,8 +42,9 @@ API_CALLS = {
     "manifest": "m = cudnn_magic.manifest(); assert m['schema'] == 'cudnn-magic-manifest', m",
     "what_if": "w = cudnn_magic.what_if('nvidia-cudnn-jit-cu13=9.24'); "
                "assert type(w).__name__ == 'PipError' and w.kind == 'bad-requirement', w",
-    "import-submodules": "import cudnn_magic.check, cudnn_magic.memory, cudnn_magic.diagnose, cudnn_magic.manifest; "
-                         "from cudnn_magic import check as c, manifest as mf; assert callable(c) and callable(mf)",
+    "import-engines": "import cudnn_magic.engines.check, cudnn_magic.engines.memory, cudnn_magic.engines.diagnose, "
+                      "cudnn_magic.engines.manifest; from cudnn_magic import check as c, manifest as mf; "
+                      "import inspect; assert inspect.isfunction(c) and inspect.isfunction(mf), (c, mf)",
 }
 
 
@@ -59,41 +60,33 @@ def _orders() -> list[tuple[str, ...]]:
 
 @pytest.mark.parametrize("order", _orders(), ids="-".join)
 def test_public_api_works_twice_in_every_order(order):
-    """``cudnn_magic.check()`` imported the submodule ``cudnn_magic.check``, which replaced the
-    function on the package: the second call raised ``TypeError: 'module' object is not
-    callable``."""
+    """Each public function works twice, in any order, also after the engines behind them were
+    imported (a submodule named like a function would replace it on the package: a second call
+    would raise ``TypeError: 'module' object is not callable``)."""
     body = "import cudnn_magic\n" + "".join(f"{API_CALLS[name]}\n{API_CALLS[name]}\n" for name in order)
     body += "print('ok')\n"
     p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
     assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stderr[-3000:]
 
 
-def test_check_module_is_still_the_module():
-    """The callable ``cudnn_magic.check`` is still the module for code that imports from it."""
-    body = ("import cudnn_magic, cudnn_magic.check as m\n"
-            "from cudnn_magic.check import run_check\n"
-            "assert m.run_check is run_check\n"
-            "r1 = cudnn_magic.check(); r2 = m()\n"
-            "assert type(r1) is type(r2)\n"
-            "import inspect; print(list(inspect.signature(cudnn_magic.check).parameters))\n")
+def test_the_public_functions_are_never_shadowed_by_a_submodule():
+    """Python's import system sets a package attribute for every submodule it loads, so a
+    submodule named like a public function (``cudnn_magic.check`` was once both) would replace
+    the function once imported. No submodule has such a name, and importing every engine and
+    entry point leaves each public function the function, with its signature."""
+    body = ("import importlib, importlib.util, inspect, pkgutil, cudnn_magic\n"
+            "names = [n for n in cudnn_magic.__all__ if n != '__version__']\n"
+            "clash = [n for n in names if importlib.util.find_spec(f'cudnn_magic.{n}') is not None]\n"
+            "assert not clash, clash\n"
+            "before = {n: getattr(cudnn_magic, n) for n in names}\n"
+            "for m in pkgutil.walk_packages(cudnn_magic.__path__, 'cudnn_magic.'):\n"
+            "    if m.name.startswith(('cudnn_magic.engines', 'cudnn_magic.cli')):\n"
+            "        importlib.import_module(m.name)\n"
+            "assert all(getattr(cudnn_magic, n) is before[n] and inspect.isfunction(before[n]) for n in names)\n"
+            "print(list(inspect.signature(cudnn_magic.check).parameters))\n")
     p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert "import_frameworks" in p.stdout and "deep" in p.stdout
-
-
-def test_manifest_module_is_still_the_module():
-    """``cudnn_magic.manifest`` is a public function and a submodule, like ``check``: once the
-    submodule is imported it is callable and gives the same manifest as the CLI's engine."""
-    body = ("import cudnn_magic, json\n"
-            "before = cudnn_magic.manifest()\n"
-            "import cudnn_magic.manifest as m\n"
-            "from cudnn_magic.manifest import live_manifest, dumps\n"
-            "assert m.live_manifest is live_manifest and cudnn_magic.manifest is m\n"
-            "after = cudnn_magic.manifest()\n"
-            "assert dumps(before) == dumps(after) == dumps(live_manifest()[0])\n"
-            "print('ok')\n")
-    p = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, env=_env(), timeout=120)
-    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
+    assert p.stdout.split() == ["['import_frameworks',", "'deep']"]
 
 
 # --------------------------------------------------------------------------- --dask with a bad address
@@ -216,7 +209,7 @@ def test_internal_error_without_facts_claims_nothing_about_memory():
 
 
 def test_internal_error_with_free_memory_facts_cites_them():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.model import Driver, Gpu, Report
 
     gib = 2**30
@@ -362,7 +355,7 @@ def test_cli_report_speaks_of_this_process():
 
 
 def test_advice_prose_is_text_and_commands_are_code():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.render.diagnosis import diagnoses_html
     from cudnn_magic.render.report import action_html, is_prose
 
@@ -484,12 +477,12 @@ def test_crash_report_of_a_terminal_session(tmp_path):
     cell = (b"import ctypes; l = %r; ctypes.CDLL(None).write(2, l, len(l)); ctypes.CDLL(None).abort()"
             % (TF_FATAL.encode() + b"\n"))
     _ipython_in_a_pty(tmp_path, [b"%load_ext cudnn_magic", cell])
-    from cudnn_magic.crash import all_crashes
+    from cudnn_magic.engines.crash import all_crashes, diagnose_record
 
     recs = all_crashes(root=tmp_path / "rt" / "cudnn-magic")
     assert recs, list((tmp_path / "rt").rglob("*"))
     rec = recs[0]
-    rec.diagnose(with_facts=False)
+    diagnose_record(rec)
     text = rec.text()
     assert "In [2]:" not in text, text
     assert TF_FATAL.split("Check failed")[0].strip() in text
@@ -531,7 +524,7 @@ def test_a_clean_exit_keeps_only_the_record_of_a_clean_exit(tmp_path):
     assert sorted(x.name for x in d.iterdir()) == ["meta.json"], sorted(x.name for x in d.iterdir())
     raw = (d / "meta.json").read_text()
     assert "SECRET-SOURCE" not in raw and "secret native line" not in raw
-    from cudnn_magic.crash import previous_crashes
+    from cudnn_magic.engines.crash import previous_crashes
 
     assert previous_crashes(d.parent.name, root=d.parent.parent) == []
 

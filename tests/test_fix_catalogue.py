@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import cudnn_magic
-from cudnn_magic import diagnose, fixes
+from cudnn_magic.engines import diagnose
+from cudnn_magic import fixes
 from cudnn_magic.fixes import advice, catalogue, planners, plans
 from cudnn_magic.fixes.catalogue import CATALOGUE, FIXES, SPECS, FixSpec
 from cudnn_magic.knowledge import FIX_IDS, signatures

@@ -51,7 +51,7 @@ NOT_HERE = {
 WALK = r"""
 import json, os, sys
 from cudnn_magic import fixes
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 from cudnn_magic.fixes.environment import kernel_context
 from cudnn_magic.model import to_plain
 ctx = kernel_context({"kernel_name": "testk"}) or {}
@@ -72,7 +72,7 @@ print(json.dumps({"findings": [[f.id, f.title] for f in rep.findings], "plans": 
                   "catalogue": sorted(fixes.FIXES)}))
 """
 
-IN_KERNEL = ("import json; from cudnn_magic.check import run_check; "
+IN_KERNEL = ("import json; from cudnn_magic.engines.check import run_check; "
              "print('RESULT' + json.dumps([[f.id, f.title] for f in run_check().findings]))")
 
 

@@ -522,7 +522,7 @@ def test_a_long_apply_does_not_block_other_buttons_and_streams_lines():
 def test_advice_buttons_preview_the_diagnosis_words_for_this_error():
     """The preview under a diagnosis says what the diagnosis said (one wording, in diagnose.py):
     a cuDNN 8 error names the CUDA 11 wheels, not the registry's generic CUDA 12 ones."""
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     d = diagnose(exception="", log="Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: "
                                    "cannot open shared object file: No such file or directory")
@@ -548,7 +548,7 @@ def test_magic_and_cli(jupyter_home, capsys):
     from cudnn_magic.shell import fix as fix_magics
 
     ip = InteractiveShell.instance()  # the process-wide shell other tests share
-    fix_magics.load(ip)
+    fix_magics.load_ipython_extension(ip)
     try:
         view = ip.run_line_magic("cudnn_fix", "make-contiguous")
         assert "x.contiguous()" in repr(view) and "<pre>" in view._repr_html_()
@@ -568,7 +568,7 @@ def test_magic_and_cli(jupyter_home, capsys):
     args = Namespace(fix_id="make-contiguous", dry_run=True, yes=False, undo=False, json=True, framework=None,
                      dir=None, kernel=None)
     assert fix_cli.cli_fix(args, out) == 0
-    from cudnn_magic.diagnose import fix_advice
+    from cudnn_magic.engines.diagnose import fix_advice
 
     assert json.loads(out.getvalue())["action"] == fix_advice("make-contiguous").action  # one wording
     assert "x = x.contiguous()" in fix_advice("make-contiguous").action
@@ -577,7 +577,7 @@ def test_magic_and_cli(jupyter_home, capsys):
 
 
 def test_cli_fix_without_ipython_imported():
-    code = ("import sys, io, argparse\nfrom cudnn_magic.cli.fix import cli_fix, add_fix_arguments\n"
+    code = ("import sys, io, argparse\nfrom cudnn_magic.cli.fix import cli_fix\nfrom cudnn_magic.cli.main import add_fix_arguments\n"
             "p = add_fix_arguments(argparse.ArgumentParser())\n"
             "rc = cli_fix(p.parse_args(['check-shapes', '--dry-run']), io.StringIO())\n"
             "print(rc, 'IPython' in sys.modules, 'ipywidgets' in sys.modules)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 from cudnn_magic.fixes.frameworks import in_play, raising_framework
 from cudnn_magic.model import Report
 from cudnn_magic.model.report import FrameworkBuild

@@ -788,7 +788,7 @@ def test_real_torch_cpu_wheel_files(tmp_path):
 def test_a_cpu_build_reads_as_one_in_every_view_and_is_a_finding_beside_a_gpu(tmp_path):
     """torch 2.13.0+cpu (the real wheel's files): "CPU build: no CUDA, no cuDNN" in the text and the
     HTML, cpu_build in the JSON, and framework-cpu-build only where a GPU is present."""
-    from cudnn_magic.check import judge_report
+    from cudnn_magic.engines.check import judge_report
     from cudnn_magic.model import Gpu
     from cudnn_magic.render.report import report_html, report_json, report_text
 

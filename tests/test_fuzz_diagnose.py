@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cudnn_magic.diagnose import CATALOGUE, diagnose, gpu_unused_warnings
+from cudnn_magic.engines.diagnose import CATALOGUE, diagnose, gpu_unused_warnings
 from cudnn_magic.knowledge import scan
 from cudnn_magic.model import Diagnosis
 

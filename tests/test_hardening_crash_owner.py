@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic import crash
+from cudnn_magic.engines import crash
 from test_crash_unit import TF_LINE, _child, make_record
 
 NOBODY = 65534

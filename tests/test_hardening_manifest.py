@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_magic.manifest import compare, loads
+from cudnn_magic.engines.manifest import compare, loads
 from cudnn_magic.render.manifest import DriftView
-from cudnn_magic.safetext import safe_text
+from cudnn_magic.util.safetext import safe_text
 from support import REPO
 
 

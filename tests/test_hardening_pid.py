@@ -379,12 +379,11 @@ def test_a_process_that_replaces_its_program_while_read_is_not_reported_half_old
     mapped (the old image's maps with the new image's command line); now each report is one image."""
     from real_wheels import install_wheel
 
-    from cudnn_magic import process as process_mod
-    from cudnn_magic.probes import process as probe
+    from cudnn_magic.engines import process as process_mod
 
     lib = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib" / "libcudnn.so.9"
     t = Target([sys.executable, "-c", EXEC_CHILD, str(lib)], _plain_env(), tmp_path)
-    real_layout = probe.python_layout
+    real_layout = process_mod.python_layout
     swapped = []
 
     def layout_then_exec(facts, *a, **k):  # the process execs right after its maps were read
@@ -397,7 +396,7 @@ def test_a_process_that_replaces_its_program_while_read_is_not_reported_half_old
                 time.sleep(0.02)
         return out
 
-    monkeypatch.setattr(probe, "python_layout", layout_then_exec)
+    monkeypatch.setattr(process_mod, "python_layout", layout_then_exec)
     try:
         try:
             rep = process_mod.check_process(t.pid)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from cudnn_magic.safetext import BIDI_CONTROLS, safe_text
+from cudnn_magic.util.safetext import BIDI_CONTROLS, safe_text
 from support import REPO
 
 LINE = ("E0000 00:00:1700000000.000000   4242 cuda_dnn.cc:535] Could not create cudnn handle: "
@@ -40,7 +40,7 @@ def test_explain_output_strips_bidi_controls(tmp_path, args):
 
 def test_crash_report_and_annotation_text_strip_bidi_controls_and_surrogates(tmp_path):
     from cudnn_magic.shell.annotate import _display_safe_log
-    from cudnn_magic.crash import _safe_text
+    from cudnn_magic.engines.crash import _safe_text
 
     raw = (LINE + "\n").encode() + b"bad byte \xff and \xed\xa0\x80\n"
     for text in (_safe_text(raw), _display_safe_log(raw.decode("utf-8", "surrogateescape"))):

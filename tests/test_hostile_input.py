@@ -15,7 +15,7 @@ from support import REPO
 
 @pytest.mark.timeout(120)  # a hang guard, not a speed assertion (benchmarks/ measures speed)
 def test_multi_megabyte_single_line_message_is_diagnosed_not_hung():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
 
     msg = "Could not create cudnn handle: " + "CUDNN_STATUS_INTERNAL_ERROR " * 300_000  # 8.4 MB, one line
     d = diagnose(exception=f"RuntimeError: {msg}", log=msg)
@@ -23,7 +23,7 @@ def test_multi_megabyte_single_line_message_is_diagnosed_not_hung():
 
 
 def test_terminal_escapes_in_a_log_never_reach_the_evidence():
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.render.diagnosis import diagnoses_text
 
     log = "\x1b]0;PWNED\x07\x1b[2JCould not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR \x1b]8;;http://x\x1b\\click"

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from cudnn_magic.check import judge_report
+from cudnn_magic.engines.check import judge_report
 from cudnn_magic.model import FrameworkBuild, Gpu
 from cudnn_magic.probes.frameworks.jax_plugin import jax_preload, read_plugin
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_magic.knowledge.matcher import MAX_LINE, WARNING_LITERALS, WARNING_MAX_LINES, keyword_lines
-from cudnn_magic.diagnose import gpu_unused_warnings
+from cudnn_magic.engines.diagnose import gpu_unused_warnings
 
 CELL = b"I cudnn line\nplain 1\nplain 2\nend of cell\n"  # 13 + 8 + 8 + 12 bytes
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cudnn_magic.diagnose import CATALOGUE, diagnose
+from cudnn_magic.engines.diagnose import CATALOGUE, diagnose
 from cudnn_magic.knowledge import FAMILIES, FIX_IDS, scan, signatures
 
 SPEC_IDS = set(CATALOGUE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 
 CASES = [
  ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "", "cudnn-init-failed"),

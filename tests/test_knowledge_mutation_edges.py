@@ -2,7 +2,7 @@
 
 What survives is listed in tests/mutation_survivors.md. Each table states one rule of the
 knowledge base at its edge, as a caller sees it: the diagnosis and fields a :func:`scan` hit
-carries, the diagnosis :func:`cudnn_magic.diagnose.diagnose` ranks first and its title, the
+carries, the diagnosis :func:`cudnn_magic.engines.diagnose.diagnose` ranks first and its title, the
 Signature :func:`sig` builds. The source of each fact is named beside its table."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 import pytest
 
 import cudnn_magic.knowledge as knowledge
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 from cudnn_magic.knowledge import matcher
 from cudnn_magic.knowledge.matcher import scan
 from cudnn_magic.knowledge.signature import Signature, sig

@@ -12,7 +12,7 @@ import pytest
 
 from prevention_env import freeze, make_venv, run_cli
 
-from cudnn_magic.manifest import NotAManifest, compare, loads
+from cudnn_magic.engines.manifest import NotAManifest, compare, loads
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +169,7 @@ def test_magic_refuses_against_with_what_if_and_views_print_their_text(tmp_path)
     nb = run_notebook([
         "%load_ext cudnn_magic",
         f"%cudnn_check --against {saved} --what-if numpy",
-        f"import cudnn_magic.manifest as m; open({str(saved)!r}, 'w').write(m.dumps(m.live_manifest()[0]))\n"
+        f"import cudnn_magic.engines.manifest as m; open({str(saved)!r}, 'w').write(m.dumps(m.live_manifest()[0]))\n"
         f"d = %cudnn_check --against {saved}\nprint('DRIFT', d)",
         "w = %cudnn_check --what-if 'nvidia-cudnn-jit-cu13==9.24.0.43 --no-deps'\nprint('WHATIF', w)",
     ], tmp_path, env={"PIP_DRY_RUN": "1"}, timeout=300)

@@ -1,4 +1,4 @@
-"""cudnn_magic.memory: CUDA_VISIBLE_DEVICES mapping, MIG, processes, errors, JSON and the CLI,
+"""cudnn_magic.engines.memory: CUDA_VISIBLE_DEVICES mapping, MIG, processes, errors, JSON and the CLI,
 through the real pynvml and the C stand-in for libnvidia-ml.so.1 (in child processes)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ UUID = "GPU-5a4d1e00-0000-4000-8000-0000000000{:02d}"
 
 SAMPLE = """
 import json, os, sys
-from cudnn_magic.memory import sample, snapshot_json
+from cudnn_magic.engines.memory import sample, snapshot_json
 s = sample()
 print(json.dumps(snapshot_json(s)))
 """
@@ -109,7 +109,7 @@ def test_memory_changes_between_samples_and_errors_stay_on_their_row(nvml_standi
     cfg.write_text("gpus=2\nstep.0=1048576\n")
     code = """
     import json, os, sys
-    from cudnn_magic.memory import sample, snapshot_json
+    from cudnn_magic.engines.memory import sample, snapshot_json
     cfg = os.environ["FAKE_NVML_CONFIG"]
     a = sample(); b = sample()
     with open(cfg, "a") as f: f.write("err.1=15\\nused.0=10737418240\\nstep.0=0\\n")
@@ -131,7 +131,7 @@ def test_container_fallback_uses_only_frameworks_already_imported(nvml_standin):
     two documented calls (no CUDA framework is installed here)."""
     code = """
     import json, sys, types
-    from cudnn_magic.memory import sample
+    from cudnn_magic.engines.memory import sample
     before = sample()
     torch = types.ModuleType("torch")
     torch.cuda = types.SimpleNamespace(is_initialized=lambda: True, device_count=lambda: 2,

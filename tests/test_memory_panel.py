@@ -138,7 +138,7 @@ def test_magic_load_unload_in_terminal_shell(capsys):
     from IPython.core.interactiveshell import InteractiveShell
 
     ip = InteractiveShell.instance()
-    memory_panel.load(ip)
+    memory_panel.load_ipython_extension(ip)
     try:
         assert "gpu_memory" in ip.magics_manager.magics["line"]
         view = ip.run_line_magic("gpu_memory", "")
@@ -181,13 +181,13 @@ def test_panel_through_the_standin(nvml_standin, tmp_path):
 def test_terminal_watch_redraws_until_ctrl_c(monkeypatch, capsys):
     """``%gpu_memory --watch`` in terminal IPython: the table is redrawn in place (ANSI home +
     clear) each interval; Ctrl-C ends it and the last table is returned."""
-    import cudnn_magic.memory as memory
+    import cudnn_magic.engines.memory as memory
     from IPython.core.interactiveshell import InteractiveShell
 
     script = Script([snap(GiB), snap(2 * GiB), KeyboardInterrupt()])
     monkeypatch.setattr(memory, "sample", script)
     ip = InteractiveShell.instance()
-    memory_panel.load(ip)
+    memory_panel.load_ipython_extension(ip)
     try:
         view = ip.run_line_magic("gpu_memory", "--watch --interval 0.1")
     finally:

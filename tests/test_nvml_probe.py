@@ -107,7 +107,7 @@ def test_query_defaults_and_threads(nvml_standin):
 def test_importing_the_probe_does_not_import_pynvml(nvml_standin):
     code = """
     import json, sys
-    import cudnn_magic.probes.nvml, cudnn_magic.memory, cudnn_magic.render.memory, cudnn_magic.ui.memory_panel
+    import cudnn_magic.probes.nvml, cudnn_magic.engines.memory, cudnn_magic.render.memory, cudnn_magic.ui.memory_panel
     print(json.dumps([m for m in ("pynvml", "ipywidgets") if m in sys.modules]))
     """
     assert run_json(code, standin_env(nvml_standin)) == []

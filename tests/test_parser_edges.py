@@ -23,7 +23,7 @@ from cudnn_magic.probes.frameworks.common import (
     _release,
     read_dist_metadata,
 )
-from cudnn_magic.probes.installed import read_ldcache
+from cudnn_magic.probes.loader import read_ldcache
 from cudnn_magic.probes.owners import RecordEntry, read_record
 from cudnn_magic.rules.cudnn_version import CudnnVersion
 

@@ -895,7 +895,7 @@ def test_names_past_64_mib_of_the_string_table_are_not_read(big_strtab):
 # glibc's ld.so.cache: as this machine's ldconfig writes it, and its edges
 # --------------------------------------------------------------------------------------------
 
-from cudnn_magic.probes.installed import read_ldcache  # noqa: E402
+from cudnn_magic.probes.loader import read_ldcache  # noqa: E402
 
 LDCACHE_MAGIC = b"glibc-ld.so.cache1.1"
 needs_ldconfig = pytest.mark.skipif(not (shutil.which("ldconfig") or os.path.exists("/sbin/ldconfig")),

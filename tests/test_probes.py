@@ -141,7 +141,7 @@ def test_ld_library_path_shadows_the_runpath_copy_and_the_verdict_follows(tmp_pa
     d, shadow, fw = _shadow_setup(tmp_path)
     out = run_py(f"""
         import ctypes, json, os
-        from cudnn_magic.check import judge_report
+        from cudnn_magic.engines.check import judge_report
         from cudnn_magic.model import FrameworkBuild
         from cudnn_magic.probes.installed import probe_installed
         from cudnn_magic.probes.loaded import probe_loaded
@@ -189,7 +189,7 @@ def test_without_the_shadow_the_runpath_copy_is_picked_and_ok(tmp_path):
     d, _shadow, fw = _shadow_setup(tmp_path)
     out = run_py(f"""
         import json
-        from cudnn_magic.check import judge_report
+        from cudnn_magic.engines.check import judge_report
         from cudnn_magic.model import FrameworkBuild
         from cudnn_magic.probes.installed import probe_installed
         tf = FrameworkBuild(name="TensorFlow", distribution="tensorflow", version="2.18.0", cudnn_compiled="9.3",
@@ -240,7 +240,7 @@ def test_bad_environments_complete_and_say_what_they_could_not_read(tmp_path):
     out = run_py(f"""
         import json, sys
         sys.path.insert(0, {str(tmp_path / 'site')!r})
-        from cudnn_magic.check import run_check
+        from cudnn_magic.engines.check import run_check
         from cudnn_magic.probes.loaded import probe_loaded
         from cudnn_magic.render.report import report_json, report_text
         r = run_check()
@@ -261,7 +261,7 @@ def test_bad_environments_complete_and_say_what_they_could_not_read(tmp_path):
 
 
 def test_mixed_subversions_and_missing_graph_are_findings(tmp_path):
-    from cudnn_magic.check import judge_report
+    from cudnn_magic.engines.check import judge_report
     from cudnn_magic.model import LibraryCopy
 
     d = str(tmp_path)
@@ -277,7 +277,7 @@ def test_mixed_subversions_and_missing_graph_are_findings(tmp_path):
 
 
 def test_two_directories_mapped_is_a_warning():
-    from cudnn_magic.check import judge_report
+    from cudnn_magic.engines.check import judge_report
     from cudnn_magic.model import LibraryCopy
 
     loaded = (LibraryCopy("/a/libcudnn.so.9", "libcudnn.so.9", "libcudnn.so.9", "9.3.0", loaded=True),
@@ -287,7 +287,7 @@ def test_two_directories_mapped_is_a_warning():
 
 
 def test_ldcache_parser_agrees_with_ldconfig():
-    from cudnn_magic.probes.installed import read_ldcache
+    from cudnn_magic.probes.loader import read_ldcache
 
     cache, note = read_ldcache()
     if note:
@@ -305,7 +305,7 @@ def test_ld_library_path_set_at_runtime_is_ignored_like_the_loader_does(tmp_path
     out = run_py(f"""
         import json, os, ctypes
         os.environ["LD_LIBRARY_PATH"] = {str(shadow)!r}   # too late for the loader
-        from cudnn_magic.check import run_check
+        from cudnn_magic.engines.check import run_check
         r = run_check()
         try:
             ctypes.CDLL("libcudnn.so.9")

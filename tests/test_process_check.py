@@ -44,7 +44,7 @@ for how in sys.argv[1:]:
     handles.append(lib.cudnnGetVersion())
 print(json.dumps({"ready": handles}), flush=True)
 sys.stdin.readline()  # the outside check runs now
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 from cudnn_magic.render.report import report_json
 print(json.dumps(report_json(run_check())), flush=True)
 sys.stdin.readline()
@@ -262,7 +262,7 @@ import json, sys
 import torch
 print(json.dumps({"ready": [torch.__version__]}), flush=True)
 sys.stdin.readline()
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 from cudnn_magic.render.report import report_json
 print(json.dumps(report_json(run_check())), flush=True)
 sys.stdin.readline()

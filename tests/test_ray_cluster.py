@@ -157,7 +157,7 @@ def test_without_ray_the_error_says_what_to_install():
                 return None
         sys.meta_path.insert(0, NoRay())
         from cudnn_magic.cli.cluster import cli_ray
-        from cudnn_magic.cluster_ray import RayNotInstalledError, ray_check
+        from cudnn_magic.engines.cluster_ray import RayNotInstalledError, ray_check
         try:
             ray_check("127.0.0.1:6379")
         except ImportError as exc:
@@ -175,8 +175,8 @@ def test_without_ray_the_error_says_what_to_install():
 
 
 def test_runtime_env_input_and_bad_timeouts_are_one_clear_sentence(tmp_path):
-    from cudnn_magic.cluster import ClusterCheckError
-    from cudnn_magic.cluster_ray import parse_runtime_env, ray_check
+    from cudnn_magic.engines.cluster import ClusterCheckError
+    from cudnn_magic.engines.cluster_ray import parse_runtime_env, ray_check
 
     assert parse_runtime_env(None) is None and parse_runtime_env("") is None
     assert parse_runtime_env('{"env_vars": {"A": "1"}}') == {"env_vars": {"A": "1"}}
@@ -252,8 +252,8 @@ def test_address_typos_are_one_sentence_at_once():
     import time
 
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudnn-magic[ray]'")
-    from cudnn_magic.cluster import ClusterCheckError
-    from cudnn_magic.cluster_ray import ray_check
+    from cudnn_magic.engines.cluster import ClusterCheckError
+    from cudnn_magic.engines.cluster_ray import ray_check
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 
 #: The failing call decides what a status means (ORT expr=, PyTorch/CuPy/Caffe/MXNet/Lua frames and checks).
 CALLS = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.diagnose import diagnose
+from cudnn_magic.engines.diagnose import diagnose
 
 #: TensorRT's check of the cuDNN it loaded against the one it was linked against, every era and logger.
 TENSORRT = [
@@ -653,7 +653,7 @@ def test_tensorrt_says_which_side_is_older_and_that_it_only_warns():
 
 
 def test_a_tensorrt_warning_after_a_cell_that_succeeded():
-    from cudnn_magic.diagnose import gpu_unused_warnings
+    from cudnn_magic.engines.diagnose import gpu_unused_warnings
 
     assert [d.id for d in gpu_unused_warnings(_row(TENSORRT, 'stable-diffusion-webui-tensorrt/issues/3')[1])] == ["cudnn-version-mismatch"]
     assert gpu_unused_warnings("[W] [TRT] TensorRT was linked against cuDNN 8.2.1 but loaded cuDNN 8.4.0") == []
@@ -717,7 +717,7 @@ def test_an_unnamed_dll_failure_never_claims_cudnn_from_the_text():
 
 
 def test_jax_without_its_plugin_is_a_cpu_build_unless_the_plugin_failed():
-    from cudnn_magic.diagnose import gpu_unused_warnings
+    from cudnn_magic.engines.diagnose import gpu_unused_warnings
 
     alone = "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu."
     assert [d.id for d in gpu_unused_warnings(alone)] == ["framework-cpu-build"]
@@ -768,7 +768,7 @@ def test_an_unnamed_dll_failure_with_the_live_search_says_whether_cudnn_is_missi
     with a stand-in cuDNN 8.9.7 on LD_LIBRARY_PATH it finds one, and no cuDNN claim is made."""
     from test_consumers_frameworks import PADDLE_262, _cudnn_dir, _paddle_site
 
-    from cudnn_magic.consumer_check import check_consumers
+    from cudnn_magic.engines.consumer_check import check_consumers
 
     site = _paddle_site(tmp_path, PADDLE_262, "paddlepaddle-gpu", "2.6.2")
     missing = _report(check_consumers(paths=[str(site)], conda=False, environ={"LD_LIBRARY_PATH": ""}, ldcache={}))
@@ -826,7 +826,7 @@ def test_a_cpu_build_with_the_live_facts(tmp_path):
 
 
 def test_the_check_and_the_diagnosis_name_the_same_cuda_build(tmp_path):
-    from cudnn_magic.check import judge_report
+    from cudnn_magic.engines.check import judge_report
     from cudnn_magic.model import Driver, Gpu
 
     row = _torch_cpu_row(tmp_path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.check import judge_report
+from cudnn_magic.engines.check import judge_report
 from cudnn_magic.rules.build_tables import tf_tested_build
 from cudnn_magic.model import CudnnInUse, FrameworkBuild, LibraryCopy
 from cudnn_magic.rules.compat import RULES, judge

@@ -1,4 +1,4 @@
-"""The consumer scan's on-disk cache (``cudnn_magic.probes.disk_cache``, kind ``scan``): a second
+"""The consumer scan's on-disk cache (``cudnn_magic.util.disk_cache``, kind ``scan``): a second
 check in a NEW process reads only what changed, and every change a user or pip can make is seen.
 
 Each scan runs in a child process with the same ``XDG_CACHE_HOME`` (the first fills the cache,
@@ -23,7 +23,7 @@ import pytest
 from consumer_standins import consumer, dist, link_stub, need_gcc, standin_site
 from real_wheels import install_wheel
 
-from cudnn_magic.probes import disk_cache
+from cudnn_magic.util import disk_cache
 
 pytestmark = pytest.mark.native
 

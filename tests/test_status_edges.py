@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.knowledge.status import Status, decode_status, diagnosis_for_status, status_by_name
+from cudnn_magic.knowledge.status_codes import Status, decode_status, diagnosis_for_status, status_by_name
 
 DECODE = [
     # code, major given, name, major used, diagnosis, known

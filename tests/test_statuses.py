@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_magic.knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, decode_status, diagnosis_for_status, status_by_name
+from cudnn_magic.knowledge.status_codes import CUDNN8_STATUS, CUDNN9_STATUS, decode_status, diagnosis_for_status, status_by_name
 
 CATALOGUE = {
     "cudnn-version-mismatch", "cudnn-library-not-found", "cudnn-sublibrary-load-failed", "cudnn-init-failed",

@@ -65,7 +65,7 @@ for target, mode, call in steps:
         fn = getattr(lib, "framework_cudnn_version", None) or lib.cudnnGetVersion
         fn.restype = ctypes.c_size_t
         really.append([target, int(fn())])
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 from cudnn_magic.model import FrameworkBuild
 from cudnn_magic.render.report import report_json, report_text, report_html
 r = run_check(frameworks=tuple(FrameworkBuild(**f) for f in fws) if fws is not None else None)
@@ -308,7 +308,7 @@ except RuntimeError as exc:
     seen, err = None, str(exc)
 if order == "torch-first":
     old_copy()
-from cudnn_magic.check import run_check
+from cudnn_magic.engines.check import run_check
 from cudnn_magic.render.report import report_json
 r = report_json(run_check())
 print(json.dumps({"report": r, "seen": seen, "err": err, "torch_lib": os.path.join(os.path.dirname(torch.__file__),
@@ -475,7 +475,7 @@ def test_point5_pip_fix_already_satisfied_is_not_applicable(tmp_path):
 
 def test_point5_diagnosis_offers_the_cause_fixes_first_and_no_pip_fix():
     """The annotation of a failing cell takes the live facts' cause and fixes."""
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.model import Finding, Fix, FrameworkBuild, Report
 
     jax = FrameworkBuild("JAX", "jax-cuda12-plugin", "0.10.2", cudnn_compiled="9.8.0", cuda_compiled="12.9",
@@ -557,7 +557,7 @@ def test_point6_the_same_wheels_in_separate_venvs_overwrite_nothing(tmp_path):
 def test_point6_pytorch_cuda13_and_tensorflow_and_cuda_in_one_venv():
     """The issue's venv: torch 2.14.1 (CUDA 13, pins nvidia-cudnn-cu13==9.24.0.43) then
     tensorflow[and-cuda] 2.21 (nvidia-cudnn-cu12>=9.3.0.75,<10: 9.28.0.42): what each framework gets."""
-    from cudnn_magic.check import judge_report
+    from cudnn_magic.engines.check import judge_report
     from cudnn_magic.model import FrameworkBuild, WheelOverwrite
 
     site = "/venv/lib/python3.11/site-packages"

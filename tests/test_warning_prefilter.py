@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from cudnn_magic.diagnose import gpu_unused_warnings
+from cudnn_magic.engines.diagnose import gpu_unused_warnings
 from cudnn_magic.knowledge import keyword_lines
 from support import corpus_dir
 from test_annotate_unit import TF_SKIP, run, section

@@ -13,7 +13,7 @@ from real_wheels import install_wheel
 
 from cudnn_magic.model import Driver, FrameworkBuild
 from cudnn_magic.probes.owners import DistRecord, RecordEntry, read_record
-from cudnn_magic.whatif import CUDNN_FOLDERS, Environment, cudnn_folder, framework_from_metadata, predict
+from cudnn_magic.engines.whatif import CUDNN_FOLDERS, Environment, cudnn_folder, framework_from_metadata, predict
 
 
 @pytest.fixture(scope="module")
@@ -165,19 +165,23 @@ def test_new_cuda_major_on_an_old_driver_is_predicted():
     assert pt.verdict == "ok" and pt.cudnn_used == "9.24.0"
 
 
-def test_prevention_engines_import_no_ipython_widgets_or_ctypes():
+def test_prevention_engines_import_no_ipython_widgets_or_native_library():
+    """The what-if and manifest engines (and their renderers and command line) import neither
+    IPython, ipykernel nor ipywidgets, and importing them loads no native library (no libcudnn,
+    no libnvidia-ml: NVML is opened when a what-if probes the driver, not on import)."""
     import subprocess
     import sys
 
     code = ("import sys, json\n"
-            "import cudnn_magic.whatif, cudnn_magic.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
+            "import cudnn_magic.engines.whatif, cudnn_magic.engines.manifest, cudnn_magic.render.whatif, cudnn_magic.render.manifest\n"
             "import cudnn_magic.probes.pip_report, cudnn_magic.cli.whatif, cudnn_magic.cli.manifest, cudnn_magic.model.prevention\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('IPython', 'ipywidgets', 'ipykernel', 'ctypes', 'traitlets'))))\n")
+            "mods = sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets', 'ipykernel', 'traitlets'))\n"
+            "libs = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn' in l or 'libnvidia-ml' in l})\n"
+            "print(json.dumps([mods, libs]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == []
+    assert json.loads(out.stdout) == [[], []]
 
 
 def test_pip_older_than_22_2_is_refused_before_it_runs(tmp_path):
@@ -254,7 +258,7 @@ def test_safer_requirement_never_downgrades_the_installed_family():
     from packaging.specifiers import SpecifierSet
 
     from cudnn_magic.model.prevention import Change
-    from cudnn_magic.whatif import _same_family, downgrades
+    from cudnn_magic.engines.whatif import _same_family, downgrades
 
     below = [t for t, _ in _same_family("nvidia-cudnn-jit-cu12", "9.27.0.42", SpecifierSet("==9.25.0.15"), "nvidia/cudnn_jit")]
     assert below == ["nvidia-cudnn-jit-cu12>=9.27.0.42"]  # keep what is there, never ==9.25.0.15

@@ -28,7 +28,7 @@ The on-disk record (for the crash-forensics feature)::
         (spool)            0o600  the helper's spool file: created O_EXCL|O_NOFOLLOW and unlinked
                            at once, so it is never seen and goes away with the helper
         faulthandler.log   0o600  the Python stack at a fatal signal (``faulthandler`` writes it;
-                           :mod:`cudnn_magic.crash` opens and moves it here)
+                           :mod:`cudnn_magic.engines.crash` opens and moves it here)
         shown              0o600  created atomically once the crash report was shown (never twice)
     <records_root()>/<key>/connection                the connection file this key belongs to
     <records_root()>/<key>/faulthandler-<pid>.pending   faulthandler's file until the record exists

@@ -1,6 +1,6 @@
 """The crash record store: read a dead kernel's on-disk record (:func:`read_record`), find
 and claim the previous kernel's (:func:`previous_crashes`, :func:`claim_previous`,
-:func:`last_crash`, :func:`all_crashes`) and clean up records of kernels that no longer exist
+:func:`all_crashes`) and clean up records of kernels that no longer exist
 (:func:`cleanup`). The capture (:mod:`cudnn_magic.capture.tee`) writes the records; what a
 record says is :class:`cudnn_magic.model.crash.CrashRecord`.
 
@@ -18,7 +18,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,10 @@ import stat
 import stat as _stat
 
 from ..model.crash import CrashRecord
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 from . import helper as H
 from .helper import _pid_alive as alive
-from .tee import read_slice, record_key, records_root
+from .tee import read_slice, records_root
 
 log = logging.getLogger("cudnn_magic")
 
@@ -88,7 +87,7 @@ def _strip_prompts(text: str) -> str:
 
 def _safe_text(data: bytes) -> str:
     """Decode with replacement and replace control characters other than tab/newline,
-    bidirectional controls and lone surrogates (:func:`cudnn_magic.safetext.safe_text`: binary
+    bidirectional controls and lone surrogates (:func:`cudnn_magic.util.safetext.safe_text`: binary
     garbage stays printable, terminal escapes are neutralised, nothing reorders the text)."""
     return safe_text(data.decode("utf-8", "replace"))
 
@@ -202,11 +201,44 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
 
     d = Path(directory)
     rec = CrashRecord(key=key or d.parent.name, directory=str(d))
-    problems = rec.problems
     if not _own_dir(d):
-        problems.append("the record directory is not this user's own, or others may write it: not read")
+        rec.problems.append("the record directory is not this user's own, or others may write it: not read")
         rec._untrusted = True  # type: ignore[attr-defined]
         return rec
+    meta = _read_meta(d, rec, settle_s)
+    rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
+    pv = meta.get("python_version")
+    if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
+        rec.python_version = tuple(int(x) for x in pv.split("."))
+    rec.started = _num(meta.get("started"))
+    rec.clean_exit = meta.get("clean_exit") is True
+    exited = _num(meta.get("kernel_exited"))
+    if rec.kernel_pid == os.getpid():
+        rec.alive = True  # this very process (a reload)
+    else:
+        rec.alive = exited is None and _pid_alive(rec.kernel_pid)
+    rec.shown = (d / SHOWN_NAME).exists()
+    cell_offset = _read_cell(d, rec, meta)
+    names = _read_log(d, rec, meta, cell_offset)
+    _read_faulthandler(d, rec)
+    times = [x for x in (exited, _num(meta.get("ended"))) if x is not None]
+    if times:
+        rec.died = min(times)
+    elif not rec.alive:
+        mt = []
+        for n in names + [FAULTHANDLER_NAME, "meta.json", "state"]:
+            try:
+                mt.append(os.lstat(d / n).st_mtime)
+            except OSError:
+                pass
+        rec.died = max(mt) if mt else None
+    return rec
+
+
+def _read_meta(d: Path, rec: CrashRecord, settle_s: float) -> dict:
+    """``meta.json`` of the record (``{}`` when unreadable, with the reason in ``problems``);
+    waits up to ``settle_s`` for a helper that still logs for a kernel that is gone."""
+    problems = rec.problems
     meta: dict = {}
     meta_path = d / "meta.json"
     deadline = time.monotonic() + settle_s
@@ -237,19 +269,12 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
             problems.clear()
             continue
         break
-    rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
-    pv = meta.get("python_version")
-    if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
-        rec.python_version = tuple(int(x) for x in pv.split("."))
-    rec.started = _num(meta.get("started"))
-    rec.clean_exit = meta.get("clean_exit") is True
-    exited = _num(meta.get("kernel_exited"))
-    if rec.kernel_pid == os.getpid():
-        rec.alive = True  # this very process (a reload)
-    else:
-        rec.alive = exited is None and _pid_alive(rec.kernel_pid)
-    rec.shown = (d / SHOWN_NAME).exists()
+    return meta
 
+
+def _read_cell(d: Path, rec: CrashRecord, meta: dict) -> int | None:
+    """The last cell (source, number, start) into ``rec``; returns its log offset, or None."""
+    problems = rec.problems
     # the last cell: the shared state file is the truth (written by the kernel itself, there
     # even if the helper was killed); meta.json's copy is at most 2 s old
     cell = None
@@ -263,7 +288,7 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         cell = H.read_cell_record(buf)
         if H.read_clean_flag(buf):
             # written by the kernel itself into pages allocated at install: it lands even when
-            # the disk is full and meta.json could not be rewritten (issue 13)
+            # the disk is full and meta.json could not be rewritten
             rec.clean_exit = True
     except FileNotFoundError:
         problems.append("state is missing")
@@ -293,7 +318,12 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
     else:
         cell_offset = None
 
-    # the log
+    return cell_offset
+
+
+def _read_log(d: Path, rec: CrashRecord, meta: dict, cell_offset: int | None) -> list[str]:
+    """The log's tail and the dying cell's slice into ``rec``; returns the segment names read."""
+    problems = rec.problems
     try:
         names = [n for n in os.listdir(d) if n.startswith("fd2.") and n.endswith(".log")]
     except OSError as exc:
@@ -337,8 +367,13 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
     if meta.get("meta_error"):
         problems.append(f"{str(meta.get('meta_error'))[:200]} (meta.json may be older than the kernel's end)")
 
-    # faulthandler: in the record, or still in the key directory if the kernel died before the
-    # capture made its record directory known
+    return names
+
+
+def _read_faulthandler(d: Path, rec: CrashRecord) -> None:
+    """faulthandler's file into ``rec``: in the record, or still in the key directory if the
+    kernel died before the capture made its record directory known."""
+    problems = rec.problems
     for fh in (d / FAULTHANDLER_NAME, d.parent / f"faulthandler-{rec.kernel_pid}.pending"):
         try:
             rec.faulthandler = _safe_text(_read_bytes(fh, MAX_FAULTHANDLER))
@@ -353,19 +388,6 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         except OSError as exc:
             problems.append(f"{fh.name} cannot be read ({exc.strerror or exc})")
             break
-
-    times = [x for x in (exited, _num(meta.get("ended"))) if x is not None]
-    if times:
-        rec.died = min(times)
-    elif not rec.alive:
-        mt = []
-        for n in names + [FAULTHANDLER_NAME, "meta.json", "state"]:
-            try:
-                mt.append(os.lstat(d / n).st_mtime)
-            except OSError:
-                pass
-        rec.died = max(mt) if mt else None
-    return rec
 
 
 def _instances(keydir: Path) -> list[Path]:
@@ -481,23 +503,6 @@ def claim_previous(key: str, root: Path | None = None) -> tuple[CrashRecord | No
     return newest, older
 
 
-def last_crash(key: str | None = None, root: Path | None = None) -> CrashRecord | None:
-    """The newest crash record (shown or not) of ``key`` (default: this process's key), with
-    its diagnoses; ``None`` if there is none. Reads only; marks nothing."""
-    if key is None:
-        try:  # the running shell, if IPython is loaded at all (looked up, not imported: no IPython here)
-            ipython = sys.modules.get("IPython")
-            ip = ipython.get_ipython() if ipython is not None else None
-        except Exception:  # noqa: BLE001
-            ip = None
-        key = record_key(ip)
-    recs = previous_crashes(key, root, include_shown=True)
-    if not recs:
-        return None
-    recs[0].diagnose(with_facts=False)
-    return recs[0]
-
-
 def all_crashes(root: Path | None = None) -> list[CrashRecord]:
     """Every crash record under the records root (every key), newest first (for the CLI)."""
     root = root or records_root()
@@ -525,7 +530,7 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
       ``<key>/connection``; ``<jupyter runtime dir>/<key>.json`` when none was saved; terminal
       and process keys have none) and its newest file is older than :data:`RECORD_MAX_AGE_S`
       (7 days) — so a crash record, shown or not, stays at least a week for
-      :func:`last_crash` and ``cudnn-magic crashes``.
+      :func:`cudnn_magic.engines.crash.last_crash` and ``cudnn-magic crashes``.
     * A key directory with no live process is removed after :data:`ORPHAN_MAX_AGE_S` (30 days)
       even if a stale connection file remains.
     * Within a live key the capture keeps the newest 4 instance directories
@@ -652,5 +657,5 @@ def _prune_pending(kd: Path, now: float) -> None:
                 pass
 
 
-__all__ = ["all_crashes", "claim_previous", "cleanup", "last_crash", "previous_crashes", "read_record",
+__all__ = ["all_crashes", "claim_previous", "cleanup", "previous_crashes", "read_record",
            "valid_key"]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional
 import stat as _stat
 
-from ..kernelinfo import connection_file
+from ..util.kernelinfo import connection_file
 from . import helper as _helper
 
 log = logging.getLogger("cudnn_magic")

@@ -1,8 +1,8 @@
-"""``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH] [--dask ADDRESS | --ray ADDRESS
-[--runtime-env JSON|FILE] | --pid PID]``:
-the report of this environment; exit 1 when a finding has severity "error".
-``--what-if REQS`` goes to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest` (their own exit
-codes)."""
+"""``cudnn-magic check [--json] [--import-frameworks] [--deep] [--load PATH]``: the report of
+this environment; exit 1 when a finding has severity "error". :mod:`.main` sends ``--what-if
+REQS`` to :mod:`.whatif`, ``--against FILE`` to :mod:`.manifest`, ``--dask ADDRESS`` and
+``--ray ADDRESS [--runtime-env JSON|FILE]`` to :mod:`.cluster` and ``--pid PID`` to
+:mod:`.process` (their own exit codes)."""
 
 from __future__ import annotations
 
@@ -11,48 +11,22 @@ import json
 import sys
 from typing import TextIO
 
-from ..check import run_check
+from ..engines.check import run_check
+from ..probes.loaded import load_like_a_framework
 from ..render.report import report_json, report_text
 
 __all__ = ["cli_check"]
 
 
 def cli_check(args: argparse.Namespace, out: TextIO) -> int:
-    if args.what_if is not None:
-        from .whatif import cli_what_if  # start-up cost: pip's report and the what-if engine only when asked
-
-        return cli_what_if(args, out)
-    if args.against is not None:
-        from .manifest import cli_against  # start-up cost (as above)
-
-        return cli_against(args, out)
-    for flag, value, example in (("--dask", args.dask, "tcp://HOST:8786"), ("--ray", args.ray, "auto, ray://HOST:10001, HOST:6379")):
-        if value is not None and not value.strip():  # `--ray ""` (an unset shell variable) was the plain check
-            print(f"cudnn-magic: {flag} needs the cluster's address ({example})", file=sys.stderr)
+    """Load each ``--load`` library first (as a framework would), then run the check and print
+    the report (text, or JSON with ``--json``); exit 1 when a finding is an error, 2 when a
+    library does not load."""
+    for path in args.load:
+        err = load_like_a_framework(path)
+        if err:
+            print(f"cudnn-magic: could not load {path}: {err}", file=sys.stderr)
             return 2
-    if args.dask:
-        from .cluster import cli_cluster  # start-up cost: only --dask needs the cluster code
-
-        return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
-    if args.ray:
-        from .cluster import cli_ray  # start-up cost: only --ray needs the cluster code
-
-        return cli_ray(args.ray, runtime_env=args.runtime_env, timeout=args.timeout, as_json=args.json, out=out)
-    if args.runtime_env is not None:
-        print("cudnn-magic: --runtime-env goes with --ray", file=sys.stderr)
-        return 2
-    if args.pid is not None:
-        from .process import cli_process  # start-up cost: only --pid needs it
-
-        return cli_process(args.pid, as_json=args.json, out=out)
-    if args.load:
-        from ..probes.loaded import load_like_a_framework  # start-up cost: only --load needs it (ctypes)
-
-        for path in args.load:
-            err = load_like_a_framework(path)
-            if err:
-                print(f"cudnn-magic: could not load {path}: {err}", file=sys.stderr)
-                return 2
     report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
     if args.json:
         json.dump(report_json(report), out, indent=2)

@@ -1,6 +1,6 @@
 """``cudnn-magic check --dask ADDRESS`` / ``--ray ADDRESS``: the check on every worker of a Dask
-cluster or every node of a Ray cluster (the engines are :mod:`cudnn_magic.cluster` and
-:mod:`cudnn_magic.cluster_ray`)."""
+cluster or every node of a Ray cluster (the engines are :mod:`cudnn_magic.engines.cluster` and
+:mod:`cudnn_magic.engines.cluster_ray`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import json
 import sys
 from typing import TextIO
 
-from ..cluster import ClusterCheckError, cluster_check
+from ..engines.cluster import ClusterCheckError, cluster_check
 from ..model.cluster import ClusterReport
+from ..engines.cluster_ray import ray_check
 
 __all__ = ["cli_cluster", "cli_ray"]
 
@@ -40,7 +41,6 @@ def cli_ray(address: str, runtime_env: str | None = None, timeout: float = 30.0,
     otherwise, 2 when the cluster could not be checked (no Ray, unreachable cluster, bad runtime
     environment); the reason then goes to stderr in one line.
     """
-    from ..cluster_ray import ray_check  # start-up cost: only --ray needs it
 
     out = out or sys.stdout
     try:

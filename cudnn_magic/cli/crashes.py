@@ -6,8 +6,7 @@ import json
 import sys
 from typing import Any
 
-from ..capture.records import all_crashes, previous_crashes, valid_key
-from ..capture.tee import records_root
+from ..engines.crash import all_crashes, diagnose_record, previous_crashes, records_root, valid_key
 
 
 def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, err: Any = None) -> int:
@@ -24,7 +23,7 @@ def cli_crashes(as_json: bool = False, out: Any = None, key: str | None = None, 
         return 2
     recs = previous_crashes(key, records_root(), include_shown=True) if key else all_crashes()
     for r in recs:
-        r.diagnose(with_facts=False)
+        diagnose_record(r)
     if as_json:
         json.dump([r.to_json() for r in recs], out, indent=2)
         out.write("\n")

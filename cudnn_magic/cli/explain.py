@@ -6,11 +6,12 @@ import argparse
 import json
 import os
 import sys
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, Callable, TextIO
 
-from ..diagnose import diagnose
+from ..engines.diagnose import diagnose
+from ..model import Report
 from ..render.diagnosis import diagnoses_json, diagnoses_text
-from ..textinput import SAMPLE, binary_kind, describe
+from ..util.textinput import SAMPLE, binary_kind, describe
 
 __all__ = ["cli_explain"]
 
@@ -45,7 +46,10 @@ def _read_log(fh: "BinaryIO") -> bytes:
     return buf.getvalue()
 
 
-def cli_explain(args: argparse.Namespace, out: TextIO) -> int:
+def cli_explain(args: argparse.Namespace, out: TextIO, live_report: Callable[[], Report] | None = None) -> int:
+    """Explain the log ``args.file`` (``-``: standard input) on ``out``; with ``--facts``, with
+    ``live_report()`` (this machine's check report: :mod:`.main` passes a function that loads the
+    probes only then). Exit 0 when it ran, 2 for a file that cannot be read or is binary."""
     if args.file == "-":
         name = "standard input"
         try:
@@ -77,10 +81,8 @@ def cli_explain(args: argparse.Namespace, out: TextIO) -> int:
         print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
         return 2 if info["kind"] == "binary" else 0
     report = None
-    if args.facts:
-        from ..check import run_check  # start-up cost: only --facts needs the probes
-
-        report = run_check()
+    if args.facts and live_report is not None:
+        report = live_report()
     diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
     del data
     if args.json:

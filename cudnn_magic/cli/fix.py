@@ -9,24 +9,12 @@ import sys
 from typing import Any, TextIO
 
 from .. import fixes
+from ..engines.check import run_check
+from ..fixes.environment import kernel_context
 from ..model import to_plain
-from ..options import fix_context as _context
+from ..util.options import fix_context as _context
 
-__all__ = ["add_fix_arguments", "cli_fix"]
-
-
-def add_fix_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Declare ``cudnn-magic fix`` arguments on a subparser (:mod:`cudnn_magic.cli.main` calls this)."""
-    p.add_argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
-    p.add_argument("--dry-run", action="store_true", help="only show what would happen (default without --yes)")
-    p.add_argument("--yes", action="store_true", help="apply it")
-    p.add_argument("--undo", action="store_true", help="revert the last application of FIX_ID")
-    p.add_argument("--json", action="store_true", help="print the plan or result as JSON")
-    p.add_argument("--for", dest="framework", default=None, metavar="FRAMEWORK",
-                   help="install-matching-cudnn: this framework's requirement only")
-    p.add_argument("--dir", default=None, metavar="DIR", help="remove-shadowing-dir: the directory to take out")
-    p.add_argument("--kernel", default=None, metavar="NAME", help="the kernelspec to edit (no running kernel here)")
-    return p
+__all__ = ["cli_fix"]
 
 
 def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -46,8 +34,6 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         res = fixes.undo(fix_id)
         _emit(out, res.text(), _result_dict(res), as_json)
         return 0 if res.ok else 1
-    from ..check import run_check  # start-up cost: only the plan needs the report
-    from ..fixes.environment import kernel_context  # start-up cost: as above
 
     ctx = _context(args)
     for_kernel = kernel_context(ctx)  # --kernel NAME from a shell: that kernel's start environment

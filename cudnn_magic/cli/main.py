@@ -10,8 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
+from ..util.options import interval_seconds, timeout_seconds
+from ..util.version import __version__
+
+if TYPE_CHECKING:  # annotations only
+    from ..model import Report
 
 COMMANDS = ("check", "explain", "memory", "fix", "install-startup", "crashes", "manifest")
 
@@ -31,16 +36,48 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, **kw)  # type: ignore[arg-type]
 
 
+def add_fix_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare ``cudnn-magic fix`` arguments on a subparser."""
+    p.add_argument("fix_id", nargs="?", default=None, help="fix id (docs/ids.md, \"Fix ids\")")
+    p.add_argument("--dry-run", action="store_true", help="only show what would happen (default without --yes)")
+    p.add_argument("--yes", action="store_true", help="apply it")
+    p.add_argument("--undo", action="store_true", help="revert the last application of FIX_ID")
+    p.add_argument("--json", action="store_true", help="print the plan or result as JSON")
+    p.add_argument("--for", dest="framework", default=None, metavar="FRAMEWORK",
+                   help="install-matching-cudnn: this framework's requirement only")
+    p.add_argument("--dir", default=None, metavar="DIR", help="remove-shadowing-dir: the directory to take out")
+    p.add_argument("--kernel", default=None, metavar="NAME", help="the kernelspec to edit (no running kernel here)")
+    return p
+
+
+def add_manifest_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``cudnn-magic manifest``."""
+    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the manifest to FILE (default: stdout)")
+    parser.add_argument("--constraints", action="store_true",
+                        help="print a pip constraints file of the verified versions instead of the manifest")
+
+
+def add_startup_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``install-startup`` subcommand's options (argparse; ``--ipython-dir`` and
+    ``--profile-dir`` exclude each other)."""
+    p.add_argument("--undo", action="store_true", help="remove the block again")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--ipython-dir", metavar="DIR", default=None,
+                       help="write into DIR/profile_default (DIR must exist) instead of this environment's "
+                            "sys.prefix/etc/ipython")
+    where.add_argument("--profile-dir", metavar="DIR", default=None,
+                       help="write into this existing profile directory")
+
+
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser. Every subcommand is listed; only ``command``'s options are built
-    when it is given (building them all imports the memory, fix and startup modules: about
-    9 ms of every run, ``benchmarks/bench_startup.py``); ``None`` builds them all (help)."""
+    when it is given (argparse's ``add_argument`` costs a little each); ``None`` builds them
+    all (help). No subcommand's module is imported to build it."""
     p = argparse.ArgumentParser(
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
-    from .. import __version__  # the package, already imported: a name looked up, not a cost
-
+    
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     add_parser = sub.add_parser
@@ -51,8 +88,6 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="report the cuDNN copies, frameworks, driver and GPUs of this environment")
     if wanted("check"):
-        from ..options import timeout_seconds  # start-up cost: only the named command's options are built
-
         c.add_argument("--json", action="store_true", help="print the JSON report (keys documented in docs/json.md)")
         c.add_argument("--import-frameworks", action="store_true",
                        help="import installed frameworks for exact runtime answers (slow)")
@@ -89,21 +124,15 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     m = sub.add_parser("memory", help="GPU memory per GPU and process, via NVML")
     if wanted("memory"):
-        from ..memory import interval_seconds  # start-up cost (as above)
-
         m.add_argument("--json", action="store_true", help="print the JSON snapshot (keys documented in docs/json.md)")
         m.add_argument("--watch", type=interval_seconds, metavar="SECONDS", default=None,
                        help="refresh every SECONDS seconds until interrupted")
     f = sub.add_parser("fix", help="preview (default), apply (--yes) or undo (--undo) a fix by its id")
     if wanted("fix"):
-        from .fix import add_fix_arguments  # start-up cost (as above)
-
         add_fix_arguments(f)
     st = sub.add_parser("install-startup", help="load the extension in every IPython kernel of this "
                                                 "environment (--undo to remove)")
     if wanted("install-startup"):
-        from .startup import add_arguments as add_startup_arguments  # start-up cost (as above)
-
         add_startup_arguments(st)
     cr = sub.add_parser("crashes", help="list the crash records of kernels that died, with their diagnosis")
     if wanted("crashes"):
@@ -111,8 +140,6 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
     mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
     if wanted("manifest"):
-        from .manifest import add_manifest_arguments  # start-up cost (as above)
-
         add_manifest_arguments(mf)
     return p
 
@@ -148,6 +175,49 @@ def _as_python_would() -> None:
             sys.path[0] = os.getcwd()
 
 
+def _live_report() -> Report:
+    """This machine's check report, for ``explain --facts``."""
+    from ..engines.check import run_check  # the probes load only for --facts
+
+    return run_check()
+
+
+def _check(args: argparse.Namespace, out: TextIO) -> int:
+    """``check`` and the questions its options ask instead, each module imported only when asked:
+    ``--what-if`` (pip's report and the what-if engine), ``--against`` (the manifest), ``--dask``
+    and ``--ray`` (the cluster code), ``--pid`` (another process), else the report."""
+    if args.what_if is not None:
+        from .whatif import cli_what_if  # each subcommand imports only its own module
+
+        return cli_what_if(args, out)
+    if args.against is not None:
+        from .manifest import cli_against  # each subcommand imports only its own module
+
+        return cli_against(args, out)
+    for flag, value, example in (("--dask", args.dask, "tcp://HOST:8786"), ("--ray", args.ray, "auto, ray://HOST:10001, HOST:6379")):
+        if value is not None and not value.strip():  # `--ray ""` (an unset shell variable) was the plain check
+            print(f"cudnn-magic: {flag} needs the cluster's address ({example})", file=sys.stderr)
+            return 2
+    if args.dask:
+        from .cluster import cli_cluster  # each subcommand imports only its own module
+
+        return cli_cluster(args.dask, timeout=args.timeout, as_json=args.json, out=out)
+    if args.ray:
+        from .cluster import cli_ray  # each subcommand imports only its own module
+
+        return cli_ray(args.ray, runtime_env=args.runtime_env, timeout=args.timeout, as_json=args.json, out=out)
+    if args.runtime_env is not None:
+        print("cudnn-magic: --runtime-env goes with --ray", file=sys.stderr)
+        return 2
+    if args.pid is not None:
+        from .process import cli_process  # each subcommand imports only its own module
+
+        return cli_process(args.pid, as_json=args.json, out=out)
+    from .check import cli_check  # each subcommand imports only its own module
+
+    return cli_check(args, out)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (see module docstring)."""
     out = out or sys.stdout
@@ -166,31 +236,29 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     _as_python_would()
     try:
         if args.command == "check":
-            from .check import cli_check  # start-up cost (as above)
-
-            return cli_check(args, out)
+            return _check(args, out)
         if args.command == "explain":
-            from .explain import cli_explain  # start-up cost (as above)
+            from .explain import cli_explain  # each subcommand imports only its own module
 
-            return cli_explain(args, out)
+            return cli_explain(args, out, live_report=_live_report)
         if args.command == "memory":
-            from .memory import cli_memory  # start-up cost: each subcommand imports only its own module
+            from .memory import cli_memory  # each subcommand imports only its own module
 
             return cli_memory(as_json=args.json, watch=args.watch, out=out)
         if args.command == "fix":
-            from .fix import cli_fix  # start-up cost (as above)
+            from .fix import cli_fix  # each subcommand imports only its own module
 
             return cli_fix(args, out)
         if args.command == "install-startup":
-            from .startup import cli_install_startup  # start-up cost (as above)
+            from .startup import cli_install_startup  # each subcommand imports only its own module
 
             return cli_install_startup(args, out)
         if args.command == "crashes":
-            from .crashes import cli_crashes  # start-up cost (as above)
+            from .crashes import cli_crashes  # each subcommand imports only its own module
 
             return cli_crashes(as_json=args.json, out=out, key=args.key)
         if args.command == "manifest":
-            from .manifest import cli_manifest  # start-up cost (as above)
+            from .manifest import cli_manifest  # each subcommand imports only its own module
 
             return cli_manifest(args, out)
     except KeyboardInterrupt:

@@ -1,7 +1,6 @@
-"""``cudnn-magic manifest [-o FILE] [--constraints]`` and ``cudnn-magic check --against FILE``
-(issue 16): write the verified GPU stack as a manifest, and compare the live stack with one.
-:mod:`cudnn_magic.cli.main` dispatches ``manifest`` here, :mod:`cudnn_magic.cli.check`
-``--against``; the engine is :mod:`cudnn_magic.manifest`.
+"""``cudnn-magic manifest [-o FILE] [--constraints]`` and ``cudnn-magic check --against FILE``:
+write the verified GPU stack as a manifest, and compare the live stack with one.
+:mod:`cudnn_magic.cli.main` dispatches both here; the engine is :mod:`cudnn_magic.engines.manifest`.
 
 Exit codes: ``check --against``: 0 nothing that matters changed, 1 drift, 2 the file cannot be
 read (also: not a regular file) or is not a manifest (also: a field of the wrong type, larger
@@ -17,19 +16,21 @@ import stat
 import sys
 from typing import TextIO
 
-from ..files import atomic_write
-from ..manifest import NotAManifest, compare, constraints, drift_json, dumps, live_manifest, read_error, read_manifest
+from ..engines.manifest import (
+    NotAManifest,
+    compare,
+    constraints,
+    drift_json,
+    dumps,
+    live_manifest,
+    read_error,
+    read_manifest,
+)
 from ..render.manifest import drift_text
-from ..safetext import safe_text
+from ..util.files import atomic_write
+from ..util.safetext import safe_text
 
-__all__ = ["add_manifest_arguments", "cli_against", "cli_manifest"]
-
-
-def add_manifest_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``cudnn-magic manifest``."""
-    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the manifest to FILE (default: stdout)")
-    parser.add_argument("--constraints", action="store_true",
-                        help="print a pip constraints file of the verified versions instead of the manifest")
+__all__ = ["cli_against", "cli_manifest"]
 
 
 def cli_manifest(args: argparse.Namespace, out: TextIO) -> int:
@@ -38,7 +39,7 @@ def cli_manifest(args: argparse.Namespace, out: TextIO) -> int:
 
     The file is replaced whole, never half-written and never written through a link: a new
     temporary file created ``O_CREAT | O_EXCL | O_NOFOLLOW`` (``tempfile.mkstemp``) in the same
-    folder, then ``os.replace`` (:func:`cudnn_magic.files.atomic_write`). An existing regular file
+    folder, then ``os.replace`` (:func:`cudnn_magic.util.files.atomic_write`). An existing regular file
     keeps its permission bits; a new one gets ``0o666`` less the umask, as ``open()`` would give.
     When ``args.output`` is a symbolic link, the link itself is replaced by the regular file
     (what it pointed to is left as it was) and stderr says so."""
@@ -74,8 +75,8 @@ def cli_manifest(args: argparse.Namespace, out: TextIO) -> int:
 def cli_against(args: argparse.Namespace, out: TextIO) -> int:
     """Compare the live stack with the manifest ``args.against``: the drift as text or JSON;
     returns the exit code (module docstring). The file is read by
-    :func:`cudnn_magic.manifest.read_manifest` (a regular file only, never blocking, every field's
-    type checked); text from it is shown through :func:`cudnn_magic.safetext.safe_text`."""
+    :func:`cudnn_magic.engines.manifest.read_manifest` (a regular file only, never blocking, every field's
+    type checked); text from it is shown through :func:`cudnn_magic.util.safetext.safe_text`."""
     try:
         saved = read_manifest(args.against)
     except (OSError, NotAManifest) as exc:

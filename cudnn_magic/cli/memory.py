@@ -1,5 +1,5 @@
 """``cudnn-magic memory [--json] [--watch SECONDS]``: GPU memory per GPU and process (the
-engine is :mod:`cudnn_magic.memory`)."""
+engine is :mod:`cudnn_magic.engines.memory`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import time
 from typing import TextIO
 
-from ..memory import _no_gpu_line, sample_within, snapshot_json
+from ..engines.memory import _no_gpu_line, sample_within, snapshot_json
 from ..model import MemorySnapshot
 from ..render.memory import snapshot_text
 

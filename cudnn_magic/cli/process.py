@@ -1,5 +1,5 @@
 """``cudnn-magic check --pid PID [--json]``: the check of another running process (the engine is
-:mod:`cudnn_magic.process`)."""
+:mod:`cudnn_magic.engines.process`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TextIO
 
-from ..process import ProcessCheckError, check_process
+from ..engines.process import ProcessCheckError, check_process
 
 __all__ = ["cli_process"]
 

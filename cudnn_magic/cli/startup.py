@@ -1,5 +1,5 @@
 """``cudnn-magic install-startup [--undo] [--ipython-dir DIR | --profile-dir DIR]`` (the engine
-is :mod:`cudnn_magic.startup`)."""
+is :mod:`cudnn_magic.engines.startup`)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..startup import CONFIG_NAME, env_config_dir, install_startup, profile_config_dir
+from ..engines.startup import CONFIG_NAME, env_config_dir, install_startup, profile_config_dir
 
-__all__ = ["add_arguments", "cli_install_startup"]
-
-
-def add_arguments(p: Any) -> None:
-    """The ``install-startup`` subcommand's options (argparse; ``--ipython-dir`` and
-    ``--profile-dir`` exclude each other)."""
-    p.add_argument("--undo", action="store_true", help="remove the block again")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--ipython-dir", metavar="DIR", default=None,
-                       help="write into DIR/profile_default (DIR must exist) instead of this environment's "
-                            "sys.prefix/etc/ipython")
-    where.add_argument("--profile-dir", metavar="DIR", default=None,
-                       help="write into this existing profile directory")
+__all__ = ["cli_install_startup"]
 
 
 def cli_install_startup(args: Any, out: TextIO | None = None) -> int:

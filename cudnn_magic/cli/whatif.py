@@ -1,7 +1,7 @@
-"""``cudnn-magic check --what-if REQS [--json]`` (issue 16): what ``pip install REQS`` would do to
+"""``cudnn-magic check --what-if REQS [--json]``: what ``pip install REQS`` would do to
 cuDNN, predicted with pip's own dry run (nothing is installed). :mod:`cudnn_magic.cli.check`
-dispatches here; the engine is :mod:`cudnn_magic.whatif` through
-:func:`cudnn_magic.probes.pip_report.what_if`.
+dispatches here; the engine is :mod:`cudnn_magic.engines.whatif` through
+:func:`cudnn_magic.engines.whatif.what_if`.
 
 Exit codes: 0 no predicted error, 1 a predicted finding is an error, 2 bad input (unparsable
 requirement, unreachable index, pip too old, resolver conflict; one line on stderr, nothing
@@ -15,7 +15,8 @@ import json
 import sys
 from typing import TextIO
 
-from ..probes.pip_report import PipError, what_if
+from ..engines.whatif import what_if
+from ..probes.pip_report import PipError
 from ..render.whatif import whatif_json, whatif_text
 
 __all__ = ["cli_what_if"]

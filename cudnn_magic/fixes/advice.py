@@ -19,6 +19,7 @@ from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..rules.gpu_builds import cuda_major, gpu_build
 from .catalogue import FIXES, SPECS
 from .frameworks import JAX, PYTORCH, TENSORFLOW, in_play
+from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 
 
 @dataclass
@@ -106,8 +107,6 @@ def _cuda_major_for(v: CudnnVersion, a: Any, report: Report | None) -> int | Non
         except ValueError:
             pass
         else:
-            from ..rules.requirement import FIRST_WHEEL_CUDA  # start-up cost: packaging, only when a fix is worded
-
             if major < FIRST_WHEEL_CUDA:
                 return None
             return 12 if v.major == 8 and major > 12 else major
@@ -146,7 +145,6 @@ def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | Non
                    "e.g. the framework's own CUDA extra: pip install \"tensorflow[and-cuda]\" / "
                    "\"jax[cuda12]\", or the PyTorch wheel that bundles cuDNN.",
                    restart_required=True, applicable=False, reason="the needed version is not known from the text")
-    from ..rules.requirement import same_major_requirement  # start-up cost: packaging, only when this fix is worded
 
     cuda = _cuda_major_for(v, a, report)
     if cuda is not None and (v.major >= 9 or (v.major == 8 and (v.minor or 0) >= 5)):

@@ -4,6 +4,7 @@ in the undo journal (:mod:`cudnn_magic.fixes.journal`) first."""
 
 from __future__ import annotations
 
+import shlex
 import hashlib
 import json
 import os
@@ -17,9 +18,9 @@ import contextlib
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import file_lock
-from ..kernelinfo import kernel_app as _kernel_app
-from ..model.fixes import FixPlan, FixResult, _quote
+from ..util.files import file_lock
+from ..util.kernelinfo import kernel_app as _kernel_app
+from ..model.fixes import FixPlan, FixResult, Step
 from ..rules.requirement import _CUDNN_DIST
 from .environment import BACKUP_TAG, _load_spec, _python
 from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _atomic_write, _journal_load,
@@ -29,7 +30,7 @@ from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _a
 
 # The undo journal (``<state dir>/undo.json``) is a file on disk that anything running as the
 # user can write, so undo trusts nothing in it. It re-derives what it may do and refuses the
-# rest, each with a message that says why (issue 13):
+# rest, each with a message that says why:
 #
 # * kernelspec records: only the ``kernel.json`` of a kernelspec jupyter_client knows now
 #   (``KernelSpecManager().find_kernel_specs()``) or, for a shell whose JUPYTER_* variables differ
@@ -177,6 +178,7 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
     output: list[str] = []
     records: list[dict[str, Any]] = []
     error: str | None = None
+    created_dir = False
     kp = p.payload.get("kernelspec") if any(s.kind == "kernelspec" for s in p.steps) else None
     with contextlib.ExitStack() as held:
         if kp is not None:
@@ -190,41 +192,7 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
                 return FixResult(p.fix_id, False, error=f"{type(exc).__name__}: {exc}")
         try:
             for s in p.steps:
-                if s.kind == "run":
-                    if not s.argv or s.argv[0] != _python(p.context):
-                        raise RuntimeError("refusing to run a command that is not the kernel's own interpreter")
-                    rc = _run(s.argv, stream, output)
-                    if rc != 0:
-                        raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
-                    done.append("ran " + " ".join(_quote(a) for a in s.argv))
-                    if p.fix_id == "install-matching-cudnn":
-                        records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
-                                        "previous": p.payload["previous"]})
-                elif s.kind == "set-env":
-                    for k, v in s.env:
-                        if k not in FIX_ENV_VARIABLES.get(p.fix_id, ()):
-                            raise RuntimeError(f"{p.fix_id} does not set {k}; refusing")
-                        prev = os.environ.get(k)
-                        records.append({"kind": "environ", "name": k, "pid": os.getpid()})
-                        _ENV_APPLIED.setdefault(p.fix_id, []).append((k, prev, v))
-                        if v is None:
-                            os.environ.pop(k, None)
-                        else:
-                            os.environ[k] = v
-                        done.append(f"set {k}={v} in this kernel")
-                elif s.kind == "kernelspec":
-                    rec = _apply_kernelspec(p.payload["kernelspec"], created_dir)
-                    records.append(rec)
-                    done.append(f"wrote {rec['path']}" + (f" (backup {rec['backup']})" if rec.get("backup") else " (new)"))
-                elif s.kind == "call" and p.payload.get("tf_call"):
-                    msg = _tf_memory_growth()
-                    if msg is None:
-                        done.append("tf.config.experimental.set_memory_growth(gpu, True) for every GPU")
-                    else:
-                        done.append(f"TensorFlow: {msg}; the kernelspec env applies at the next start")
-                elif s.kind == "restart" and p.fix_id == "restart-kernel":
-                    _schedule_exit()
-                    done.append("the kernel stops in a moment; the front end restarts it")
+                _carry_out(p, s, stream=stream, done=done, output=output, records=records, created_dir=created_dir)
         except Exception as exc:  # noqa: BLE001
             error = f"{type(exc).__name__}: {exc}"
         if records:
@@ -239,6 +207,58 @@ def apply(p: FixPlan, *, stream: Callable[[str], None] | None = None) -> FixResu
     hint = f"%cudnn_fix --undo {p.fix_id}" if records else ""
     return FixResult(p.fix_id, error is None, tuple(done), tuple(output), error, hint, p.restart_required,
                      fresh_start=any(s.kind == "kernelspec" for s in p.steps))
+
+
+def _carry_out(p: FixPlan, s: Step, *, stream: Callable[[str], None] | None, done: list[str], output: list[str],
+               records: list[dict[str, Any]], created_dir: bool) -> None:
+    """Carry out one step of an applicable plan: adds a line per change to ``done`` and how to
+    undo it to ``records`` as each change is made (a step that fails midway keeps what it did).
+    Raises ``RuntimeError`` for a refused or failed step."""
+    if s.kind == "run":
+        _run_step(p, s, stream, done, output, records)
+    elif s.kind == "set-env":
+        _set_env_step(p, s, done, records)
+    elif s.kind == "kernelspec":
+        rec = _apply_kernelspec(p.payload["kernelspec"], created_dir)
+        records.append(rec)
+        done.append(f"wrote {rec['path']}" + (f" (backup {rec['backup']})" if rec.get("backup") else " (new)"))
+    elif s.kind == "call" and p.payload.get("tf_call"):
+        msg = _tf_memory_growth()
+        done.append("tf.config.experimental.set_memory_growth(gpu, True) for every GPU" if msg is None
+                    else f"TensorFlow: {msg}; the kernelspec env applies at the next start")
+    elif s.kind == "restart" and p.fix_id == "restart-kernel":
+        _schedule_exit()
+        done.append("the kernel stops in a moment; the front end restarts it")
+
+
+def _run_step(p: FixPlan, s: Step, stream: Callable[[str], None] | None, done: list[str], output: list[str],
+              records: list[dict[str, Any]]) -> None:
+    """A ``run`` step: only the kernel's own interpreter is run (pip, for a pip fix)."""
+    if not s.argv or s.argv[0] != _python(p.context):
+        raise RuntimeError("refusing to run a command that is not the kernel's own interpreter")
+    rc = _run(s.argv, stream, output)
+    if rc != 0:
+        raise RuntimeError(f"{' '.join(s.argv[1:4])} exited with status {rc}")
+    done.append("ran " + " ".join(shlex.quote(a) for a in s.argv))
+    if p.fix_id == "install-matching-cudnn":
+        records.append({"kind": "pip", "python": p.payload["python"], "package": p.payload["package"],
+                        "previous": p.payload["previous"]})
+
+
+def _set_env_step(p: FixPlan, s: Step, done: list[str], records: list[dict[str, Any]]) -> None:
+    """A ``set-env`` step: only the variables the fix id may set (:data:`FIX_ENV_VARIABLES`), in
+    this kernel's environment; ``None`` unsets one."""
+    for k, v in s.env:
+        if k not in FIX_ENV_VARIABLES.get(p.fix_id, ()):
+            raise RuntimeError(f"{p.fix_id} does not set {k}; refusing")
+        prev = os.environ.get(k)
+        records.append({"kind": "environ", "name": k, "pid": os.getpid()})
+        _ENV_APPLIED.setdefault(p.fix_id, []).append((k, prev, v))
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+        done.append(f"set {k}={v} in this kernel")
 
 
 def _roll_back(fix_id: str, records: list[dict[str, Any]]) -> str:
@@ -567,4 +587,4 @@ def _undo_pip(fix_id: str, rec: dict[str, Any], output: list[str]) -> str:
     rc = _run(argv, None, output)
     if rc != 0:
         raise RuntimeError(f"{' '.join(argv[1:5])} exited with status {rc}")
-    return "ran " + " ".join(_quote(a) for a in argv)
+    return "ran " + " ".join(shlex.quote(a) for a in argv)

@@ -4,7 +4,7 @@ A fix id (docs/ids.md "Fix ids": stable, add, never rename) is one :class:`FixSp
 :data:`CATALOGUE`. Everything else derives from it: the registry's ids and titles
 (:data:`FIXES`, ``%cudnn_fix``/``cudnn-magic fix``), the ids a diagnosis may offer and their
 one-line advice (:data:`ADVICE`, used by :mod:`cudnn_magic.knowledge` and
-:mod:`cudnn_magic.diagnose`), the ids the registry can carry out from a button
+:mod:`cudnn_magic.engines.diagnose`), the ids the registry can carry out from a button
 (:data:`RUNNABLE`), the buttons that only show advice (:data:`ADVICE_ONLY`), the fixes whose
 plan shows the diagnosis's or the finding's own words. Adding a fix is one entry here plus its
 planner in :mod:`cudnn_magic.fixes.planners` (and, when diagnoses offer it, its wording in

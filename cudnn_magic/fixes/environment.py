@@ -16,8 +16,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from ..files import load_json_regular, read_regular_whole, regular_dist_version
-from ..kernelinfo import connection_file
+from ..util.files import load_json_regular, read_regular_whole, regular_dist_version
+from ..util.kernelinfo import connection_file
 from ..rules.requirement import _DIST_NAME
 
 
@@ -106,7 +106,7 @@ def kernel_start_environ(spec: dict[str, Any], base: dict[str, str]) -> dict[str
 def kernel_context(context: dict[str, Any]) -> dict[str, Any] | None:
     """For a shell that names a kernelspec (``cudnn-magic fix ... --kernel NAME``, no kernel
     running here): the context that judges the kernel's start environment instead of the
-    shell's (issue 27, item 3: the shell's own LD_LIBRARY_PATH was judged), i.e. ``context``
+    shell's (not the shell's own LD_LIBRARY_PATH), i.e. ``context``
     plus ``environ`` (:func:`kernel_start_environ` of the spec over this shell's environment,
     the best stand-in for the server's) and ``kernel_environ`` (those words). None when no
     kernelspec is named, a kernel runs here (its own environment is the one), or the spec is

@@ -1,5 +1,5 @@
 """Which framework raised, and which fixes are for its users: a TensorFlow snippet is no advice
-for a PyTorch error (issue 27, item 5).
+for a PyTorch error.
 
 Pure: text in, names out; no IPython, no probes. Two questions:
 

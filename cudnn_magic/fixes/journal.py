@@ -13,7 +13,7 @@ from typing import Any
 import stat as _stat
 
 
-from ..files import atomic_write, file_lock
+from ..util.files import atomic_write, file_lock
 
 
 _atomic_write = atomic_write  # one name for every atomic write of the fix registry
@@ -39,7 +39,8 @@ def _state_dir() -> str:
     """Where the undo journal lives: ``$CUDNN_MAGIC_STATE_DIR``, else ``$XDG_STATE_HOME/cudnn_magic``
     (``~/.local/state/cudnn_magic``): the same for a kernel and for a shell whose JUPYTER_*
     variables differ from the server's, so ``cudnn-magic fix --undo`` finds what a kernel wrote
-    (issue 27, item 3; it used to live in Jupyter's data dir, :func:`_legacy_journal_paths`)."""
+    (it used to live in Jupyter's data dir, which a shell and a kernel may see differently:
+    :func:`_legacy_journal_paths`)."""
     d = os.environ.get("CUDNN_MAGIC_STATE_DIR")
     if d:
         return d

@@ -1,8 +1,8 @@
-"""Would ``pip install REQ`` change the finding it is offered for? (issue 27: a fix is offered as
+"""Would ``pip install REQ`` change the finding it is offered for? (A fix is offered as
 applicable only when it would change something.)
 
 Two ways a cuDNN wheel install changes nothing, or harms, found here without running pip (the
-full prediction is ``cudnn-magic check --what-if``, :mod:`cudnn_magic.whatif`, which uses the same
+full prediction is ``cudnn-magic check --what-if``, :mod:`cudnn_magic.engines.whatif`, which uses the same
 folder table):
 
 * **It overwrites another family's files.** ``nvidia-cudnn-cu12`` and ``nvidia-cudnn-cu13`` both
@@ -13,7 +13,7 @@ folder table):
   a library that ``dlopen``\\ s ``libcudnn.so.N`` by name (ONNX Runtime's CUDA provider) searches
   only ``LD_LIBRARY_PATH``, its ``RUNPATH``, the ld.so cache and the default directories
   (glibc ``dl-load.c``; :func:`cudnn_magic.probes.loader.search_steps`); ``site-packages/nvidia/
-  cudnn/lib`` is none of them, so the installed wheel is found by nothing (issue 27, item 2:
+  cudnn/lib`` is none of them, so the installed wheel is found by nothing (measured:
   ``onnxruntime-gpu`` 1.18 with ``nvidia-cudnn-cu11`` really installed still "will find no
   libcudnn.so.8"). Consumers that load cuDNN by path from ``sys.path`` (PyTorch's
   ``_preload_cuda_deps``, JAX's plugin, CuPy's cuda-pathfinder) are not judged here.
@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from ..rules.requirement import parse_requirement
 from ..rules.wheel_folders import canonical, cudnn_folder
 
 #: ONNX Runtime's ``preload_dlls()`` (loads the CUDA and cuDNN wheels' libraries by path) exists
@@ -64,9 +64,8 @@ def pip_fix_blocker(fw: Any, requirement: str, installed: Iterable[Any], *, pure
     Returns:
         One sentence, or None. Never raises.
     """
-    try:
-        r = Requirement(requirement)
-    except InvalidRequirement:
+    r = parse_requirement(requirement)
+    if r is None:
         return None
     folder = cudnn_folder(r.name)
     if folder is None:
@@ -90,10 +89,8 @@ def pip_fix_blocker(fw: Any, requirement: str, installed: Iterable[Any], *, pure
 def wheel_lib_dir(requirement: str, purelib: str) -> str | None:
     """Where ``pip install requirement`` puts the cuDNN libraries (``<purelib>/<folder>/lib``),
     or None when it is not a cuDNN wheel of a known family."""
-    try:
-        folder = cudnn_folder(Requirement(requirement).name)
-    except InvalidRequirement:
-        return None
+    r = parse_requirement(requirement)
+    folder = cudnn_folder(r.name) if r is not None else None
     return os.path.join(purelib, *folder.split("/"), "lib") if folder else None
 
 

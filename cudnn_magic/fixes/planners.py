@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 from typing import Any
 
@@ -18,18 +19,29 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..kernelinfo import kernel_app as _kernel_app
 from ..model import Report
-from ..model.fixes import RESTART_NOTE, FixPlan, Step, _quote
+from ..model.fixes import RESTART_NOTE, FixPlan, Step
+from ..probes.installed import resolve
+from ..rules.consumer_table import framework_probes
 from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
+from ..util.kernelinfo import kernel_app as _kernel_app
 from .advice import _advice
-from .environment import (_ENV_NAME, KernelSpecTarget, _dump_spec, _environ, _installed_version, _pip_check,
-                          _pip_extra_args, _python, find_running_kernelspec, kernel_start_environ)
+from .environment import (
+    _ENV_NAME,
+    KernelSpecTarget,
+    _dump_spec,
+    _environ,
+    _installed_version,
+    _pip_check,
+    _pip_extra_args,
+    _python,
+    find_running_kernelspec,
+    kernel_start_environ,
+)
 from .journal import _journal_load
 from .solver import solve_cudnn
 from .verify import verify_environ, verify_pip, verify_restart
-
 
 # --------------------------------------------------------------------------- data
 
@@ -136,7 +148,7 @@ def install_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     why = _pip_check(python)
     if why:
         return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint, payload=payload)
-    if ctx.get("verify", True):  # the rule (issue 27): offered only when its own what-if shows it helps
+    if ctx.get("verify", True):  # a fix is offered only when its own what-if shows it helps
         why, checked = verify_pip((*extra, requirement), python, report, fid)
         notes += checked
         if why:
@@ -179,8 +191,6 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
     resolutions = [r for r in report.resolutions if r.picked and r.shadowed and in_an_entry(r.picked)]
     if not resolutions:
         try:
-            from ..probes.installed import resolve  # start-up cost: only this fix needs it
-
             sonames = sorted({c.soname for c in report.cudnn_installed if c.is_main and c.soname} | {"libcudnn.so.9"})
             for so in sonames:
                 r = resolve(so, "this kernel (plain dlopen)", None, environ=env)
@@ -283,7 +293,7 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     spec_env = target.spec.get("env") if isinstance(target.spec.get("env"), dict) else {}
     hit_real = {os.path.realpath(h) for h in hits}
     if where == "here":
-        # the restart loop (issue 27, item 4): the spec was fixed, but this kernel was restarted, not
+        # the restart loop: the spec was fixed, but this kernel was restarted, not
         # started fresh, so it still has the old environment; offering the same edit again changes nothing
         fresh = kernel_start_environ(target.spec, env).get("LD_LIBRARY_PATH", "")
         if not hit_real & {os.path.realpath(e) for e in fresh.split(":") if e}:
@@ -312,7 +322,7 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     undo_hint = f"%cudnn_fix --undo {fid} (restores {target.write_path} from its backup)"
     if target.copy_from:
         undo_hint = f"%cudnn_fix --undo {fid} (removes {target.write_path})"
-    if ctx.get("verify", True):  # the rule (issue 27): the check in a fresh process with the change must clear it
+    if ctx.get("verify", True):  # offered only when the check in a fresh process with the change clears it
         # the effect on the value the kernel really starts with (``env``), not the spec's text,
         # whose ${LD_LIBRARY_PATH} stands for the server's value
         now = [t for t in env.get("LD_LIBRARY_PATH", "").split(":") if t]
@@ -423,7 +433,7 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if not in_kernel:  # no kernel internals to show: there is no kernel here to stop
         return FixPlan(fid, "Restart the kernel", False, "not running in a Jupyter kernel (in a terminal, quit and "
                        "start IPython or the program again)", (), False)
-    if ctx.get("verify", True):  # the rule (issue 27): a restart that meets the same finding is no fix
+    if ctx.get("verify", True):  # a restart that meets the same finding is no fix
         why, checked = verify_restart(_environ(ctx), report, fid)
         notes += checked
         if why:
@@ -433,7 +443,6 @@ def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 
 def import_order_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     sol = [n for n in (framework_need(fw) for fw in report.frameworks) if n]
-    from ..rules.consumer_table import framework_probes  # start-up cost: only this planner needs it
 
     imports = {c.name: f"import {c.import_name}" for c in framework_probes()}
     # The newest lower bound first: its cuDNN satisfies the older builds within a major.
@@ -508,7 +517,7 @@ def reinstall_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         argv = (_python(ctx), "-m", "pip", "install", "--force-reinstall", "--no-deps", pin)
         return FixPlan("reinstall-cudnn", f"Reinstall {pin}", False, "advice only: review, then run it yourself",
                        (Step("advice", f"Reinstall {pin} so every file comes from one release", argv=argv,
-                             snippet=" ".join(_quote(a) for a in argv)),), True)
+                             snippet=" ".join(shlex.quote(a) for a in argv)),), True)
     return _advice("reinstall-cudnn", "Reinstall cuDNN from one release",
                    "remove the stray libcudnn* files and reinstall the package that owns the directory "
                    "(conda install --force-reinstall cudnn, or your distribution's package)", restart=True)

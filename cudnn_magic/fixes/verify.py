@@ -1,7 +1,8 @@
-"""Does a fix change its finding? Checked before it is offered as one to apply (issue 27, "the rule").
+"""Does a fix change its finding? Checked before it is offered as one to apply: a fix is offered
+as applicable only when it would change something.
 
 * A pip change: the project's own what-if of exactly that command
-  (:func:`cudnn_magic.probes.pip_report.what_if`: pip's resolver, the new wheels' own ``RECORD``, the
+  (:func:`cudnn_magic.engines.whatif.what_if`: pip's resolver, the new wheels' own ``RECORD``, the
   same rules) must show the finding gone and add no error.
 * An environment change (``LD_LIBRARY_PATH`` in the kernelspec): the check is run again in a fresh
   process started with the changed environment (``python -m cudnn_magic check --json``, the same
@@ -23,7 +24,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Sequence
 
+from ..engines.whatif import what_if
 from ..model import Finding, Report
+from ..probes.pip_report import PipError
 
 
 def _shape(title: str) -> str:
@@ -66,7 +69,6 @@ def _stays(findings: Iterable[Any], want: Sequence[tuple[str, str]]) -> list[str
 def verify_pip(words: Sequence[str], python: str, report: Report, fid: str) -> tuple[str | None, list[str]]:
     """Whether ``pip install WORDS`` for ``python`` would clear the findings of ``report`` that
     offer ``fid``, by the what-if of exactly those words (module docstring)."""
-    from ..probes.pip_report import PipError, what_if  # start-up cost: pip's dry run only when a fix is verified
 
     want = targets(report, fid)
     try:

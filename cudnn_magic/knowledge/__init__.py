@@ -11,7 +11,7 @@ each a tuple ``SIGNATURES`` of declarative :class:`Signature` entries, with an o
 never runs anything from the text.
 
 Besides wordings that point at a diagnosis, a family may hold *markers* (weight 0): facts about
-the text that the ranking in :mod:`cudnn_magic.diagnose` reads, never diagnoses of their own:
+the text that the ranking in :mod:`cudnn_magic.engines.diagnose` reads, never diagnoses of their own:
 which cuDNN function failed (:mod:`.calls`, group ``call``), that the failing code path runs
 inside cuDNN (``cudnn_path``), and which library a loader said it could not open
 (``names_missing``).

@@ -44,7 +44,8 @@ from __future__ import annotations
 import re
 
 from .signature import sig
-from .status import decode_status
+from .status_codes import decode_status
+from ..rules.cudnn_version import try_parse
 
 NOT_FOUND_FIXES = ("install-matching-cudnn", "remove-shadowing-dir")
 
@@ -105,7 +106,6 @@ def _opencv_versions(groups, line):
     """OpenCV's checkVersions: 4.4-4.5.0 compare the encoded numbers exactly (a newer patch warns
     too); later releases print major.minor and warn when incompatible, but until opencv#25841 (4.11)
     they decoded cuDNN 9's encoding as "90.1" against a build's "9.1": the same release, no mismatch."""
-    from ..rules.cudnn_version import try_parse  # start-up cost: only a matched OpenCV line needs it
 
     loaded, built = groups.get("loaded", ""), groups.get("compiled", "")
     if "." in loaded:

@@ -4,7 +4,7 @@ A status name is not the whole message: the same ``CUDNN_STATUS_INTERNAL_ERROR``
 could not create its handle" when ``cudnnCreate`` returned it (``cudnn-init-failed``, usually
 memory or a broken install) and "an internal error in a kernel" when a convolution returned it.
 These markers (weight 0, never a diagnosis of their own) read the called function wherever a
-framework prints it; :func:`cudnn_magic.diagnose.diagnose` then refines a bare status with
+framework prints it; :func:`cudnn_magic.engines.diagnose.diagnose` then refines a bare status with
 :data:`REFINES` (the call's role decides the id, the status's own id stays "also possible").
 
 Where frameworks print the call, quoted from their sources:

@@ -1,7 +1,7 @@
 """Family "init": cuDNN or the framework's DNN support failed to initialize.
 
 Catalogue id ``cudnn-init-failed`` (refined by facts to ``cudnn-version-mismatch``,
-``gpu-out-of-memory`` or ``cuda-driver-too-old`` in :mod:`cudnn_magic.diagnose`). Wordings:
+``gpu-out-of-memory`` or ``cuda-driver-too-old`` in :mod:`cudnn_magic.engines.diagnose`). Wordings:
 
 * TensorFlow/XLA ``cuda_dnn.cc`` ``CudnnSupport::Init``: ``Could not create cudnn handle:
   CUDNN_STATUS_INTERNAL_ERROR`` (``NOT_INITIALIZED``, ``ALLOC_FAILED``; lower-case ``could not``

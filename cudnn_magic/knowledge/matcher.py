@@ -27,7 +27,7 @@ import logging
 
 from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
-from .status import status_by_name
+from .status_codes import status_by_name
 
 #: Stable fix ids a diagnosis may offer, with their one-line advice (docs/ids.md:
 #: "Fix ids are the developers' to define; keep them stable"): the fix catalogue's ADVICE, one
@@ -100,7 +100,7 @@ def _decode(b: bytes) -> str:
 
 
 # C0/C1 controls, bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9) and lone
-# surrogates: see cudnn_magic.safetext
+# surrogates: see cudnn_magic.util.safetext
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
@@ -230,7 +230,7 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
     line on one side of it keep ``MAX_LINE // 2`` of them; a signature's window stops before such
     a line); a literal on more than
     :data:`WARNING_MAX_LINES` lines keeps its first and last ones. Used on a succeeding cell's
-    fd-2 output before :func:`cudnn_magic.diagnose.gpu_unused_warnings`, so that a cell that
+    fd-2 output before :func:`cudnn_magic.engines.diagnose.gpu_unused_warnings`, so that a cell that
     printed a megabyte of ordinary log costs a few passes over its bytes
     (``benchmarks/bench_cell_overhead.py``). ``find(haystack, needle, start)`` replaces
     ``bytes.find`` for the literal passes (the capture passes the C library's ``memmem``).

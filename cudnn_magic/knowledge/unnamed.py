@@ -15,7 +15,7 @@ provider), the CUDA runtime, the MSVC runtime, zlib, or anything else.
 
 The text alone never makes this a cuDNN diagnosis: the id is ``unnamed-library-load-failed``, whose
 summary says what to check; with the live facts of this environment (``cudnn-magic explain --facts``,
-or the kernel's own report) :mod:`cudnn_magic.diagnose` joins it with the loader search of every
+or the kernel's own report) :mod:`cudnn_magic.engines.diagnose` joins it with the loader search of every
 cuDNN consumer and says whether cuDNN is what is missing. A cuDNN file named anywhere in the text
 (``Error loading "...\\cudnn_cnn_infer64_8.dll" or one of its dependencies``, TensorFlow 1.x's
 ``Could not find 'cudnn64_7.dll'``) is read by family "loading" and outranks this one; a text that

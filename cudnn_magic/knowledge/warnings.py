@@ -1,6 +1,6 @@
 """Family "warnings": a cell succeeded but the framework will silently skip the GPU.
 
-Used by :func:`cudnn_magic.diagnose.gpu_unused_warnings` (and as weaker evidence by
+Used by :func:`cudnn_magic.engines.diagnose.gpu_unused_warnings` (and as weaker evidence by
 ``diagnose``). Wordings:
 
 * TensorFlow ``core/common_runtime/gpu/gpu_device.cc``: ``Cannot dlopen some GPU libraries.

@@ -1,7 +1,8 @@
 """The result of a cluster check: :class:`ClusterReport` (one :class:`WorkerRow` per Dask
 worker or Ray node, values that differ from the majority found by
-:meth:`ClusterReport.majority_diff`); made by :mod:`cudnn_magic.cluster` (Dask) and
-:mod:`cudnn_magic.cluster_ray` (Ray), rendered by :mod:`cudnn_magic.render.cluster`."""
+:meth:`ClusterReport.majority_diff`); made by :mod:`cudnn_magic.engines.cluster` (Dask) and
+:mod:`cudnn_magic.engines.cluster_ray` (Ray), rendered by :mod:`cudnn_magic.render.cluster`
+(``text()``, ``html()`` and the notebook display: :mod:`cudnn_magic.model.display`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .display import Displayed
 
 __all__ = ["ClusterReport", "WorkerRow"]
 
@@ -126,11 +129,11 @@ def _version_key(v: str) -> tuple:
 
 
 def _short(p: Any) -> str:
+    """A path for a table cell: ``~`` for the home directory."""
     if not p:
         return "?"
-    from ..render.report import short_path  # start-up cost: the renderer, only when a cell is shown
-
-    return short_path(str(p))
+    p, home = str(p), os.path.expanduser("~")
+    return "~" + p[len(home):] if home and p.startswith(home + os.sep) else p
 
 
 def _short_pathlist(v: str) -> str:
@@ -138,7 +141,7 @@ def _short_pathlist(v: str) -> str:
 
 
 @dataclass
-class ClusterReport:
+class ClusterReport(Displayed):
     """Every worker's ``check`` report side by side.
 
     Attributes:
@@ -281,13 +284,6 @@ class ClusterReport:
             parts.append(f"{errs} with error findings")
         return " -- ".join(parts)
 
-    def text(self) -> str:
-        """Plain text: the table (differing values marked ``*``), who did not answer and why,
-        and the findings per worker (:func:`cudnn_magic.render.cluster.cluster_text`)."""
-        from ..render.cluster import cluster_text  # a cycle: the renderer reads this type
-
-        return cluster_text(self)
-
     def _noted_workers(self) -> list[tuple[WorkerRow, list[dict], str | None]]:
         """(worker, its findings above severity info, its LD_LIBRARY_PATH note) for each worker
         that has either: what both renderings list under "Findings per worker"."""
@@ -298,19 +294,6 @@ class ClusterReport:
             if fs or note:
                 rows.append((w, fs, note))
         return rows
-
-    def html(self) -> str:
-        """An HTML table (differing cells highlighted, failed workers in red with the reason)
-        and the findings per worker, every value escaped (:func:`cudnn_magic.render.cluster.cluster_html`)."""
-        from ..render.cluster import cluster_html  # a cycle: the renderer reads this type
-
-        return cluster_html(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text())
 
     def __repr__(self) -> str:
         return self.text()

@@ -1,19 +1,18 @@
 """What a crash record says about a kernel that died (:class:`CrashRecord`); read by
-:mod:`cudnn_magic.capture.records`, rendered by :mod:`cudnn_magic.render.crash`."""
+:mod:`cudnn_magic.capture.records`, diagnosed by :mod:`cudnn_magic.engines.crash`, rendered by
+:mod:`cudnn_magic.render.crash`."""
 
 from __future__ import annotations
 
-import logging
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field
 
-log = logging.getLogger("cudnn_magic")
+from .display import Displayed
 
 __all__ = ["CrashRecord"]
 
 
 @dataclass
-class CrashRecord:
+class CrashRecord(Displayed):
     """What a record says about a kernel that died.
 
     Attributes:
@@ -40,7 +39,8 @@ class CrashRecord:
         shown: whether the record had been shown before this read.
         clean_exit: the helper saw a clean exit (then it is not a crash).
         alive: the kernel process still runs.
-        diagnoses: :class:`~cudnn_magic.model.Diagnosis` list, after :meth:`diagnose`.
+        diagnoses: :class:`~cudnn_magic.model.Diagnosis` list, after
+            :func:`cudnn_magic.engines.crash.diagnose_record`.
     """
 
     key: str
@@ -63,41 +63,10 @@ class CrashRecord:
     alive: bool = False
     diagnoses: list = field(default_factory=list)
 
-    def stack_summary(self) -> str:
-        """:func:`cudnn_magic.crash.faulthandler_summary` of :attr:`faulthandler`; a dump of CPython 3.10+ (which
-        ends complete dumps with ``Extension modules: ...``) without that end was cut short."""
-        from ..crash import faulthandler_summary  # a cycle: the engine imports this type
-
-        v = self.python_version
-        return faulthandler_summary(self.faulthandler,
-                                    ends_with_module_list=None if v is None else tuple(v[:2]) >= (3, 10))
-
     @property
     def crashed(self) -> bool:
         """Dead without a clean exit."""
         return not self.alive and not self.clean_exit
-
-    def diagnose(self, with_facts: bool = True) -> list:
-        """Diagnose the record's log (and its faulthandler stack) like an annotated error cell:
-        ``diagnose(log=..., traceback=...)``; live facts of THIS process are consulted only when
-        something cuDNN-related was found (``with_facts``). ``restart-kernel`` is left out: the
-        kernel that shows the record is the restart (or the one that died is gone). Fills and
-        returns :attr:`diagnoses`."""
-        from ..diagnose import diagnose  # start-up cost: the knowledge tables, only for a record to show
-
-        kw = dict(exception="", log=self.log or self.log_tail, traceback=self.faulthandler)
-        found = diagnose(report=None, **kw)
-        if found and with_facts:
-            try:
-                from ..check import cached_report  # start-up cost: the probes, only when something was found
-
-                found = diagnose(report=cached_report(), **kw) or found
-            except Exception:  # noqa: BLE001
-                log.debug("cudnn_magic: facts for the crash diagnosis failed", exc_info=True)
-        # this kernel IS the restart: a notice that offers restart-kernel again offers what just happened
-        self.diagnoses = [replace(d, fixes=tuple(f for f in d.fixes if f.id != "restart-kernel"))
-                          if any(f.id == "restart-kernel" for f in d.fixes) else d for d in found]
-        return self.diagnoses
 
     def to_json(self) -> dict:
         """JSON-ready dict (diagnoses as their ids)."""
@@ -105,21 +74,6 @@ class CrashRecord:
         d["diagnoses"] = [getattr(x, "id", str(x)) for x in self.diagnoses]
         d["crashed"] = self.crashed
         return d
-
-    def text(self) -> str:
-        """Plain text (terminal IPython, ``text/plain``): :func:`cudnn_magic.render.crash.crash_text`."""
-        from ..render.crash import crash_text  # a cycle: the renderer reads this type
-
-        return crash_text(self)
-
-    def html(self) -> str:
-        """Compact escaped HTML (no JavaScript): :func:`cudnn_magic.render.crash.crash_html`."""
-        from ..render.crash import crash_html  # a cycle: the renderer reads this type
-
-        return crash_html(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": self.text(), "text/html": self.html()}
 
     def __repr__(self) -> str:
         return self.text()

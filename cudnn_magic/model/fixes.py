@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
-import shlex
+
+from .display import Displayed
 from .report import to_plain
-
-
-
 
 StepKind = Literal["run", "set-env", "kernelspec", "call", "restart", "advice"]
 
@@ -49,7 +48,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class FixPlan:
+class FixPlan(Displayed):
     """Exactly what a fix will do here, before it does anything.
 
     Attributes:
@@ -86,7 +85,7 @@ class FixPlan:
         parts: list[str] = []
         for s in self.steps:
             if s.kind == "run":
-                parts.append(" ".join(_quote(a) for a in s.argv))
+                parts.append(" ".join(shlex.quote(a) for a in s.argv))
             elif s.kind in ("set-env", "kernelspec"):
                 where = "this kernel's environment" if s.kind == "set-env" else (s.path or "kernel.json")
                 parts.append("; ".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env) + f" in {where}")
@@ -96,24 +95,6 @@ class FixPlan:
                 parts.append(s.description)
         return "\n".join(parts)
 
-    def text(self) -> str:
-        """The preview as plain text (terminal, CLI, ``text/plain``): :func:`cudnn_magic.render.fixes.plan_text`."""
-        from ..render.fixes import plan_text  # a cycle: the renderer reads these types
-
-        return plan_text(self)
-
-    def html(self) -> str:
-        """The preview as escaped HTML: :func:`cudnn_magic.render.fixes.plan_html`."""
-        from ..render.fixes import plan_html  # a cycle: the renderer reads these types
-
-        return plan_html(self)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text())
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (no private payload)."""
         d = {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "payload"}
@@ -122,7 +103,7 @@ class FixPlan:
 
 
 @dataclass(frozen=True)
-class FixResult:
+class FixResult(Displayed):
     """What :func:`apply` or :func:`undo` did.
 
     Attributes:
@@ -147,28 +128,5 @@ class FixResult:
     restart_required: bool = False
     fresh_start: bool = False
 
-    def text(self) -> str:
-        """What was done, as plain text: :func:`cudnn_magic.render.fixes.result_text`."""
-        from ..render.fixes import result_text  # a cycle: the renderer reads these types
-
-        return result_text(self)
-
-    def html(self) -> str:
-        """What was done, the error if any, and the undo command, as escaped HTML
-        (:func:`cudnn_magic.render.fixes.result_html`)."""
-        from ..render.fixes import result_html  # a cycle: the renderer reads these types
-
-        return result_html(self)
-
     def __str__(self) -> str:
         return self.text()
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.text(), "text/html": self.html()}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self.text())
-
-
-def _quote(arg: str) -> str:
-    return shlex.quote(arg)

@@ -1,6 +1,6 @@
-"""The prevention results (issue 16), plain data: the what-if's :class:`WhatIf` with its
-:class:`Change` rows (:mod:`cudnn_magic.whatif` computes them, :mod:`cudnn_magic.render.whatif`
-shows them) and a manifest comparison's :class:`Drift` rows (:mod:`cudnn_magic.manifest`,
+"""The prevention results (before an install, and against a saved stack), plain data: the what-if's :class:`WhatIf` with its
+:class:`Change` rows (:mod:`cudnn_magic.engines.whatif` computes them, :mod:`cudnn_magic.render.whatif`
+shows them) and a manifest comparison's :class:`Drift` rows (:mod:`cudnn_magic.engines.manifest`,
 :mod:`cudnn_magic.render.manifest`)."""
 
 from __future__ import annotations

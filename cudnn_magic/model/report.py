@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 import os.path
 
+from .display import Displayed
+
 Severity = Literal["error", "warning", "info"]
 Verdict = Literal["ok", "mismatch", "unknown", "not-applicable"]
 
@@ -401,7 +403,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(Displayed):
     """One explanation of an error, from the catalogue of docs/ids.md.
 
     Attributes:
@@ -422,15 +424,6 @@ class Diagnosis:
     fixes: tuple[Fix, ...] = ()
     score: float = 0.0
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..render.diagnosis import diagnoses_html, diagnoses_text  # a cycle: the renderers import the model
-
-        return {"text/plain": diagnoses_text([self]), "text/html": diagnoses_html([self])}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from ..render.diagnosis import diagnoses_text  # a cycle: the renderers import the model
-
-        p.text(diagnoses_text([self]).rstrip("\n"))
 
 
 @dataclass(frozen=True)
@@ -453,7 +446,7 @@ class CudaToolkit:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Displayed):
     """Everything ``%cudnn_check`` knows about this process and machine.
 
     ``consumers`` lists every native library of the environment that uses cuDNN (see
@@ -491,16 +484,6 @@ class Report:
         sev = sorted((f.severity for f in self.findings), key=order.__getitem__)
         return sev[0] if sev else None
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """HTML in notebooks, the text report elsewhere (``cudnn_magic.check()`` in a cell)."""
-        from ..render.report import report_html, report_text  # a cycle: the renderers import the model
-
-        return {"text/plain": report_text(self), "text/html": report_html(self)}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        from ..render.report import report_text  # a cycle: the renderers import the model
-
-        p.text(report_text(self))
 
 
 @dataclass(frozen=True)
@@ -553,7 +536,7 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-class Diagnoses(list):  # type: ignore[type-arg]
+class Diagnoses(Displayed, list):  # type: ignore[type-arg]
     """What ``cudnn_magic.explain()`` returns: a ``list`` of :class:`Diagnosis`, strongest
     first, that displays as the annotation does (HTML in notebooks, text in terminals).
 
@@ -565,21 +548,3 @@ class Diagnoses(list):  # type: ignore[type-arg]
         super().__init__(items)
         self.message = message
 
-    def _text(self) -> str:
-        if not self:
-            return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from ..render.diagnosis import diagnoses_text  # a cycle: the renderers import the model
-
-        return diagnoses_text(self).rstrip("\n")
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        if not self:
-            import html  # start-up cost: only a front end asks for HTML
-
-            return {"text/plain": self._text(), "text/html": f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"}
-        from ..render.diagnosis import diagnoses_html  # a cycle: the renderers import the model
-
-        return {"text/plain": self._text(), "text/html": diagnoses_html(self)}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(self._text())

@@ -6,10 +6,10 @@ the version constant a cuDNN sub-library carries (:func:`cudnn_magic.probes.libn
 its sha256 (:func:`cudnn_magic.probes.owners.digest_if_small`), the native-library rows of a wheel's
 ``RECORD`` (:func:`cudnn_magic.probes.owners.read_record_natives`: TensorFlow's has 22,000 rows).
 Each is stored under the file's ``[device, inode, size, mtime_ns]`` and served only while the file
-still has them; a file changed less than :data:`~cudnn_magic.probes.scope.RACY_S` seconds ago is
+still has them; a file changed less than :data:`RACY_S` seconds ago is
 not stored (git's "racy" entries).
 
-One JSON document per folder (:mod:`cudnn_magic.probes.disk_cache`, kind ``files``: trusted files
+One JSON document per folder (:mod:`cudnn_magic.util.disk_cache`, kind ``files``: trusted files
 only, written exclusively), read once per process and written back when a check that added to it
 ends (:func:`cudnn_magic.probes.scope.check_scope`). Never raises.
 """
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
+from ..util.disk_cache import load, store
 
 __all__ = ["get", "put", "flush", "MISSING"]
 
@@ -29,11 +31,20 @@ _dirty: set[str] = set()
 _lock = threading.Lock()
 
 
+#: A file or folder changed less than this long ago (seconds) is read again every time: a second
+#: change within the file system's timestamp granularity could keep its mtime.
+RACY_S = 2.0
+
+
+def racy(st: os.stat_result) -> bool:
+    """The file or folder changed less than :data:`RACY_S` seconds ago (git's "racy" entries): a
+    second change within its timestamp's granularity could leave it looking the same."""
+    return st.st_mtime_ns >= time.time_ns() - int(RACY_S * 1e9)
+
+
 def _doc(folder: str) -> dict[str, list]:
     doc = _docs.get(folder)
     if doc is None:
-        from .disk_cache import load  # start-up cost: only once a fact is asked
-
         raw = load("files", folder)
         doc = raw if isinstance(raw, dict) else {}
         with _lock:
@@ -58,7 +69,6 @@ def get(path: str, st: os.stat_result, kind: str) -> Any:
 
 def put(path: str, st: os.stat_result, kind: str, value: Any) -> None:
     """Keep ``value`` (JSON data) as the ``kind`` fact of ``path`` read at the stat ``st``."""
-    from .scope import racy  # start-up cost: as above
 
     if racy(st):
         return
@@ -78,7 +88,6 @@ def flush() -> None:
     """Write back the documents this process added to (called when a check ends)."""
     if not _dirty:
         return
-    from .disk_cache import store  # start-up cost: as above
 
     with _lock:  # a copy to write: another thread's check may add to a document meanwhile
         todo = [(f, {k: [v[0], dict(v[1])] for k, v in _docs[f].items()}) for f in _dirty if f in _docs]

@@ -18,23 +18,21 @@ its one-object form.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
-import struct
 import sys
-import time
-from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
-import dataclasses
 
 from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
-from ..files import read_regular
-from . import libnames, pyenv
-from .loader import Preload, elf_facts, expand_entry, resolve_in_chain
+from . import libnames
+from ..util import pyenv
+from .loader import Preload, elf_facts, expand_entry, read_ldcache, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
 from .scope import exists, listdir, realpath
+from .subprocess_probe import query_versions
 
 WHEEL_SUBDIRS = ("nvidia/cudnn/lib", "nvidia/cudnn_jit/lib", "nvidia/cu13/lib", "torch/lib", "paddle/libs",
                  "tensorflow", "jaxlib", "onnxruntime/capi", "ctranslate2.libs", "cupy/.data/lib")
@@ -55,102 +53,6 @@ class Inventory:
     #: folder -> (file name, real path) of each cuDNN file on disk in it (a folder of symbolic
     #: links keeps its own entries, though the files lie elsewhere and are listed once).
     present: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-
-
-def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], str | None]:
-    """Parse glibc's ``ld.so.cache`` (new format "glibc-ld.so.cache1.1", per glibc
-    ``sysdeps/generic/dl-cache.h``) into ``{soname: [paths in cache order]}``.
-
-    Returns (map, note); the note says why the cache could not be read, or how many entries
-    were left out because a name of theirs lies past the end of the file or runs to it with no
-    terminating NUL (a cut or corrupt cache). The answer is kept for the life of the process
-    while the file's (device, inode, size, mtime) stay the same (``ldconfig`` writes a new
-    file), except for a file changed in the last two seconds. Treat the map as read-only. Never
-    raises.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return _read_ldcache(path)
-    if st.st_mtime_ns >= time.time_ns() - 2_000_000_000:
-        return _read_ldcache(path)  # changed just now: a second change might keep size and mtime
-    return _ldcache_cached(path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-
-
-@lru_cache(maxsize=4)
-def _ldcache_cached(path: str, _stamp: tuple[int, int, int, int]) -> tuple[dict[str, list[str]], str | None]:
-    from . import filefacts  # start-up cost: only a check reads the ld.so cache
-
-    try:
-        st = os.stat(path)
-    except OSError:
-        return _read_ldcache(path)
-    known = filefacts.get(path, st, "ldcache")
-    if (isinstance(known, list) and len(known) == 2 and isinstance(known[0], dict)
-            and (known[1] is None or isinstance(known[1], str))
-            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in known[0].values())):
-        return known[0], known[1]
-    value = _read_ldcache(path)
-    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == _stamp:
-        filefacts.put(path, st, "ldcache", [value[0], value[1]])
-    return value
-
-
-def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:
-    try:
-        data = read_regular(path, 64 << 20)
-    except OSError as exc:
-        return {}, f"ld.so cache {path} unreadable ({exc.strerror or exc})"
-    magic_new = b"glibc-ld.so.cache1.1"
-    start = data.find(magic_new)
-    if start < 0:
-        return {}, f"ld.so cache {path}: unknown format"
-    try:
-        nlibs, _len_strings = struct.unpack_from("<II", data, start + 20)
-        # struct cache_file_new: magic[17] version[3] nlibs len_strings flags[1] pad[3] extension_offset unused[3]
-        off = start + 20 + 4 + 4 + 1 + 3 + 4 + 12
-        out: dict[str, list[str]] = {}
-        unreadable = 0
-
-        def cstr(o: int) -> str | None:
-            o += start
-            end = data.find(b"\0", o)
-            return data[o:end].decode("utf-8", "replace") if end >= 0 else None
-
-        for i in range(min(nlibs, 200_000)):
-            _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
-            soname, lib_path = cstr(key), cstr(value)
-            if soname is None or lib_path is None:
-                unreadable += 1
-                continue
-            out.setdefault(soname, []).append(lib_path)
-        if unreadable:
-            return out, (f"ld.so cache {path}: {unreadable} entr{'y' if unreadable == 1 else 'ies'} "
-                         "left out (a name past the end of the file or not NUL-terminated)")
-        return out, None
-    except struct.error:
-        return {}, f"ld.so cache {path}: truncated"
-
-
-def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
-    """The environment this process was started with, from ``/proc/self/environ`` (Linux).
-
-    The dynamic loader reads ``LD_LIBRARY_PATH`` once, at process start (``ld.so(8)``); setting
-    ``os.environ["LD_LIBRARY_PATH"]`` later in a kernel, or Dask's ``Nanny(env=...)`` inside an
-    already started worker, does not change where ``dlopen`` looks. Returns None where
-    ``/proc`` is not available.
-    """
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    env: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep:
-            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return env
 
 
 def _site_dirs() -> list[tuple[str, str]]:
@@ -282,8 +184,6 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
             if version is None and error is None and copy.is_main:
                 unknown.append(len(inv.copies) - 1)
     if unknown and query_unknown:
-        from .subprocess_probe import query_versions  # start-up cost: only this probe path needs it
-
         res = query_versions([inv.copies[i].path for i in unknown], alone=True)
         for i in unknown:
             c = inv.copies[i]

@@ -13,7 +13,10 @@ import os
 import re
 import stat
 from functools import lru_cache
-from ..files import file_kind, note_skipped, open_regular
+
+from ..util.files import file_kind, note_skipped, open_regular
+from .elf import NotElf, read_symbol_bytes
+from . import filefacts
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -128,7 +131,6 @@ def embedded_version(path: str) -> str | None:
     if not stat.S_ISREG(st.st_mode):  # said on every call, not only the first (the answer is cached)
         note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
         return None
-    from . import filefacts  # start-up cost: only this probe path needs it
 
     known = filefacts.get(path, st, "version")
     if known is None or isinstance(known, str):
@@ -140,8 +142,6 @@ def embedded_version(path: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
-    from .elf import NotElf, read_symbol_bytes  # start-up cost: only this probe path needs it
-
     parsed = parse_name(os.path.basename(path))
     if not parsed or parsed[1] is None:
         return None

@@ -34,12 +34,15 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..files import regular_or_reason
 from ..model import CudnnInUse, LibraryCopy
 from ..rules.cudnn_version import CudnnVersion, try_parse
+from ..util.files import regular_or_reason
 from . import libnames
+from .elf import NotElf, read_dynamic, symbol_slots
+from .loader import environ_at_start
 from .installed import static_version
 from .owners import ownership
+from .subprocess_probe import query_versions
 
 
 class _DlInfo(ctypes.Structure):
@@ -97,7 +100,6 @@ def bound_cudnn(library: str, prefix: str = "cudnn") -> dict[str, tuple[str, ...
     pointing into ``library`` itself (lazy binding, never called) is left out: it will bind by
     glibc's rules on its first call. None when ``library`` is not loaded or cannot be read.
     Loads nothing; never raises."""
-    from .elf import NotElf, symbol_slots  # start-up cost: only this probe path needs it
 
     try:
         real = os.path.realpath(library)
@@ -267,8 +269,6 @@ def global_definition(symbol: str = "cudnnGetVersion", version_name: str | None 
 
 
 def _elf_soname(path: str) -> str:
-    from .elf import NotElf, read_dynamic  # start-up cost: only this probe path needs it
-
     try:
         so = read_dynamic(path).soname
     except (OSError, NotElf):
@@ -328,8 +328,6 @@ def mapped_copies(paths: list[str]) -> list[LibraryCopy]:
         if libnames.is_main(name) and (version is None or not _answering_sublib_beside(p)):
             child_needed.append(i)  # unknown, or a copy whose first call may abort: see what it does alone
     if child_needed:
-        from .subprocess_probe import query_versions  # start-up cost: only this probe path needs it
-
         results = query_versions([copies[i].path for i in child_needed], alone=True)
         for i in child_needed:
             c = copies[i]
@@ -360,8 +358,6 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
         st.notes.append(f"mapped-library probe unavailable on this platform ({sys.platform})")
         return st
     if ld_library_path is None:
-        from .installed import environ_at_start  # start-up cost: only this probe path needs it
-
         start = environ_at_start()
         ld_library_path = (start if start is not None else os.environ).get("LD_LIBRARY_PATH", "")
     paths, note = mapped_cudnn_paths(maps_path)
@@ -507,7 +503,6 @@ def load_like_a_framework(path: str) -> str | None:
 
     Returns None on success, else the reason it was not loaded. Never raises.
     """
-    from .subprocess_probe import query_versions  # start-up cost: only this probe path needs it
 
     if not os.path.exists(path):
         return "no such file"

@@ -38,16 +38,21 @@ from __future__ import annotations
 import os
 import re
 import stat
+import struct
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..model import Preload, Resolution
-from ..files import file_kind, note_skipped
-from . import pyenv
+from ..util.files import file_kind, note_skipped, read_regular
+from ..util import pyenv
 from .elf import ElfDynamic, NotElf, read_dynamic
-from .scope import exists, racy, realpath, stat as _scoped_stat
+from .scope import exists, realpath, stat as _scoped_stat
+from .filefacts import racy
+from . import filefacts
+from ..util.disk_cache import file_key, load, store
 
 __all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
            "expand_entry", "default_dirs", "DEFAULT_DIRS"]
@@ -84,6 +89,103 @@ class RtldFacts:
 
 _rtld_facts: RtldFacts | None = None
 _PROBE_DIR = "/__cudnn_magic_probe__"
+
+
+# --------------------------------------------------------------------------- what the loader reads at start
+
+
+def read_ldcache(path: str = "/etc/ld.so.cache") -> tuple[dict[str, list[str]], str | None]:
+    """Parse glibc's ``ld.so.cache`` (new format "glibc-ld.so.cache1.1", per glibc
+    ``sysdeps/generic/dl-cache.h``) into ``{soname: [paths in cache order]}``.
+
+    Returns (map, note); the note says why the cache could not be read, or how many entries
+    were left out because a name of theirs lies past the end of the file or runs to it with no
+    terminating NUL (a cut or corrupt cache). The answer is kept for the life of the process
+    while the file's (device, inode, size, mtime) stay the same (``ldconfig`` writes a new
+    file), except for a file changed in the last two seconds. Treat the map as read-only. Never
+    raises.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    if st.st_mtime_ns >= time.time_ns() - 2_000_000_000:
+        return _read_ldcache(path)  # changed just now: a second change might keep size and mtime
+    return _ldcache_cached(path, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+
+
+@lru_cache(maxsize=4)
+def _ldcache_cached(path: str, _stamp: tuple[int, int, int, int]) -> tuple[dict[str, list[str]], str | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _read_ldcache(path)
+    known = filefacts.get(path, st, "ldcache")
+    if (isinstance(known, list) and len(known) == 2 and isinstance(known[0], dict)
+            and (known[1] is None or isinstance(known[1], str))
+            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in known[0].values())):
+        return known[0], known[1]
+    value = _read_ldcache(path)
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == _stamp:
+        filefacts.put(path, st, "ldcache", [value[0], value[1]])
+    return value
+
+
+def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:
+    try:
+        data = read_regular(path, 64 << 20)
+    except OSError as exc:
+        return {}, f"ld.so cache {path} unreadable ({exc.strerror or exc})"
+    magic_new = b"glibc-ld.so.cache1.1"
+    start = data.find(magic_new)
+    if start < 0:
+        return {}, f"ld.so cache {path}: unknown format"
+    try:
+        nlibs, _len_strings = struct.unpack_from("<II", data, start + 20)
+        # struct cache_file_new: magic[17] version[3] nlibs len_strings flags[1] pad[3] extension_offset unused[3]
+        off = start + 20 + 4 + 4 + 1 + 3 + 4 + 12
+        out: dict[str, list[str]] = {}
+        unreadable = 0
+
+        def cstr(o: int) -> str | None:
+            o += start
+            end = data.find(b"\0", o)
+            return data[o:end].decode("utf-8", "replace") if end >= 0 else None
+
+        for i in range(min(nlibs, 200_000)):
+            _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
+            soname, lib_path = cstr(key), cstr(value)
+            if soname is None or lib_path is None:
+                unreadable += 1
+                continue
+            out.setdefault(soname, []).append(lib_path)
+        if unreadable:
+            return out, (f"ld.so cache {path}: {unreadable} entr{'y' if unreadable == 1 else 'ies'} "
+                         "left out (a name past the end of the file or not NUL-terminated)")
+        return out, None
+    except struct.error:
+        return {}, f"ld.so cache {path}: truncated"
+
+
+def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
+    """The environment this process was started with, from ``/proc/self/environ`` (Linux).
+
+    The dynamic loader reads ``LD_LIBRARY_PATH`` once, at process start (``ld.so(8)``); setting
+    ``os.environ["LD_LIBRARY_PATH"]`` later in a kernel, or Dask's ``Nanny(env=...)`` inside an
+    already started worker, does not change where ``dlopen`` looks. Returns None where
+    ``/proc`` is not available.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    env: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
 
 
 def _parse_system_dirs(text: str) -> tuple[str, ...]:
@@ -132,7 +234,7 @@ def rtld_facts() -> RtldFacts:
     """The running loader's own facts (:class:`RtldFacts`), read once per process from
     ``ld.so --list-diagnostics`` (glibc 2.33 and later) and from its ``LD_DEBUG=libs`` search path
     for a probe directory on ``LD_LIBRARY_PATH``; glibc's x86-64 defaults otherwise. What the two
-    child processes said is kept on disk (:mod:`cudnn_magic.probes.disk_cache`, kind ``rtld``),
+    child processes said is kept on disk (:mod:`cudnn_magic.util.disk_cache`, kind ``rtld``),
     keyed by the loader's and ``/bin/true``'s (device, inode, size, mtime), this CPU's feature
     flags (the hardware-capability subdirectories and ``$PLATFORM`` follow them) and
     ``GLIBC_TUNABLES``: a new process on the same machine starts no child. Never raises."""
@@ -144,9 +246,6 @@ def rtld_facts() -> RtldFacts:
     true = next((t for t in ("/bin/true", "/usr/bin/true") if os.path.exists(t)), None)
     key = _rtld_key(rtld, true) if rtld is not None else None
     if key is not None:
-        # start-up cost: only the loader model needs the cache
-        from .disk_cache import load
-
         cached = _facts_from_json(load("rtld", key))
         if cached is not None:
             _rtld_facts = cached
@@ -168,8 +267,6 @@ def rtld_facts() -> RtldFacts:
             facts = RtldFacts(dirs or facts.system_dirs, lib or facts.dst_lib, plat or facts.platform,
                               sub or facts.subdirs)
             if key is not None and dirs and sub:  # what the loader said, not our defaults
-                from .disk_cache import store  # start-up cost: as above
-
                 store("rtld", key, [list(facts.system_dirs), facts.dst_lib, facts.platform, list(facts.subdirs)])
         except Exception:  # noqa: BLE001 - OSError, SubprocessError, a timeout: glibc's defaults stand
             facts = RtldFacts()
@@ -179,7 +276,6 @@ def rtld_facts() -> RtldFacts:
 
 def _rtld_key(rtld: str, true: str | None) -> str | None:
     """What :func:`rtld_facts`' answer depends on, as one string; None when it cannot be read."""
-    from .disk_cache import file_key  # start-up cost: only the loader model needs the cache
 
     try:
         parts = [rtld, file_key(os.stat(rtld)), true, file_key(os.stat(true)) if true else None, os.uname().machine,
@@ -282,7 +378,6 @@ def elf_facts(path: str) -> ElfDynamic | str:
             if not stat.S_ISREG(st.st_mode):  # said on every check, not only the first
                 note_skipped(path, f"not a regular file ({file_kind(st.st_mode)}); nothing was read from it")
             return hit[1]
-    from . import filefacts  # start-up cost: only a check reads ELF files
 
     value: ElfDynamic | str | None = elf_from_json(filefacts.get(path, st, "elf")) if stat.S_ISREG(st.st_mode) else None
     if value is None:
@@ -324,7 +419,7 @@ def elf_from_json(raw: object) -> ElfDynamic | str | None:
 
 def remember_elf(path: str, st: os.stat_result, value: ElfDynamic | str) -> None:
     """Seed :func:`elf_facts`'s cache with ``value``, read from ``path`` when it had the stat
-    ``st`` (the consumer scan's disk cache: :mod:`cudnn_magic.probes.disk_cache`)."""
+    ``st`` (the consumer scan's disk cache: :mod:`cudnn_magic.util.disk_cache`)."""
     with _lock:
         _elf_cache[path] = ((st.st_ino, st.st_size, st.st_mtime_ns), value)
         _stats["elf_cached"] += 1
@@ -429,7 +524,7 @@ _steps_cache: dict[tuple, tuple[LoaderStep, ...]] = {}
 
 
 def _exe() -> str:
-    """The real file of the interpreter the check is about (:func:`cudnn_magic.probes.pyenv.executable`:
+    """The real file of the interpreter the check is about (:func:`cudnn_magic.util.pyenv.executable`:
     this one, or another process's), resolved once per path."""
     exe = pyenv.executable()
     return _real_exe(exe) if exe else ""

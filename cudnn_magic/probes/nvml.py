@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from ..model import Driver, Gpu, Unavailable
+from .loader import environ_at_start, read_ldcache
+from .loader import dlopen_blocker
 
 __all__ = [
     "NA",
@@ -152,10 +154,6 @@ def _nvml_blocked() -> tuple[str, str] | None:
     except OSError:
         pass
     try:
-        # start-up cost: the loader model only on Linux, once per process
-        from .installed import environ_at_start, read_ldcache
-        from .loader import dlopen_blocker
-
         return dlopen_blocker("libnvidia-ml.so.1", environ=environ_at_start(), ldcache=read_ldcache()[0])
     except Exception:  # noqa: BLE001 - a guard never raises
         return None

@@ -34,10 +34,11 @@ from typing import Iterable, Mapping
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
-from ..files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
-from . import pyenv
+from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
+from ..util import pyenv
 from .record_scan import is_native_name, native_lines
 from .scope import realpath, stat as scoped_stat
+from . import filefacts
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
@@ -204,8 +205,6 @@ def _read_record_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord |
 
 @lru_cache(maxsize=512)
 def _read_natives_cached(dist_info: str, _stamp: tuple[int, int]) -> DistRecord | None:
-    from . import filefacts  # start-up cost: only ownership needs it
-
     record = os.path.join(dist_info, "RECORD")
     st = scoped_stat(record)
     known = filefacts.get(record, st, "natives") if st is not None else filefacts.MISSING
@@ -369,8 +368,6 @@ def digest_if_small(path: str, limit: int = HASH_LIMIT_BYTES) -> str | None:
 
 
 def _digest_kept(path: str, st: os.stat_result) -> str | None:
-    from . import filefacts  # start-up cost: only ownership needs it
-
     known = filefacts.get(path, st, "sha256") if stat.S_ISREG(st.st_mode) else None
     if isinstance(known, str):
         return known

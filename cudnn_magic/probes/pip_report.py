@@ -18,7 +18,6 @@ tree, an archive, a VCS URL, a local path, ``-e``, ``--no-binary``) is refused b
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -27,18 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..files import regular_dist_version, regular_distributions
-from ..model import Unavailable
-from ..safetext import safe_text
-from .owners import digest_if_small, read_record
-from .wheel_record import planned_records
-from .wheel_stage import stage_consumer_wheels
+from ..util.files import regular_dist_version, regular_distributions
+from ..util.safetext import safe_text
 
 #: The first pip with ``install --dry-run --report`` and ``inspect`` (pip 22.2 release notes).
 MIN_PIP = (22, 2)
@@ -358,7 +352,7 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
 def conflict_lines(output: str, limit: int = 6) -> list[str]:
     """pip's own explanation of a resolver conflict, at most ``limit`` lines: the "The conflict
     is caused by:" block (what each requirement asked for), else the "Cannot install ..." line,
-    control characters replaced (:func:`cudnn_magic.safetext.safe_text`). Pure; [] when pip
+    control characters replaced (:func:`cudnn_magic.util.safetext.safe_text`). Pure; [] when pip
     printed neither."""
     lines = [safe_text(ln.rstrip(), keep_newlines=False) for ln in output.splitlines()]
     start = next((i for i, ln in enumerate(lines) if ln.strip().startswith("The conflict is caused by")), None)
@@ -445,191 +439,3 @@ def report_json(plan: PipPlan) -> dict[str, Any]:
     """The plan as plain JSON data."""
     return {"installs": [{"name": p.name, "version": p.version, "requested": p.requested} for p in plan.installs],
             "pip_version": plan.pip_version}
-
-
-# --------------------------------------------------------------------------- the what-if, end to end
-
-
-def environment_now(installed: Installed) -> "Any":
-    """The present :class:`cudnn_magic.whatif.Environment` of an environment ``pip inspect``
-    described: versions, the ``RECORD`` of every cuDNN wheel (``owners.read_record``), the sha256
-    of the files two of them list (small files only, ``owners.digest_if_small``), and the
-    frameworks found on disk in its site folders (``frameworks.probe_frameworks(paths=...)``).
-    Never raises (what it cannot read is left out)."""
-    from ..whatif import Environment, canonical, cudnn_folder  # start-up cost: the engine (and the check) only for a what-if
-
-    versions = {canonical(d.name): d.version for d in installed.dists}
-    records = []
-    seen_infos: set[str] = set()
-    for d in installed.dists:
-        if cudnn_folder(d.name) and d.dist_info:
-            rec = read_record(d.dist_info)
-            seen_infos.add(os.path.normpath(d.dist_info))
-            if rec is not None:
-                records.append(rec)
-    # a later copy of a name already found on sys.path: pip neither sees nor replaces it, but its
-    # files are on disk (a framework's own folder, further down sys.path)
-    shadowed: list[str] = []
-    for site in installed.site_dirs:
-        try:
-            names = sorted(os.listdir(site))
-        except OSError:
-            continue
-        for entry in names:
-            info = os.path.normpath(os.path.join(site, entry))
-            if not entry.endswith(".dist-info") or info in seen_infos or not cudnn_folder(entry.split("-", 1)[0]):
-                continue
-            rec = read_record(info)
-            if rec is not None:
-                seen_infos.add(info)
-                records.append(dataclasses.replace(rec, dist_info=info))
-                shadowed.append(info)
-    seen: dict[str, int] = {}
-    for r in records:
-        for e in r.entries:
-            seen[r.abspath(e)] = seen.get(r.abspath(e), 0) + 1
-    observed = {}
-    for p, n in seen.items():
-        if n > 1 and ".dist-info" not in p:
-            dg = digest_if_small(p)
-            if dg is not None:
-                observed[p] = dg
-    fws: list = []
-    try:
-        from .frameworks import probe_frameworks  # start-up cost: every framework probe, only for a what-if
-
-        fws, _ = probe_frameworks(paths=list(installed.site_dirs))
-    except Exception:  # noqa: BLE001 - a probe never raises
-        fws = []
-    return Environment(versions, tuple(records), observed, tuple(fws), tuple(shadowed))
-
-
-def _site_of(installed: Installed) -> str:
-    """The site-packages pip installs into: where pip's own ``.dist-info`` lies."""
-    for d in installed.dists:
-        if d.name.lower() == "pip" and d.dist_info:
-            return os.path.dirname(d.dist_info)
-    return installed.site_dirs[0] if installed.site_dirs else ""
-
-
-def _relocated(f: Any, scratch: str, site: str) -> Any:
-    """A finding about a staged (scratch) wheel, with the scratch folder's paths written as the
-    site-packages paths the install would give them."""
-    if not scratch or not site:
-        return f
-    swap = lambda t: t.replace(scratch, site) if isinstance(t, str) else t  # noqa: E731
-    fixes = tuple(dataclasses.replace(x, title=swap(x.title), action=swap(x.action)) for x in f.fixes)
-    return dataclasses.replace(f, title=swap(f.title), detail=swap(f.detail), fixes=fixes)
-
-
-def _with_consumers(result: Any, plan: PipPlan, inst: Installed, *, gpus: bool, environ: dict[str, str]) -> Any:
-    """``result`` with the consumer check (:func:`cudnn_magic.consumer_check.check_consumers`: CTranslate2,
-    PaddlePaddle, MXNet, TensorRT, any library that NEEDs cuDNN) run on the environment now and on
-    the environment after the install: the consumer wheels pip would install unpacked in a scratch
-    folder scanned first (:func:`cudnn_magic.probes.wheel_stage.stage_consumer_wheels`), the
-    ``.dist-info`` of what pip replaces left out, and the predicted framework rows for the clash
-    rule. Its findings join both reports; ``introduced``/``resolved`` are recomputed. Never raises."""
-    try:
-        from ..consumer_check import check_consumers  # start-up cost: the consumer scan only for a what-if
-
-        replaced = {c.name for c in result.changes if c.old}
-        skip = frozenset(os.path.normpath(d.dist_info) for d in inst.dists
-                         if d.dist_info and re.sub(r"[-_.]+", "-", d.name).lower() in replaced)
-        sites = [d for d in inst.site_dirs if d]
-        with tempfile.TemporaryDirectory(prefix="cudnn-magic-whatif-") as tmp:
-            staged_site, _, notes = stage_consumer_wheels(plan.installs, tmp)
-            now = check_consumers(frameworks=result.present.frameworks, installed=result.present.cudnn_installed,
-                                  environ=environ, gpus=gpus, paths=sites, conda=False)
-            after = check_consumers(frameworks=result.predicted.frameworks, installed=result.predicted.cudnn_installed,
-                                    environ=environ, gpus=gpus, paths=([staged_site] if staged_site else []) + sites,
-                                    conda=False, skip=skip)
-        site = _site_of(inst)
-        moved = [_relocated(f, staged_site or "", site) for f in after.findings]
-        rows = [dataclasses.replace(fw, detail=fw.detail.replace(staged_site, site)) if staged_site and fw.detail else fw
-                for fw in after.frameworks]
-        present = dataclasses.replace(result.present, findings=result.present.findings + tuple(now.findings),
-                                      frameworks=result.present.frameworks + tuple(now.frameworks))
-        predicted = dataclasses.replace(result.predicted, findings=result.predicted.findings + tuple(moved),
-                                        frameworks=result.predicted.frameworks + tuple(rows))
-        key = lambda f: (f.id, f.title)  # noqa: E731
-        before, later = {key(f) for f in present.findings}, {key(f) for f in predicted.findings}
-        return dataclasses.replace(result, present=present, predicted=predicted,
-                                   introduced=tuple(f for f in predicted.findings if key(f) not in before),
-                                   resolved=tuple(f for f in present.findings if key(f) not in later),
-                                   notes=result.notes + tuple(notes))
-    except Exception as exc:  # noqa: BLE001 - the prediction stands without the consumer check
-        return dataclasses.replace(result, notes=result.notes + (f"consumer check of the prediction failed: "
-                                                                 f"{type(exc).__name__}: {exc}",))
-
-
-def what_if(requirements: str | Sequence[str], python: str | None = None, *, safer: bool = True,
-            driver: Any = "probe", gpus: Any = None) -> Any:
-    """Predict what ``pip install REQUIREMENTS`` would do to cuDNN in ``python``'s environment
-    (default: this interpreter): pip's dry run, and what is installed (this interpreter:
-    ``importlib.metadata`` in-process; another one: its ``pip inspect``, run at the same time), then
-    :func:`cudnn_magic.whatif.predict`. When the prediction has an error and ``safer`` is set,
-    the candidates of :func:`cudnn_magic.whatif.safer_candidates` are tried with pip's dry run in
-    turn, and the first one predicted error-free that moves no cuDNN wheel below its installed
-    version (:func:`cudnn_magic.whatif.downgrades`) and changes something is reported; one that
-    pip would install nothing for is no advice ("install X instead" where X is there): then
-    ``safer`` stays None and ``safer_why`` says to leave the environment as it is.
-
-    Returns:
-        :class:`cudnn_magic.model.WhatIf`, or :class:`PipError` (one clear line). Nothing is
-        installed either way. Never raises.
-    """
-    try:
-        from ..whatif import downgrades, predict, safer_candidates  # start-up cost (as above)
-
-        python = python or sys.executable
-        t0 = time.perf_counter()
-        if _same_interpreter(python):
-            plan, inst = pip_dry_run(requirements, python), installed_here()
-        else:  # another environment: ask its own pip what is installed, at the same time
-            with ThreadPoolExecutor(2) as pool:
-                fut_plan = pool.submit(pip_dry_run, requirements, python)
-                fut_inst = pool.submit(pip_inspect, python)
-                plan, inst = fut_plan.result(), fut_inst.result()
-        pip_s = time.perf_counter() - t0
-        if isinstance(plan, PipError):
-            return plan
-        if isinstance(inst, PipError):
-            return inst
-        if driver == "probe":
-            try:
-                from .nvml import driver_and_gpus_within  # start-up cost: ctypes and NVML only when asked to probe
-
-                driver, gpus = driver_and_gpus_within()
-            except Exception as exc:  # noqa: BLE001
-                driver, gpus = Unavailable(f"NVML probe failed: {exc}"), ()
-        now = environment_now(inst)
-        split = split_requirements(requirements)
-        words = tuple(split[0] + split[1]) if not isinstance(split, PipError) else ()
-        notes = [f"resolved by pip {plan.pip_version} (install --dry-run --report) for {python}; nothing was installed"]
-        files, file_notes = planned_records(plan.installs)
-        result = predict([(p.name, p.version, p.requires_dist) for p in plan.installs], now, site=_site_of(inst),
-                         driver=driver, gpus=tuple(gpus or ()), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")},
-                         requirements=words, notes=notes + file_notes, files=files)
-        result = dataclasses.replace(result, pip_s=pip_s)
-        result = _with_consumers(result, plan, inst, gpus=bool(gpus), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
-        if safer and result.introduces_error:
-            opts = split[1] if not isinstance(split, PipError) else []
-            unchanged = ""  # an error-free candidate pip would install nothing for: no advice to install it
-            for cand, why in safer_candidates(result):
-                alt = what_if([cand, *opts], python, safer=False, driver=driver, gpus=gpus)
-                if isinstance(alt, PipError) or alt.error or downgrades(alt.changes):
-                    continue
-                if not alt.changes:
-                    unchanged = unchanged or cand
-                    continue
-                changes = "; ".join(str(c) for c in alt.changes)
-                return dataclasses.replace(result, safer=cand, safer_why=f"{why}; pip resolves it ({changes}) "
-                                                                         "and the same rules predict no error")
-            if unchanged:
-                return dataclasses.replace(result, safer_why=(
-                    f"nothing to install instead: the only error-free requirement found, {unchanged}, is "
-                    "what is installed (pip would change nothing); leave the environment as it is, or give "
-                    "the other cuDNN an environment of its own"))
-        return result
-    except Exception as exc:  # noqa: BLE001 - never raise into the cell
-        return PipError("pip-failed", f"the what-if failed: {type(exc).__name__}: {exc}")

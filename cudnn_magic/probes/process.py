@@ -21,9 +21,13 @@ import json
 import os
 import pwd
 import re
+import signal
 import struct
 import subprocess
 from dataclasses import dataclass, field
+
+from ..util.files import NotRegularFile, read_regular
+from .elf import NotElf, read_dynamic, read_symbol_bytes
 
 __all__ = ["ProcessFacts", "ProcessUnreadable", "ProcessReplaced", "read_process", "load_order", "python_layout",
            "PythonLayout", "parse_python_argv", "verify", "runs_as", "mapped_files"]
@@ -513,8 +517,6 @@ def mapped_files(pid: int) -> list[tuple[str, str, int]]:
 def _defines_main(path: str) -> bool:
     """Does the ELF file ``path`` define CPython's entry point (``Py_BytesMain``, 3.8 and later, or
     ``Py_Main``) in its dynamic symbol table? Read from the file, never loaded. Never raises."""
-    from .elf import NotElf, read_symbol_bytes  # start-up cost: only --pid needs it
-
     try:
         return any(read_symbol_bytes(path, name, 1) is not None for name in ("Py_BytesMain", "Py_Main"))
     except (OSError, NotElf, ValueError):
@@ -532,8 +534,6 @@ def cpython_proof(facts: ProcessFacts, maps: list[tuple[str, str, int]]) -> tupl
         (the mapped ``libpython`` to preload when the interpreter is run, or None; None when it is
         proven, else the sentence saying why it is not run).
     """
-    from .elf import NotElf, read_dynamic  # start-up cost: only --pid needs it
-
     name = os.path.basename(facts.exe)
     if not facts.exe or not _PYTHON_NAME.match(name):
         return None, f"its executable ({facts.exe or 'unreadable'}) is not a Python interpreter (python, python3, python3.X)"
@@ -584,8 +584,6 @@ def _pth_dirs(sitedir: str, known: set[str], skipped: list[str], unread: list[st
     added when it exists); ``import`` lines are code and are not run: their files go to ``skipped``.
     A ``.pth`` that is not a regular file (a FIFO would block the read) or is larger than 1 MiB is
     not read: it goes to ``unread`` with the reason."""
-    from ..files import NotRegularFile, read_regular  # start-up cost: only --pid needs it
-
     out: list[str] = []
     try:
         names = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth") and not n.startswith("."))
@@ -629,8 +627,6 @@ def _ask(argv: list[str], exe: str, env: dict[str, str], ids: tuple[int, int] | 
     """Run ``argv`` with the program ``exe``, in ``/`` with ``env`` only, in a session of its own
     (killed whole after ``timeout`` seconds), as ``ids`` (uid, gid; no supplementary group) when
     given."""
-    import signal  # start-up cost: only --pid needs it
-
     extra = {} if ids is None else {"user": ids[0], "group": ids[1], "extra_groups": []}
     proc = subprocess.Popen(argv, executable=exe, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True, **extra)

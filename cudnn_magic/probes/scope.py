@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 from typing import Iterator
+
+from .filefacts import flush, racy
 
 __all__ = ["check_scope", "realpath"]
 
@@ -32,7 +33,6 @@ def check_scope() -> Iterator[None]:
         yield
     finally:
         _local.memo = None
-        from .filefacts import flush  # start-up cost: the check has run by now
 
         flush()  # what this check read from files that may be read again by the next process
 
@@ -72,9 +72,6 @@ def exists(path: str) -> bool:
     return stat(path) is not None
 
 
-#: A folder changed less than this long ago (seconds) is listed again every time: a second change
-#: within the file system's timestamp granularity could keep its mtime.
-RACY_S = 2.0
 _listings: dict[str, tuple[tuple[int, int, int], tuple[str, ...]]] = {}
 _listings_lock = threading.Lock()
 
@@ -82,7 +79,7 @@ _listings_lock = threading.Lock()
 def listdir(path: str) -> list[str]:
     """``os.listdir(path)`` (the same errors), kept for the life of the process while the folder's
     (device, inode, mtime) stay the same: a folder's mtime changes whenever an entry is added,
-    removed or renamed (POSIX), and one changed in the last :data:`RACY_S` seconds is listed
+    removed or renamed (POSIX), and one changed in the last :data:`~cudnn_magic.probes.filefacts.RACY_S` seconds is listed
     again."""
     st = os.stat(path)
     key = (st.st_dev, st.st_ino, st.st_mtime_ns)
@@ -98,7 +95,3 @@ def listdir(path: str) -> list[str]:
     return names
 
 
-def racy(st: os.stat_result) -> bool:
-    """The file or folder changed less than :data:`RACY_S` seconds ago (git's "racy" entries): a
-    second change within its timestamp's granularity could leave it looking the same."""
-    return st.st_mtime_ns >= time.time_ns() - int(RACY_S * 1e9)

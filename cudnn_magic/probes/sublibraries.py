@@ -19,7 +19,9 @@ import os
 
 from ..model import Resolution, SublibraryPick
 from . import libnames
+from .installed import static_version
 from .loader import resolve_in_chain
+from .owners import owner_of, ownership
 from .scope import realpath
 
 __all__ = ["SUBLIBRARIES", "predict_sublibraries", "answering_version", "ANSWERING"]
@@ -73,9 +75,6 @@ def file_version(path: str) -> str | None:
 
 
 def _version(path: str) -> str | None:
-    from .installed import static_version  # start-up cost: only this probe path needs it
-    from .owners import owner_of
-
     try:
         real = realpath(path)
         return static_version(real, owner_of(path))[0]
@@ -167,7 +166,6 @@ def release_names(main: str) -> frozenset[str] | None:
     """The cuDNN file names the wheel that installed ``main`` lists beside it in its ``RECORD``
     (what that release ships: cuDNN 9.24's wheel lists ``libcudnn_engines_tensor_ir.so.9`` and
     ``libcudnn_ext.so.9``, 9.12's does not); None when no ``RECORD`` lists ``main``. Never raises."""
-    from .owners import ownership  # start-up cost: only this probe path needs it
 
     try:
         own = ownership(main)

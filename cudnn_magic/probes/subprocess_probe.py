@@ -11,15 +11,19 @@ why. The script below is a constant of this module; no text from outside is ever
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
-import dataclasses
 import time
+from dataclasses import dataclass
+
+from ..knowledge.status_codes import decode_status
+from ..util import pyenv
+from ..util.files import note_skipped, regular_or_reason
 
 _CHILD = r"""
 import ctypes, json, os, sys
@@ -122,8 +126,6 @@ def _would_block(path: str) -> str | None:
     like a library blocks ``dlopen`` in its ``open`` until the child is killed), or its folder,
     where the loader looks for its sub-libraries and dependencies first, holds a FIFO or a device
     named like a library. The refused file is noted as skipped. Never raises."""
-    # start-up cost: files.py only for the children's guard
-    from ..files import regular_or_reason
 
     why = regular_or_reason(path)
     if why is not None:
@@ -188,9 +190,6 @@ def _may_load(paths: list[str]) -> bool:
     is about another process whose user this process is not (``cudnn-magic check --pid`` run by
     root): loading a library runs its code, which must never run with more rights than the process
     that could have put it there."""
-    from . import pyenv  # start-up cost: a dict lookup
-    from ..files import note_skipped  # start-up cost: files.py only for the children's guard
-
     if pyenv.may_load_libraries():
         return True
     me = os.geteuid()
@@ -471,8 +470,6 @@ def _classify_load_error(lib: str, msg: str) -> DeepProblem:
 
 def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], checks: list[tuple[str, str]],
                 subs: list[str], rc: int | None, stdout: str, stderr: str, timeout_s: float) -> DeepResult:
-    from ..knowledge.status import decode_status  # start-up cost: only this probe path needs it
-
     stage = None
     loaded: list[str] = []
     version = None

@@ -16,7 +16,7 @@ import glob
 import os
 import re
 
-from ..files import load_json_regular, read_regular
+from ..util.files import load_json_regular, read_regular
 from ..model import CudaToolkit
 
 __all__ = ["probe_toolkits"]

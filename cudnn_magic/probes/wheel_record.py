@@ -39,7 +39,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 
-from ..files import atomic_write, open_regular
+from ..util.files import atomic_write, open_regular
 from ..model import Unavailable
 from ..rules.wheel_folders import canonical, cudnn_folder
 from .owners import MAX_RECORD_BYTES, RecordEntry, _parse_record_line

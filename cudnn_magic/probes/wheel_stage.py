@@ -1,5 +1,5 @@
 """The files of a cuDNN consumer's wheel, unpacked beside the environment, so the consumer check
-judges the environment as it would be after ``pip install`` (issue 27, item 8).
+judges the environment as it would be after ``pip install``.
 
 A consumer (CTranslate2, PaddlePaddle, MXNet, TensorRT: the consumer table's ``kind="consumer"``
 entries) is judged by its native libraries' dynamic sections (``DT_NEEDED``, ``RPATH``/``RUNPATH``)
@@ -25,7 +25,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from ..files import open_regular
+from ..util.files import open_regular
 from ..rules.consumer_table import CONSUMERS
 from ..rules.wheel_folders import canonical
 from .wheel_record import _ssl_context

@@ -4,12 +4,10 @@ HTML, in the style of the single-machine report (:mod:`cudnn_magic.render.report
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
+from ..model.cluster import ClusterReport
+from ..model.display import register
 from .report import _CSS, _SEV_COLOR, _badge, _table
-
-if TYPE_CHECKING:  # annotations only
-    from ..model.cluster import ClusterReport
 
 __all__ = ["cluster_html", "cluster_text"]
 
@@ -125,3 +123,6 @@ def cluster_html(self: ClusterReport) -> str:
         h.append("<div class='cm-muted'>None above severity info.</div>")
     h.append(f"<div class='cm-muted'>{self.elapsed_s:.1f} s; per-{unit} timeout {self.timeout_s:g} s</div></div>")
     return "".join(h)
+
+
+register(ClusterReport, cluster_text, cluster_html)

@@ -1,20 +1,20 @@
 """A crash record (:class:`~cudnn_magic.model.crash.CrashRecord`) as text and HTML: when the
 kernel died, the cell it ran, its last native log lines, the Python stack, the diagnosis.
-Every value from a record is escaped and display-safe (:func:`cudnn_magic.safetext.safe_text`)."""
+Every value from a record is escaped and display-safe (:func:`cudnn_magic.util.safetext.safe_text`).
+The stack shown is the part of the faulthandler dump that matters (:func:`faulthandler_summary`)."""
 
 from __future__ import annotations
 
 import html
+import re
 import time
-from typing import TYPE_CHECKING
 
-from ..safetext import safe_text
+from ..model.crash import CrashRecord
+from ..model.display import register
+from ..util.safetext import safe_text
 from .diagnosis import diagnoses_html, diagnoses_text
 
-if TYPE_CHECKING:  # annotations only
-    from ..model.crash import CrashRecord
-
-__all__ = ["KILLED_NOTE", "crash_html", "crash_text", "key_description"]
+__all__ = ["KILLED_NOTE", "crash_html", "crash_text", "faulthandler_summary", "key_description"]
 
 
 KILLED_NOTE = ("No fatal signal was caught (faulthandler wrote nothing): the process was most likely killed from "
@@ -62,6 +62,133 @@ def _cell_label(self: CrashRecord) -> str:
         return f"{name} (it had been running {self.died - self.cell_started:.1f} s)"
     return name
 
+# --- the part of a faulthandler dump worth showing -------------------------------------------
+
+def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: bool | None = None) -> str:
+    """The part of a faulthandler dump that matters, at most about ``max_lines`` lines: the first
+    ``Fatal Python error`` header (the fault that killed the process) and the stack of the thread
+    that crashed, with the other threads counted, not listed.
+
+    The crashing thread is the ``Current thread`` block (``Stack`` when faulthandler dumped one
+    thread); when the dump has none, the block running a cell (an ``ipykernel_<pid>`` or
+    ``<ipython-input-`` frame) or the main thread (``_run_module_as_main`` or ``<module>``).
+
+    A dump can be cut short: with ``all_threads=True`` faulthandler reads the other threads'
+    frames while they run (a native call such as ctypes or TensorFlow's releases the GIL), and a
+    second fault while reading them writes a second ``Fatal Python error`` header with no stack
+    (faulthandler's traceback dump is not re-entrant; format of CPython's faulthandler.c), or the
+    process dies before the dump ends. Both are said, and what was written is shown with the
+    header kept. ``ends_with_module_list``: the writer was CPython 3.10 or newer, whose complete
+    dumps end with ``Extension modules: ...``, so a dump without it was cut short (``None``:
+    unknown writer; only a second header then says so). Text without a header is returned as
+    it is."""
+    # a nested fault's header can start in the middle of a frame line being written
+    lines = text.rstrip("\n").replace("Fatal Python error", "\nFatal Python error").splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("Fatal Python error")]
+    if not starts:
+        return text.rstrip("\n")
+    lines = lines[starts[0]:]
+    headers: list[str] = []
+    blocks: list[list[str]] = []
+    in_block = False
+    ended = False
+    for ln in lines:
+        if ln.startswith("Fatal Python error"):
+            headers.append(ln)
+            in_block = False
+        elif ln.startswith(("Thread 0x", "Current thread 0x", "Stack (most recent call first)")):
+            blocks.append([ln])
+            in_block = True
+        elif ln.startswith(("Extension modules:", "Python runtime state:")):
+            in_block = False  # the module list is not shown
+            ended = ended or ln.startswith("Extension modules:")
+        elif in_block and ln.strip() and ln.strip() != "File":
+            blocks[-1].append(ln)
+    out = [headers[0]]
+    nested = [h.split(":", 1)[-1].strip() for h in headers[1:]]
+    chosen = _crashing_thread(blocks)
+    if nested:
+        out.append(f"(faulthandler's dump was cut short by a second fault while it read the threads: "
+                   f"{', '.join(nested)}; what it wrote before that follows)")
+    elif chosen is None and blocks and ends_with_module_list and not ended:
+        out.append("(faulthandler's dump was cut short: the process died while it read the other "
+                   "threads, which ran on in native code; what it wrote before that follows)")
+    body: list[str] = []
+    if chosen is None:
+        if blocks:
+            # no stack of the crashing thread: one line per thread it did write (its newest frame)
+            out.append(f"(the crashing thread's stack was not written; the {len(blocks)} other "
+                       f"thread{'s' if len(blocks) > 1 else ''} it wrote, newest frame each:)")
+            body = [f"  {b[0].split(' (', 1)[0]}: {b[1].strip() if len(b) > 1 else '<no Python frame>'}"
+                    for b in blocks]
+        shown: list[list[str]] = blocks
+    else:
+        shown = [chosen]
+        body = [""] + _fold_internal(chosen)
+    room = max(max_lines - len(out) - 1, 4)
+    if len(body) > room:
+        # keep the top of the first block (the frames nearest the fault), say what was left out
+        body = body[:room] + [f"[... {len(body) - room} more lines ...]"]
+    out += body
+    others = len(blocks) - len(shown)
+    if others > 0:
+        out.append(f"({others} other thread{'s' if others > 1 else ''} in the record)")
+    return "\n".join(out)
+
+
+_CELL_FRAME = ("/ipykernel_", "<ipython-input-")
+
+
+#: Frames of the machinery that runs a cell (IPython, ipykernel and what they run on), folded
+#: into one line in the stack shown: the user's frames and the native call are what matter.
+_INTERNAL = re.compile(
+    r'File "[^"]*(?:/(?:IPython|ipykernel|traitlets|tornado|zmq|jupyter_client|jupyter_core|asyncio|concurrent)/'
+    r'|/(?:runpy|threading|selectors|ipykernel_launcher)\.py"|/bin/i?python3?")')
+
+
+def _fold_internal(block: list[str]) -> list[str]:
+    """``block`` with every run of two or more internal frames (:data:`_INTERNAL`) folded into
+    ``[... N frames of IPython/ipykernel internals ...]``."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 2:
+            out.append(f"  [... {len(run)} frames of IPython/ipykernel internals ...]")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for ln in block:
+        if _INTERNAL.search(ln):
+            run.append(ln)
+        else:
+            flush()
+            out.append(ln)
+    flush()
+    return out
+
+
+def _crashing_thread(blocks: list[list[str]]) -> list[str] | None:
+    for b in reversed(blocks):
+        if b[0].startswith(("Current thread", "Stack (most recent call first)")):
+            return b
+    for b in blocks:
+        if any(m in ln for ln in b[1:] for m in _CELL_FRAME):
+            return b
+    for b in blocks:
+        if any("_run_module_as_main" in ln or ln.rstrip().endswith("in <module>") for ln in b[1:]):
+            return b
+    return None
+
+
+def _stack(rec: CrashRecord) -> str:
+    """:func:`faulthandler_summary` of the record's dump; a dump of CPython 3.10+ (which ends
+    complete dumps with ``Extension modules: ...``) without that end was cut short."""
+    v = rec.python_version
+    return faulthandler_summary(rec.faulthandler, ends_with_module_list=None if v is None else tuple(v[:2]) >= (3, 10))
+
+
 def crash_text(self: CrashRecord) -> str:
     """A :class:`~cudnn_magic.model.crash.CrashRecord` as plain text (terminal IPython, ``text/plain``)."""
     pid = f", pid {self.kernel_pid}" if self.kernel_pid else ""
@@ -79,7 +206,7 @@ def crash_text(self: CrashRecord) -> str:
         out.append("It printed nothing on native stderr before it died.")
     if self.faulthandler.strip():
         out.append("Python stack at the moment of death (faulthandler):")
-        out.append(_indent(self.stack_summary()))
+        out.append(_indent(_stack(self)))
     elif self.faulthandler_on:
         out.append(KILLED_NOTE)
     if self.diagnoses:
@@ -119,10 +246,13 @@ def crash_html(self: CrashRecord) -> str:
     if self.faulthandler.strip():
         parts.append("<details><summary>Python stack at the moment of death (faulthandler)</summary>"
                      f'<pre style="margin:2px 0;max-height:20em;overflow:auto;white-space:pre-wrap">'
-                     f"{e(self.stack_summary())}</pre></details>")
+                     f"{e(_stack(self))}</pre></details>")
     elif self.faulthandler_on:
         parts.append(f"<div>{e(KILLED_NOTE)}</div>")
     if self.problems:
         parts.append("<div><i>Problems with the record: " + e("; ".join(self.problems)) + "</i></div>")
     parts.append("</div>")
     return safe_text("".join(parts))
+
+
+register(CrashRecord, crash_text, crash_html)

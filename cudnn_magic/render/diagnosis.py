@@ -11,8 +11,10 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
-from ..model import Diagnosis
+from ..model.display import register
+from ..model.report import Diagnoses, Diagnosis
 from .paths import PathNames, names_html, terminal_width, wrap
+from .report import action_html, command_lines, shortenable
 
 #: the log slice shown in the HTML toggle is cut to its last this-many characters
 MAX_LOG_SLICE = 20_000
@@ -52,7 +54,6 @@ def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel", width:
     (IPython) or "process" (the command line)."""
     if not diagnoses:
         return ""
-    from .report import command_lines, shortenable  # a cycle: render.report imports this module
 
     width = width or terminal_width()
     names = names or PathNames.here()
@@ -105,8 +106,6 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
     snippets as code."""
     if not diagnoses:
         return ""
-    from .report import action_html, shortenable  # a cycle: render.report imports this module
-
     names = names or PathNames.here()
     restart_words = _RESTART.get(where, _RESTART["kernel"])
     e = html.escape
@@ -158,3 +157,32 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
         )
     parts.append("</div>")
     return "".join(parts)
+
+
+def diagnosis_text(d: Diagnosis) -> str:
+    """One diagnosis as the annotation shows it, as text."""
+    return diagnoses_text([d]).rstrip("\n")
+
+
+def diagnosis_html(d: Diagnosis) -> str:
+    """One diagnosis as the annotation shows it, as HTML."""
+    return diagnoses_html([d])
+
+
+def explained_text(ds: Diagnoses) -> str:
+    """What ``cudnn_magic.explain()`` returned, as text: the diagnoses, or the list's message
+    (why it is empty) when there are none."""
+    if not ds:
+        return ds.message or "cudnn-magic: nothing cuDNN-related found."
+    return diagnoses_text(ds).rstrip("\n")
+
+
+def explained_html(ds: Diagnoses) -> str:
+    """:func:`explained_text` as HTML (the message escaped when there are no diagnoses)."""
+    if not ds:
+        return f"<div class='cudnn-magic'>{html.escape(explained_text(ds))}</div>"
+    return diagnoses_html(ds)
+
+
+register(Diagnosis, diagnosis_text, diagnosis_html)
+register(Diagnoses, explained_text, explained_html)

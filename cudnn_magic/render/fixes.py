@@ -1,17 +1,16 @@
-"""The fix registry's plans and results as text and HTML (``FixPlan.text()``/``.html()`` and
-``FixResult.text()``/``.html()`` call these)."""
+"""The fix registry's plans and results as text and HTML (registered for ``FixPlan`` and
+``FixResult``: their ``.text()``/``.html()`` and notebook display come here)."""
 
 from __future__ import annotations
 
 import html as h
 import os
 import re
-from typing import TYPE_CHECKING, Mapping, Sequence
+import shlex
+from typing import Mapping, Sequence
 
-from ..model.fixes import _quote
-
-if TYPE_CHECKING:  # annotations only
-    from ..model.fixes import FixPlan, FixResult
+from ..model.display import register
+from ..model.fixes import FixPlan, FixResult
 
 __all__ = ["plan_html", "plan_text", "result_html", "result_text", "fix_commands_text", "fix_commands_html",
            "BUTTONS_NEED_WIDGETS"]
@@ -31,7 +30,7 @@ def plan_text(x: FixPlan) -> str:
     for i, s in enumerate(x.steps, 1):
         lines.append(f"  {i}. [{s.kind}] {s.description}")
         if s.argv:
-            lines.append("       $ " + " ".join(_quote(a) for a in s.argv))
+            lines.append("       $ " + " ".join(shlex.quote(a) for a in s.argv))
         if s.kind == "set-env":
             lines += [f"       {k}={'<unset>' if v is None else v}" for k, v in s.env]
         if s.path:
@@ -59,7 +58,7 @@ def plan_html(x: FixPlan) -> str:
     for s in x.steps:
         out.append(f"<li>{h.escape(s.description)}")
         if s.argv:
-            out.append("<pre>$ " + h.escape(" ".join(_quote(a) for a in s.argv)) + "</pre>")
+            out.append("<pre>$ " + h.escape(" ".join(shlex.quote(a) for a in s.argv)) + "</pre>")
         if s.kind == "set-env":
             out.append("<pre>" + h.escape("\n".join(f"{k}={'<unset>' if v is None else v}" for k, v in s.env))
                        + "</pre>")
@@ -81,7 +80,7 @@ def plan_html(x: FixPlan) -> str:
     return "".join(out)
 
 
-#: what applies a kernelspec edit (issue 27, item 4: "Restart the kernel" sent users into a loop)
+#: what applies a kernelspec edit ("Restart the kernel" reuses the old environment: a loop)
 FRESH_START = ("Shut this kernel down and start it again (JupyterLab: Kernel > Shut Down Kernel, then select the "
                "kernel; Notebook: File > Close and Shut Down Notebook, then open it): a plain Restart reuses the "
                "environment the Jupyter server computed when this kernel first started.")
@@ -130,8 +129,8 @@ _CUDNN_REQ = re.compile(r"\b(nvidia-cudnn(?:-jit)?-cu\d+)\s*((?:[<>=!~]=?\s*[0-9
 
 
 def button_label(title: str, folders: Mapping[str, str] | None = None, limit: int = 60) -> str:
-    """A fix's title in a few words for a button (issue 33, item 3: "Take .../nvidia-cudnn-jit-cu1..."
-    cut the part that tells two buttons apart): each absolute path becomes "the cuDNN X.Y folder"
+    """A fix's title in a few words for a button (a plain cut, "Take .../nvidia-cudnn-jit-cu1...",
+    loses the part that tells two buttons apart): each absolute path becomes "the cuDNN X.Y folder"
     when ``folders`` (real folder -> cuDNN version of the copy there) knows it, else its last two
     parts; a cuDNN wheel requirement becomes "cuDNN X.Y or newer (name)" / "cuDNN X.Y.Z (name)".
     The whole title stays in the button's tooltip and the preview. Pure."""
@@ -190,3 +189,7 @@ def fix_commands_html(fix_ids: Sequence[str], buttons: bool = False) -> str:
     tail = "; the buttons below do the same" if buttons else ""
     return (f"<div class='cm-fix-commands'>Preview a fix from a cell: <code>%cudnn_fix {h.escape(first)}</code>"
             f"{also}; add <code>--yes</code> to apply it{tail}.</div>")
+
+
+register(FixPlan, plan_text, plan_html)
+register(FixResult, result_text, result_html)

@@ -1,8 +1,8 @@
-"""Render a manifest comparison (:func:`cudnn_magic.manifest.compare`) as text or HTML, and
+"""Render a manifest comparison (:func:`cudnn_magic.engines.manifest.compare`) as text or HTML, and
 :class:`DriftView`, which displays one in a notebook or terminal IPython. Pure.
 
 Every value in a drift row may come from the manifest file, which anyone may have written: each
-row and the source path are shown through :func:`cudnn_magic.safetext.safe_text` (terminal
+row and the source path are shown through :func:`cudnn_magic.util.safetext.safe_text` (terminal
 escapes, C1 controls, bidirectional overrides and newlines become U+FFFD, so a value can neither
 drive the terminal nor forge a row), and HTML-escaped in HTML."""
 
@@ -12,7 +12,7 @@ import html
 from typing import Any, Iterable, Mapping
 
 from ..model.prevention import Drift
-from ..safetext import safe_text
+from ..util.safetext import safe_text
 
 
 def _line(value: object) -> str:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_plain
+from ..model.display import register
 from ..rules.consumer_table import names as consumer_names
 from .consumers import consumers_html, consumers_json, consumers_text
 from .paths import PathNames, names_html, terminal_width, wrap
@@ -571,6 +572,4 @@ class ReportView:
         return report_text(self.report)
 
 
-def short_path(p: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + p[len(home):] if home and p.startswith(home + os.sep) else p
+register(Report, report_text, report_html)

@@ -38,9 +38,9 @@ class Consumer:
         gpu_build: the install command of its GPU build, for a CPU build on a GPU machine ("").
         probe: ``module:function`` in :mod:`cudnn_magic.probes.frameworks` that finds it.
         kind: ``"framework"`` (found by ``probe_frameworks``: the rows judged by
-            :func:`cudnn_magic.check.judge_report`) or ``"consumer"`` (found by
+            :func:`cudnn_magic.engines.check.judge_report`) or ``"consumer"`` (found by
             ``probe_extra_frameworks`` over the environment scan, judged by
-            :mod:`cudnn_magic.consumer_check`).
+            :mod:`cudnn_magic.engines.consumer_check`).
     """
 
     name: str

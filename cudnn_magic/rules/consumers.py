@@ -18,12 +18,13 @@ Each framework's own rule, quoted with its source (:data:`CONSUMER_RULES`):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
-import dataclasses
 
 from packaging.version import InvalidVersion, Version
 
+from ..fixes.catalogue import FINDING_WORDED
 from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
 from .cudnn_version import try_parse
 
@@ -62,7 +63,7 @@ CONSUMER_RULES: dict[str, str] = {
         "applications built with the same or an older minor; the minor it was built with is not recorded in the file)"
     ),
 }
-#: Checkers whose rows are judged here, not by :func:`cudnn_magic.check.judge_report`.
+#: Checkers whose rows are judged here, not by :func:`cudnn_magic.engines.check.judge_report`.
 CONSUMER_CHECKERS = frozenset(CONSUMER_RULES)
 
 CONSUMER_FINDING_IDS = {
@@ -387,8 +388,5 @@ def __getattr__(name: str) -> object:
     """``CONSUMER_FIX_IDS``: the fix catalogue's advice-only fixes worded by these findings
     (``fixes.catalogue.FINDING_WORDED``), looked up on use."""
     if name == "CONSUMER_FIX_IDS":
-        # start-up cost: `cudnn-magic check` needs the rules, not the fix table
-        from ..fixes.catalogue import FINDING_WORDED
-
         return FINDING_WORDED
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,20 +10,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-if TYPE_CHECKING:  # pragma: no cover
-    from packaging.markers import Marker
-
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
+from .wheel_folders import canonical
 
-__all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "render_requirement", "rule_specifier",
-           "same_major_requirement", "same_major_spec", "wheel_family", "witness"]
+if TYPE_CHECKING:  # annotations only: packaging's requirement parser loads on first use (parse_requirement)
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+__all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "parse_requirement",
+           "render_requirement", "rule_specifier", "same_major_requirement", "same_major_spec", "wheel_family",
+           "witness"]
+
+
+def parse_requirement(text: str) -> Requirement | None:
+    """``text`` parsed by :class:`packaging.requirements.Requirement` (PEP 508), or None when it
+    is not a valid requirement."""
+    # third-party: packaging's requirement parser, with its marker grammar and the platform tags it
+    # pulls in, costs about 35 ms of start-up; a check needs it only once a framework's pins are read
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
 
 
 _CUDNN_DIST = re.compile(r"^nvidia-cudnn-cu(\d{2})$")
@@ -108,18 +123,13 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
         return None  # no cuDNN wheel is on this consumer's loader path (a vendored copy, an unversioned dlopen)
     label = f"{fw.name} {fw.version}"
     packages: list[str] = []
-    # start-up cost: packaging.requirements (markers, tags: about 20 ms) only when pins are read
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
     spec = SpecifierSet()
     sources: list[str] = []
     for pin in fw.pins:
-        try:
-            req = Requirement(pin)
-        except InvalidRequirement:
+        req = parse_requirement(pin)
+        if req is None:
             continue
-        name = canonicalize_name(req.name)
+        name = canonical(req.name)
         if not _CUDNN_DIST.match(name) or not _marker_applies(req.marker):
             continue
         packages.append(name)
@@ -142,15 +152,11 @@ def cudnn_requirement(fw: FrameworkBuild) -> str | None:
     when it has one (PyTorch wheels), else ``nvidia-cudnn-cuXX>=MAJOR.MINOR,<MAJOR+1`` with
     XX the CUDA major it was built for (:func:`wheel_family`). Versions come from parsed
     values, never from logs."""
-    # start-up cost: as in framework_need
-    from packaging.requirements import InvalidRequirement, Requirement
-
     for pin in fw.pins:
         if not pin.startswith("nvidia-cudnn-cu"):
             continue
-        try:
-            req = Requirement(pin)
-        except InvalidRequirement:
+        req = parse_requirement(pin)
+        if req is None:
             continue
         # the operators of the version specifier decide, never an `extra == "..."` in the marker
         if any(s.operator in ("==", "===", ">=") for s in req.specifier):
@@ -244,10 +250,8 @@ def render_requirement(package: str, spec: SpecifierSet) -> str:
         parts.append(f"<{_short(high)}")
     text = f"{package}{','.join(parts)}"
     # Sanity: the compact form accepts the same witness.
-    from packaging.requirements import Requirement  # start-up cost: as in framework_need
-
     w = witness(spec)
-    req = Requirement(text)
-    if w is not None and not req.specifier.contains(w, prereleases=False):
+    req = parse_requirement(text)
+    if req is not None and w is not None and not req.specifier.contains(w, prereleases=False):
         return f"{package}{spec}"
     return text

@@ -1,8 +1,12 @@
-"""Auto-annotation of failing cells, the GPU-unused note, ``%cudnn_annotate`` and ``%cudnn_explain``.
+"""Auto-annotation of failing cells and the GPU-unused note: the capture, the exception hook and
+the cell callbacks.
 
-IPython glue only: the knowledge lives in :mod:`cudnn_magic.diagnose` and the rendering in
-:mod:`cudnn_magic.render.diagnosis`. What happens (docs/how-it-is-built.md, "How a failing cell gets its
-diagnosis"; measured: docs/facts.md "IPython and Jupyter behaviour"):
+IPython glue only: what a failing cell gets (the diagnosis, its display and fix buttons) is
+:class:`cudnn_magic.shell.explainer.Explainer`, created on first use by :mod:`.extension`; the
+knowledge lives in :mod:`cudnn_magic.engines.diagnose` and the rendering in
+:mod:`cudnn_magic.render.diagnosis`; the magics ``%cudnn_explain``/``%cudnn_annotate`` are
+:mod:`.explain`. What happens (docs/how-it-is-built.md, "How a failing cell gets its diagnosis";
+measured: docs/facts.md "IPython and Jupyter behaviour"):
 
 * ``%load_ext`` installs the fd-2 capture (:mod:`cudnn_magic.capture`), an exception handler
   through ``ip.set_custom_exc((Exception,), handler)`` that chains any handler set before it,
@@ -26,19 +30,25 @@ log is ever executed.
 from __future__ import annotations
 
 import atexit
-import html
 import logging
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field, replace
-from typing import Any, Optional
 import types
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from IPython.core.error import UsageError
 
 from ..capture.helper import mib
-from ..safetext import safe_text
-from IPython.display import display
-from IPython.core.error import UsageError
+from ..capture.drain import drain_ipykernel
+from ..capture.tee import Tee, read_range, record_key
+from ..knowledge.literals import WARNING_LITERALS
+from ..util.safetext import safe_text
+from .shutdown import hook_shutdown
+
+if TYPE_CHECKING:  # annotations only: the explainer loads on first use
+    from .explainer import Explainer
 
 log = logging.getLogger("cudnn_magic")
 
@@ -54,25 +64,8 @@ MAX_TRACEBACK_CHARS = 64 << 10
 _ANNOTATOR: Optional["Annotator"] = None
 
 
-def _is_kernel_shell(ip: Any) -> bool:
-    return any(c.__name__ == "ZMQInteractiveShell" for c in type(ip).__mro__)
-
-
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
-
-
-def _report() -> Any:
-    """The lead's cached probe report, or ``None`` if unavailable (never raises)."""
-    try:
-        from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
-    except Exception:  # noqa: BLE001 - not built yet, or broken
-        return None
-    try:
-        return cached_report()
-    except Exception:  # noqa: BLE001
-        log.debug("cudnn_magic: cached_report failed", exc_info=True)
-        return None
 
 
 @dataclass
@@ -87,43 +80,10 @@ class ErrorRecord:
     diagnoses: list = field(default_factory=list)
 
 
-class Explanation:
-    """What ``%cudnn_explain`` returns: diagnoses that display as HTML in notebooks and as text
-    in terminals. ``.diagnoses`` is the list (strongest first)."""
-
-    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "") -> None:
-        self.diagnoses = list(diagnoses)
-        self.log_slice = log_slice
-        self.message = message
-
-    def _text(self) -> str:
-        if not self.diagnoses:
-            return self.message or "cudnn-magic: nothing cuDNN-related found."
-        from ..render.diagnosis import diagnoses_text  # start-up cost: not at %load_ext, only when this runs
-
-        return diagnoses_text(self.diagnoses)
-
-    def _html(self) -> str:
-        if not self.diagnoses:
-            return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
-        from ..render.diagnosis import diagnoses_html  # start-up cost: not at %load_ext, only when this runs
-
-        return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return {"text/plain": safe_text(self._text()), "text/html": safe_text(self._html())}
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(safe_text(self._text()))
-
-    def __repr__(self) -> str:
-        return safe_text(self._text())
-
-
 def _display_safe_log(text: str, limit: int = MAX_LOG_FOR_DISPLAY) -> str:
     """The newest ``limit`` characters of ``text`` with control characters other than
     tab/newline, bidirectional controls and lone surrogates replaced
-    (:func:`cudnn_magic.safetext.safe_text`: binary garbage stays printable)."""
+    (:func:`cudnn_magic.util.safetext.safe_text`: binary garbage stays printable)."""
     if len(text) > limit:
         text = f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
     return safe_text(text)
@@ -134,12 +94,15 @@ class Annotator:
 
     Args:
         ip: the ``InteractiveShell``.
+        explainer: returns the :class:`~cudnn_magic.shell.explainer.Explainer` (created on its
+            first call: the knowledge base loads when a cell first needs it).
         capture: install the fd-2 capture (``False`` in tests or when
             ``CUDNN_MAGIC_CAPTURE=0``).
     """
 
-    def __init__(self, ip: Any, capture: bool = True) -> None:
+    def __init__(self, ip: Any, explainer: Callable[[], Explainer], capture: bool = True) -> None:
         self.ip = ip
+        self.explainer = explainer
         self.enabled = True
         self.tee: Any = None
         self.mark: Any = None
@@ -169,12 +132,7 @@ class Annotator:
         self.installed_ctb = _set_handler(ip, self.exc_tuple)
         ip.events.register("pre_run_cell", self.pre_run_cell)
         ip.events.register("post_run_cell", self.post_run_cell)
-        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
-
-        ip.register_magics(AnnotateMagics)
         atexit.register(self._atexit)
-        from .shutdown import hook_shutdown  # start-up cost: a few lines, only with a capture to mark
-
         self._unhook_shutdown = hook_shutdown(ip, self._shutdown_requested)
 
     def _install_capture(self) -> None:
@@ -182,9 +140,6 @@ class Annotator:
             self.capture_error = "turned off by CUDNN_MAGIC_CAPTURE"
             return
         try:
-            from ..capture.tee import Tee, record_key  # start-up cost: not at %load_ext, only when this runs
-            from ..knowledge.literals import WARNING_LITERALS
-
             fallback = getattr(sys.stderr, "_original_stdstream_copy", None)
             self.tee = Tee.install(
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
@@ -218,15 +173,6 @@ class Annotator:
         if self.tee is not None:
             tee, self.tee = self.tee, None
             tee.uninstall()
-        from .explain import AnnotateMagics  # a cycle: explain imports this module's Annotator
-
-        magics = ip.magics_manager.magics
-        for kind in ("line", "cell"):
-            for name in list(magics.get(kind, {})):
-                owner = getattr(magics[kind][name], "__self__", None)
-                if isinstance(owner, AnnotateMagics):
-                    del magics[kind][name]
-        ip.magics_manager.registry.pop("AnnotateMagics", None)
 
     def _atexit(self) -> None:
         if self.tee is not None:
@@ -356,8 +302,6 @@ class Annotator:
             return None
 
     def _drain(self) -> None:
-        from ..capture.drain import drain_ipykernel  # start-up cost: not at %load_ext, only when this runs
-
         try:
             drain_ipykernel()
         except KeyboardInterrupt:
@@ -407,8 +351,6 @@ class Annotator:
         tee = self.tee
         if tee is None or self.mark is None or end is None or tee.directory is None:
             return b"", end or 0
-        from ..capture.tee import read_range  # start-up cost: not at %load_ext, only when this runs
-
         start = self.mark.offset
         data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
         return data, last
@@ -448,26 +390,9 @@ class Annotator:
         if tee.flag_literals and self.mark is not None and tee.flagged() <= self.mark.offset:
             return  # the helper saw no warning literal in any of this cell's bytes: nothing to read back
         data, _ = self._cell_bytes(end)
-        found = self._warnings_in(data) if data else []
+        found = self.explainer().unused_gpu_warnings(data)[0] if data else []
         if found:
             self._display(found, _decode(data), warning=True)
-
-    def _warnings_in(self, data: bytes) -> list:
-        """The "GPU silently unused" diagnoses in this cell's fd-2 bytes (only the lines that
-        hold a warning literal are decoded)."""
-        from ..capture.fastfind import memmem_finder  # start-up cost: not at %load_ext, only when this runs
-        from ..knowledge.matcher import keyword_lines
-
-        lines = keyword_lines(data, find=memmem_finder())
-        if not lines:
-            return []
-        from ..diagnose import gpu_unused_warnings  # start-up cost: not at %load_ext, only when this runs
-
-        text = _decode(lines)
-        found = gpu_unused_warnings(text, joined=False)
-        if not found:
-            return []
-        return gpu_unused_warnings(text, report=_report(), joined=False) or found
 
     # -- errors --------------------------------------------------------------------------------------
 
@@ -549,56 +474,16 @@ class Annotator:
         self.last = rec
         if not self.enabled:
             return
-        rec.diagnoses = self._diagnose(rec)
+        rec.diagnoses = self.diagnose(rec)
         if rec.diagnoses:
             self._display(rec.diagnoses, text)
 
-    def _diagnose(self, rec: ErrorRecord) -> list:
-        from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
-
-        kw = dict(exception=rec.exception, log=rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
-        found = diagnose(report=None, **kw)
-        if not found:  # the probes are not consulted for errors unrelated to cuDNN
-            return []
-        return list(diagnose(report=_report(), **kw) or found)
+    def diagnose(self, rec: ErrorRecord) -> list:
+        """The diagnoses of an error, with the live facts when something cuDNN-related was found."""
+        return self.explainer().diagnose(rec.exception, rec.log, exc_type=rec.exc_type, traceback=rec.traceback)
 
     def _display(self, diagnoses: list, log_text: str, warning: bool = False) -> None:
-        # start-up cost: not at %load_ext, only when this runs
-        from ..render.diagnosis import diagnoses_html, diagnoses_text
-
-        shown_log = _display_safe_log(log_text)
-        in_kernel = _is_kernel_shell(self.ip)
-        names = _path_names()
-        text = diagnoses_text(diagnoses, names=names)
-        page = diagnoses_html(diagnoses, log_slice=shown_log, names=replace(names, used={}))
-        ids = _fix_ids(diagnoses)
-        if ids:  # how to act without the buttons: readable in every export, terminal and front end
-            from ..render.fixes import fix_commands_html, fix_commands_text  # start-up cost: only when shown
-
-            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
-            page += fix_commands_html(ids, buttons=in_kernel)
-        # nothing we display may hold text that cannot be sent (a lone surrogate would make
-        # the message unsendable) or that reorders or escapes the display
-        display({"text/plain": safe_text(text), "text/html": safe_text(page)}, raw=True)
-        if in_kernel:
-            try:
-                _show_widgets(diagnoses, shown_log)
-            except Exception:  # noqa: BLE001 - widgets are a bonus
-                log.debug("cudnn_magic: widgets not shown", exc_info=True)
-
-    def explain(self, text: str = "") -> Explanation:
-        """``%cudnn_explain`` body: explain ``text``, or the last error again."""
-        if text.strip():
-            from ..diagnose import diagnose  # start-up cost: not at %load_ext, only when this runs
-
-            return Explanation(diagnose(exception="", log=text, report=_report()), "")
-        rec = self.last
-        if rec is None:
-            return Explanation([], message="cudnn-magic: no error to explain yet in this session.")
-        diagnoses = self._diagnose(rec)
-        rec.diagnoses = diagnoses
-        return Explanation(diagnoses, _display_safe_log(rec.log),
-                           message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+        self.explainer().show(self.ip, diagnoses, _display_safe_log(log_text))
 
 
 def _own_usage_error(etype: type, tb: Any) -> bool:
@@ -691,83 +576,16 @@ def _set_handler(shell: Any, exc_tuple: tuple) -> Any:
     return ctb
 
 
-def _show_widgets(diagnoses: list, log_text: str) -> None:
-    """One button per fix of the strongest diagnosis (preview, Apply, undo through the fix
-    registry). ipywidgets is imported here, never at ``%load_ext``."""
-    import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
-
-    fixes = []
-    seen = set()
-    for d in diagnoses[:1]:  # buttons for the strongest diagnosis; the others' fixes are in its HTML
-        for fx in getattr(d, "fixes", ()) or ():
-            if fx.id not in seen:
-                seen.add(fx.id)
-                fixes.append(fx)
-    try:  # the fix registry: preview (computed from live facts), Apply, undo
-        from ..ui.fix_buttons import fix_box  # start-up cost: not at %load_ext, only when this runs
-
-        fix_widget = fix_box(fixes, _report()) if fixes else None
-    except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
-        log.debug("cudnn_magic: fix buttons unavailable", exc_info=True)
-        fix_widget = None
-    if fix_widget is not None:
-        fixes = []
-    out = W.HTML(value="")
-    buttons = []
-    for fx in fixes:
-        b = W.Button(description=(fx.title[:38] + "…") if len(fx.title) > 39 else fx.title,
-                     tooltip=fx.title, button_style="warning", layout=W.Layout(width="auto"))
-
-        def click(_b: Any, fx: Any = fx) -> None:
-            restart = " Restart the kernel afterwards." if getattr(fx, "restart_required", False) else ""
-            reason = f"<br><i>{html.escape(fx.reason)}</i>" if getattr(fx, "reason", "") else ""
-            out.value = (f"<div><b>{html.escape(fx.title)}</b>: do this{html.escape(restart)}"
-                         f"<pre style='white-space:pre-wrap'>{html.escape(fx.action)}</pre>{reason}</div>")
-
-        b.on_click(click)
-        buttons.append(b)
-    children: list = []
-    if fix_widget is not None:
-        children.append(fix_widget)
-    if buttons:
-        children.append(W.HBox(buttons))
-        children.append(out)
-    # The captured log slice is in the HTML bundle's <details> toggle (also kept in saved notebooks).
-    if children:
-        from ..render.fixes import BUTTONS_NEED_WIDGETS  # start-up cost: not at %load_ext, only when this runs
-        from ..ui.fallback import widget_bundle
-
-        # the annotation above says what each fix does and how to run it from a cell: this output
-        # holds only the buttons (what front ends without a widget manager show is one line)
-        display(widget_bundle(W.VBox(children), BUTTONS_NEED_WIDGETS,
-                              f"<div class='cm-muted'>{html.escape(BUTTONS_NEED_WIDGETS)}</div>"), raw=True)
-
-
-def _path_names() -> Any:
-    """Short names for paths, knowing the cuDNN release of each folder the last check saw."""
-    from ..check import cached_report  # start-up cost: only when a diagnosis is shown
-    from ..render.paths import PathNames
-
-    r = cached_report()
-    return PathNames.for_copies((*r.cudnn_installed, *r.cudnn_loaded)) if r is not None else PathNames.here()
-
-
-def _fix_ids(diagnoses: list) -> list[str]:
-    """The ids ``%cudnn_fix`` knows among the strongest diagnosis's fixes (the buttons' fixes)."""
-    from ..fixes import FIXES  # start-up cost: the fix registry loads only when a diagnosis is shown
-
-    return [fx.id for d in diagnoses[:1] for fx in (getattr(d, "fixes", ()) or ()) if fx.id in FIXES]
-
-
-def load(ip: Any) -> None:
-    """Install capture, exception hook, cell callbacks and magics (called by ``%load_ext``).
-    Loading twice in one shell is a no-op."""
+def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
+    """Install capture, exception hook and cell callbacks (called by ``%load_ext``);
+    ``explainer`` gives what a failing cell gets (:class:`Annotator`). Loading twice in one
+    shell is a no-op."""
     global _ANNOTATOR
     if _ANNOTATOR is not None:
         if _ANNOTATOR.ip is ip:
             return
         unload(_ANNOTATOR.ip)
-    a = Annotator(ip)
+    a = Annotator(ip, explainer)
     _ANNOTATOR = a
     try:
         a.install()
@@ -781,7 +599,7 @@ def load(ip: Any) -> None:
 
 def unload(ip: Any) -> None:
     """Undo :func:`load`: restore fd 2 and stop the helper, restore the previous exception
-    handler (if ours is still the one installed), unregister callbacks and magics."""
+    handler (if ours is still the one installed), unregister the callbacks."""
     global _ANNOTATOR
     a = _ANNOTATOR
     if a is None or a.ip is not ip:
@@ -795,4 +613,4 @@ def annotator() -> Annotator | None:
     return _ANNOTATOR
 
 
-__all__ = ["Annotator", "ErrorRecord", "Explanation", "annotator", "load", "unload"]
+__all__ = ["Annotator", "ErrorRecord", "annotator", "load", "unload"]

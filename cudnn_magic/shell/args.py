@@ -1,5 +1,5 @@
 """Parse a magic's argument line: every bad line is a one-line ``UsageError``. (The seconds
-types shared with the command line are in :mod:`cudnn_magic.options`.)"""
+types shared with the command line are in :mod:`cudnn_magic.util.options`.)"""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""``%cudnn_check``: the check report (or a Dask or Ray cluster's) in a notebook or terminal IPython.
-The engine is :mod:`cudnn_magic.check` (and :mod:`cudnn_magic.cluster` for ``--dask``,
-:mod:`cudnn_magic.cluster_ray` for ``--ray``;
-:mod:`cudnn_magic.whatif` through :func:`cudnn_magic.probes.pip_report.what_if` for
-``--what-if``; :mod:`cudnn_magic.manifest` for ``--against``)."""
+"""``%cudnn_check``: the check report (or a Dask or Ray cluster's) in a notebook or terminal
+IPython; registered on first use (:mod:`.extension`). The engine is
+:mod:`cudnn_magic.engines.check` (and :mod:`cudnn_magic.engines.cluster` for ``--dask``,
+:mod:`cudnn_magic.engines.cluster_ray` for ``--ray``; :func:`cudnn_magic.engines.whatif.what_if`
+for ``--what-if``; :mod:`cudnn_magic.engines.manifest` for ``--against``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,19 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..options import timeout_seconds
+from ..util.options import timeout_seconds
 from .args import parse_magic_line
+from .magics import register, unregister
+from ..probes.pip_report import PipError
+from ..engines.whatif import what_if
+from ..render.whatif import whatif_json, WhatIfView
+from ..engines.manifest import compare, drift_json, live_manifest, NotAManifest, read_error, read_manifest
+from ..render.manifest import DriftView
+from ..util.safetext import safe_text
+from ..engines.check import run_check
+from ..render.report import report_json, ReportView
+from ..engines.cluster import cluster_check, ClusterCheckError
+from ..engines.cluster_ray import ray_check
 
 
 @magics_class
@@ -67,10 +78,6 @@ class CudnnMagics(Magics):
         if args.runtime_env is not None and args.ray is None:
             raise UsageError("--runtime-env goes with --ray")
         if args.ray is not None:
-            # start-up cost: not at %load_ext, only when this runs
-            from ..cluster import ClusterCheckError
-            from ..cluster_ray import ray_check
-
             try:
                 rep = ray_check(_unquote(args.ray) or None, runtime_env=_unquote(args.runtime_env or "") or None,
                                 timeout=args.timeout)
@@ -79,9 +86,6 @@ class CudnnMagics(Magics):
                 return None
             return rep.to_json() if args.json else rep
         if args.dask:
-            # start-up cost: not at %load_ext, only when this runs
-            from ..cluster import ClusterCheckError, cluster_check
-
             target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
             if target is args.dask and args.dask.isidentifier():
                 print(f"cudnn-magic: no variable {args.dask!r} in this kernel, and {args.dask!r} is not a scheduler "
@@ -93,8 +97,6 @@ class CudnnMagics(Magics):
                 print(f"cudnn-magic: {exc}")
                 return None
             return rep.to_json() if args.json else rep
-        from ..check import run_check  # start-up cost: not at %load_ext, only when this runs
-        from ..render.report import ReportView, report_json
 
         report = run_check(import_frameworks=args.import_frameworks, deep=args.deep)
         if args.json:
@@ -112,8 +114,6 @@ def check_what_if(requirements: str, as_json: bool) -> Any:
     """``%cudnn_check --what-if REQS``: the prediction (a :class:`~cudnn_magic.render.whatif.WhatIfView`),
     its JSON (a dict), or None after one printed line for bad input (``{"error": ...}`` with
     ``--json``). Nothing is installed."""
-    from ..probes.pip_report import PipError, what_if  # start-up cost: not at %load_ext, only when this runs
-    from ..render.whatif import WhatIfView, whatif_json
 
     result = what_if(_unquote(requirements))
     if isinstance(result, PipError):
@@ -127,9 +127,6 @@ def check_against(path: str, as_json: bool) -> Any:
     or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
     when the file cannot be read (also: not a regular file, e.g. a FIFO, which never blocks the
     kernel) or is not a manifest (also: a field of the wrong type)."""
-    from ..manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest  # start-up cost (as above)
-    from ..render.manifest import DriftView
-    from ..safetext import safe_text
 
     path = _unquote(path)
     try:
@@ -142,3 +139,14 @@ def check_against(path: str, as_json: bool) -> Any:
     if as_json:
         return {"manifest": path, "drift": drift_json(drift), "unchanged": not drift}
     return DriftView(drift, path, live)
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%cudnn_check`` (IPython loads this module on its first use: :mod:`.extension`
+    declares it lazily)."""
+    register(ip, CudnnMagics)
+
+
+def unload(ip: Any) -> None:
+    """Remove ``%cudnn_check``."""
+    unregister(ip, CudnnMagics)

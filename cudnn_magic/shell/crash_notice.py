@@ -1,27 +1,31 @@
 """The crash notice at ``%load_ext cudnn_magic``: why the previous kernel of this key died.
 
 Loaded first (before :mod:`cudnn_magic.shell.annotate` starts the new capture), it claims the
-newest unshown record of this kernel's key (:mod:`cudnn_magic.crash`, the engine: the record,
-its reading and its store) and shows it once, at once or at the top of the first cell; enables
+newest unshown record of this kernel's key (:mod:`cudnn_magic.engines.crash`, the engine: the record,
+its reading and its store) and shows it once (through the explainer, :mod:`.explainer`), at once
+or at the top of the first cell; enables
 ``faulthandler`` into this process's record directory; and cleans up records of kernels that no
 longer exist. Never raises into IPython.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
-from pathlib import Path
-from typing import Any
-import faulthandler
 import sys
-
-from IPython.display import display
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous,
                                cleanup)
 from ..capture.tee import _private_dir, record_key, records_root
 from ..model.crash import CrashRecord
+from ..util.files import atomic_write
+from .annotate import annotator
+
+if TYPE_CHECKING:  # annotations only: the explainer loads when there is a crash to show
+    from .explainer import Explainer
 
 log = logging.getLogger("cudnn_magic")
 
@@ -40,8 +44,9 @@ def _in_cell(ip: Any) -> bool:
 class _Loaded:
     """Per-shell state of this feature."""
 
-    def __init__(self, ip: Any) -> None:
+    def __init__(self, ip: Any, explainer: Callable[[], Explainer]) -> None:
         self.ip = ip
+        self.explainer = explainer
         self.key = ""
         self.keydir: Path | None = None
         self.fh_file: Any = None
@@ -58,7 +63,7 @@ class _Loaded:
         try:
             if self.pending is not None:
                 rec, self.pending = self.pending, None
-                _show(self.ip, rec)
+                self.explainer().show_crash(self.ip, rec)
             if not self.fh_placed:
                 self._place_faulthandler()
             if self.pending is None and self.fh_placed:
@@ -68,11 +73,6 @@ class _Loaded:
 
     def _place_faulthandler(self) -> None:
         if self.fh_path is None:
-            self.fh_placed = True
-            return
-        try:
-            from .annotate import annotator  # noqa: F401 - a failing shell.annotate must not stop this notice
-        except Exception:  # noqa: BLE001
             self.fh_placed = True
             return
         a = annotator()
@@ -119,48 +119,17 @@ def _enable_faulthandler(st: _Loaded) -> None:
     st.fh_file, st.fh_path = f, path
 
 
-def _show(ip: Any, rec: CrashRecord) -> None:
-    """Display the report: one text/plain + text/html bundle (with the ``%cudnn_fix`` line that
-    applies its fixes from a cell), then, in a kernel, the fix buttons in an output of their own."""
-    if not rec.diagnoses:
-        rec.diagnose()
-    in_kernel = _is_kernel_shell(ip)
-    fixes = [fx for d in rec.diagnoses for fx in (getattr(d, "fixes", ()) or ())]
-    text, page = rec.text(), rec.html()
-    try:
-        from ..fixes import FIXES  # start-up cost: not at %load_ext, only when a crash is shown
-        from ..render.fixes import fix_commands_html, fix_commands_text
-
-        ids = [fx.id for fx in fixes if fx.id in FIXES]
-        if ids:
-            text += "\n" + fix_commands_text(ids, buttons=in_kernel)
-            page += fix_commands_html(ids, buttons=in_kernel)
-    except Exception:  # noqa: BLE001 - the report alone still reads
-        log.debug("cudnn_magic: crash fix commands not shown", exc_info=True)
-    display({"text/plain": text, "text/html": page}, raw=True)
-    if in_kernel and fixes:
-        try:
-            from ..check import cached_report  # start-up cost: not at %load_ext, only when this runs
-            from ..render.fixes import BUTTONS_NEED_WIDGETS
-            from ..ui.fallback import widget_bundle
-            from ..ui.fix_buttons import fix_box
-
-            display(widget_bundle(fix_box(fixes, cached_report()), BUTTONS_NEED_WIDGETS,
-                                  f"<div class='cm-muted'>{BUTTONS_NEED_WIDGETS}</div>"), raw=True)
-        except Exception:  # noqa: BLE001 - buttons are a bonus
-            log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)
-
-
-def load(ip: Any) -> None:
-    """Show why the previous kernel of this key died (once), enable faulthandler on the record,
-    and clean up records of kernels that no longer exist. Called by ``%load_ext cudnn_magic``
-    BEFORE the annotation feature installs the new capture. Never raises into IPython."""
+def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
+    """Show why the previous kernel of this key died (once; ``explainer().show_crash``, created
+    only when there is a crash to show), enable faulthandler on the record, and clean up records
+    of kernels that no longer exist. Called by ``%load_ext cudnn_magic`` BEFORE the annotation
+    feature installs the new capture. Never raises into IPython."""
     global _STATE
     if _STATE is not None:
         if _STATE.ip is ip:
             return
         unload(_STATE.ip)
-    st = _Loaded(ip)
+    st = _Loaded(ip, explainer)
     _STATE = st
     try:
         st.key = record_key(ip)
@@ -175,7 +144,7 @@ def load(ip: Any) -> None:
         if rec is not None:
             st.shown = rec
             if _in_cell(ip) or not _is_kernel_shell(ip):
-                _show(ip, rec)
+                explainer().show_crash(ip, rec)
             else:
                 st.pending = rec  # loaded at kernel start: show at the top of the first cell
     except Exception:  # noqa: BLE001
@@ -192,11 +161,8 @@ def load(ip: Any) -> None:
             except OSError:
                 same = False
             if not same:
-                # start-up cost: files.py imports tempfile, only when the connection file changed
-                from ..files import atomic_write
-
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
-                # never written through a link planted in the key directory (issue 13)
+                # never written through a link planted in the key directory
                 atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)
         except Exception:  # noqa: BLE001
             log.debug("cudnn_magic: connection file not recorded", exc_info=True)

@@ -1,17 +1,77 @@
 """``%cudnn_explain [--facts] [TEXT]`` (and ``%%cudnn_explain``) and ``%cudnn_annotate on|off``:
 explain the last error or a pasted log; turn the annotation of failing cells on or off (the
-annotation itself, the exception hook, is :mod:`.annotate`)."""
+annotation itself, the exception hook, is :mod:`.annotate`). Registered on first use
+(:mod:`.extension`)."""
 
 from __future__ import annotations
 
+import html
 import re
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
-from .annotate import Explanation, _report, annotator
+from ..engines.check import cached_report
+from ..engines.diagnose import diagnose
+from ..model import Report
+from ..render.diagnosis import diagnoses_html, diagnoses_text
+from ..util.safetext import safe_text
+from ..util.textinput import binary_kind
+from .annotate import _display_safe_log, annotator
+from .magics import register, unregister
 
-__all__ = ["AnnotateMagics"]
+__all__ = ["AnnotateMagics", "Explanation", "load_ipython_extension", "unload"]
+
+
+class Explanation:
+    """What ``%cudnn_explain`` returns: diagnoses that display as HTML in notebooks and as text
+    in terminals. ``.diagnoses`` is the list (strongest first)."""
+
+    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "") -> None:
+        self.diagnoses = list(diagnoses)
+        self.log_slice = log_slice
+        self.message = message
+
+    def _text(self) -> str:
+        if not self.diagnoses:
+            return self.message or "cudnn-magic: nothing cuDNN-related found."
+        return diagnoses_text(self.diagnoses)
+
+    def _html(self) -> str:
+        if not self.diagnoses:
+            return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
+        return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return {"text/plain": safe_text(self._text()), "text/html": safe_text(self._html())}
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(safe_text(self._text()))
+
+    def __repr__(self) -> str:
+        return safe_text(self._text())
+
+
+def _report() -> Report | None:
+    """This kernel's cached check report, or ``None`` if it cannot be had (never raises)."""
+    try:
+        return cached_report()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def explain_last() -> Explanation:
+    """The last error of this session explained again, with the live facts."""
+    a = annotator()
+    if a is None:
+        return Explanation([], message="cudnn-magic: annotation is not loaded.")
+    rec = a.last
+    if rec is None:
+        return Explanation([], message="cudnn-magic: no error to explain yet in this session.")
+    rec.diagnoses = a.diagnose(rec)
+    return Explanation(rec.diagnoses, _display_safe_log(rec.log),
+                       message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
 
 
 @magics_class
@@ -65,18 +125,21 @@ class AnnotateMagics(Magics):
                              "then the error text (or the text as the cell body of %%cudnn_explain)")
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
-        from ..textinput import binary_kind  # start-up cost: only when the magic runs
-
         kind = binary_kind(text) if text.strip() else None
         if kind:
             return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
         if not text.strip():
-            a = annotator()
-            if a is None:
-                return Explanation([], message="cudnn-magic: annotation is not loaded.")
-            return a.explain("")
-        # start-up cost: diagnose pulls in the knowledge tables; imported by the first explanation
-        from ..diagnose import diagnose
-
+            return explain_last()
         return Explanation(diagnose(exception="", log=text, report=_report() if use_facts else None),
                            message="cudnn-magic: nothing cuDNN-related found in the text.")
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%cudnn_explain`` and ``%cudnn_annotate`` (IPython loads this module on their
+    first use: :mod:`.extension` declares them lazily)."""
+    register(ip, AnnotateMagics)
+
+
+def unload(ip: Any) -> None:
+    """Remove ``%cudnn_explain`` and ``%cudnn_annotate``."""
+    unregister(ip, AnnotateMagics)

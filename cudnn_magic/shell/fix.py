@@ -9,29 +9,24 @@ The engine is :mod:`cudnn_magic.fixes`; this module only parses arguments and di
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
 import html
+from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..options import fix_context as _context
+from ..util.options import fix_context as _context
+from .. import fixes
 from .args import parse_magic_line
+from .magics import register, unregister
+from ..engines.check import cached_report, run_check
+from ..ui.fix_buttons import fix_box, result_html
+from ..model import Fix
+from ..ui.fallback import display_with_controls
 
 
-class _LazyFixes:
-    """``cudnn_magic.fixes`` imported on first use, so ``%load_ext`` stays cheap (it pulls in
-    ``packaging.markers`` and the solver)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module("cudnn_magic.fixes"), name)
-
-
-fixes: Any = _LazyFixes()
-
-__all__ = ["FixMagics", "PlanView", "ResultView", "load", "unload"]
+__all__ = ["FixMagics", "PlanView", "ResultView", "load_ipython_extension", "unload"]
 
 
 class PlanView:
@@ -61,15 +56,11 @@ class ResultView:
     def _repr_html_(self) -> str:
         if self.message:
             return f"<div class='cudnn-fix-result'>{html.escape(self.message)}</div>"
-        from ..ui.fix_buttons import result_html  # start-up cost: not at %load_ext, only when this runs
 
         return result_html(self.result)
 
 
 def _report() -> Any:
-    # start-up cost: the check engine (probes, data model) is imported by the first %cudnn_fix
-    from ..check import cached_report, run_check
-
     return cached_report() or run_check()
 
 
@@ -135,12 +126,6 @@ def _show_plan_with_controls(plan: Any, report: Any) -> Any:
     more = f"Run `%cudnn_fix {plan.fix_id} --yes` to apply." if plan.applicable else ""
     text = plan.text() + ("\n" + more if more else "")
     page = plan.html() + (f"<div>Run <code>%cudnn_fix {plan.fix_id} --yes</code> to apply.</div>" if more else "")
-    try:
-        from ..model import Fix  # start-up cost: not at %load_ext, only when this runs
-        from ..ui.fallback import display_with_controls
-        from ..ui.fix_buttons import fix_box
-    except ImportError:
-        return PlanView(plan)
     if not (plan.applicable or plan.choices):
         display_with_controls(text, page)
         return None
@@ -157,17 +142,12 @@ def _show_plan_with_controls(plan: Any, report: Any) -> Any:
     return None
 
 
-def load(ip: Any) -> None:
-    """Register ``%cudnn_fix``."""
-    ip.register_magics(FixMagics)
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%cudnn_fix`` (IPython loads this module on its first use: :mod:`.extension`
+    declares it lazily)."""
+    register(ip, FixMagics)
 
 
 def unload(ip: Any) -> None:
     """Remove ``%cudnn_fix``."""
-    magics = ip.magics_manager.magics
-    for kind in ("line", "cell"):
-        for name in list(magics.get(kind, {})):
-            owner = getattr(magics[kind][name], "__self__", None)
-            if isinstance(owner, FixMagics):
-                del magics[kind][name]
-    ip.magics_manager.registry.pop("FixMagics", None)
+    unregister(ip, FixMagics)

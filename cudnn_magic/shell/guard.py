@@ -1,10 +1,10 @@
-"""``%cudnn_guard on|off|status`` (issue 16): ``%pip install`` runs the cuDNN what-if first.
-The engine is :mod:`cudnn_magic.whatif` through :func:`cudnn_magic.probes.pip_report.what_if`;
+"""``%cudnn_guard on|off|status``: ``%pip install`` runs the cuDNN what-if first.
+The engine is :func:`cudnn_magic.engines.whatif.what_if`;
 ``%cudnn_check --what-if``/``--against`` are in :mod:`cudnn_magic.shell.check`.
 
 ``%cudnn_guard on`` wraps IPython's own ``%pip`` line magic (``IPython.core.magics.packaging``,
 registered in ``ip.magics_manager.magics["line"]["pip"]``): ``%pip install ...`` first runs the
-what-if (:func:`cudnn_magic.probes.pip_report.what_if`, pip's dry run in this kernel's
+what-if (:func:`cudnn_magic.engines.whatif.what_if`, pip's dry run in this kernel's
 interpreter) and stops with the prediction when the install would add an error finding;
 ``%pip install --force ...`` drops ``--force`` and runs pip as asked. Every other ``%pip``
 command passes through unchanged. ``off`` (and ``%unload_ext``) puts IPython's ``%pip`` back.
@@ -20,6 +20,10 @@ from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
 from .args import parse_magic_line
+from .magics import register, unregister
+from ..probes.pip_report import PipError, split_requirements
+from ..engines.whatif import what_if
+from ..render.whatif import WhatIfView
 
 # pip install options that only change pip's output: dropped from the what-if, kept for pip.
 _OUTPUT_ONLY = {"-q", "--quiet", "-v", "--verbose", "--no-color", "--no-warn-script-location",
@@ -33,7 +37,6 @@ def what_if_words(line: str) -> list[str] | str:
     """The words of ``%pip install ...`` a what-if can predict (requirements and index
     options, output options dropped), or the reason it cannot (an editable, a requirements
     file, a path: only requirements and index options are predicted)."""
-    from ..probes.pip_report import PipError, split_requirements  # start-up cost: not at %load_ext, only when used
 
     try:
         words = shlex.split(line)
@@ -85,8 +88,6 @@ def guarded_pip(original: Callable[[str], Any]) -> Callable[..., Any]:
         if "--force" in words:
             print("cudnn_guard: --force given: running pip without the what-if")
             return original(without_force(line), *args, **kwargs)
-        from ..probes.pip_report import PipError, what_if  # start-up cost (as above)
-        from ..render.whatif import WhatIfView
 
         reqs = what_if_words(line)
         if isinstance(reqs, str):
@@ -168,18 +169,14 @@ class PreventionMagics(Magics):
         print(guard(self.shell, args.state))
 
 
-def load(ip: Any) -> None:
-    """Register ``%cudnn_guard`` (the guard starts off)."""
-    ip.register_magics(PreventionMagics)
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%cudnn_guard`` (the guard starts off; IPython loads this module on its first
+    use: :mod:`.extension` declares it lazily)."""
+    register(ip, PreventionMagics)
 
 
 def unload(ip: Any) -> None:
     """Put IPython's ``%pip`` back and remove ``%cudnn_guard``."""
     if _state["original"] is not None:
         guard(ip, "off")
-    magics = ip.magics_manager.magics
-    for kind in ("line", "cell"):
-        for name in list(magics.get(kind, {})):
-            if isinstance(getattr(magics[kind][name], "__self__", None), PreventionMagics):
-                del magics[kind][name]
-    ip.magics_manager.registry.pop("PreventionMagics", None)
+    unregister(ip, PreventionMagics)

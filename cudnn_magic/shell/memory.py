@@ -1,6 +1,7 @@
 """``%gpu_memory``: GPU memory per GPU and process, as the live panel
 (:class:`cudnn_magic.ui.memory_panel.MemoryPanel`) in a notebook, a table in terminal IPython.
-The engine is :mod:`cudnn_magic.memory`; this module parses the line and picks the view.
+The engine is :mod:`cudnn_magic.engines.memory`; this module parses the line and picks the view.
+Registered on first use (:mod:`.extension`).
 """
 
 from __future__ import annotations
@@ -13,25 +14,13 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from ..engines import memory as engine  # its functions looked up at each use (tests replace ``sample``)
+from ..render.memory import snapshot_text
 from ..ui import memory_panel as mp
 from .args import parse_magic_line
+from .magics import register, unregister
 
-__all__ = ["MemoryMagics", "load", "unload"]
-
-
-def _engine() -> Any:
-    """:mod:`cudnn_magic.memory`, looked up at each use (tests replace its ``sample``)."""
-    # start-up cost: the engine imports the data model and the NVML probe (~20 ms at %load_ext)
-    from .. import memory
-
-    return memory
-
-
-def _snapshot_text(s: Any) -> str:
-    # start-up cost: the renderer is imported by the first terminal table only
-    from ..render.memory import snapshot_text
-
-    return snapshot_text(s)
+__all__ = ["MemoryMagics", "load_ipython_extension", "unload"]
 
 
 def _is_notebook(shell: Any) -> bool:
@@ -40,22 +29,22 @@ def _is_notebook(shell: Any) -> bool:
 
 def _watch_terminal(interval_s: float) -> mp.MemoryView:
     """Redraw the table in place (ANSI) every ``interval_s`` seconds until Ctrl-C."""
-    s = _engine().sample_within()
+    s = engine.sample_within()
     if s.error and not s.gpus:  # nothing to watch: the returned view says why, once
         return mp.MemoryView(s)
     try:
         while True:
-            sys.stdout.write("\x1b[H\x1b[J" + _snapshot_text(s) + "\n(Ctrl-C to stop)\n")
+            sys.stdout.write("\x1b[H\x1b[J" + snapshot_text(s) + "\n(Ctrl-C to stop)\n")
             sys.stdout.flush()
             time.sleep(interval_s)
-            s = _engine().sample_within()
+            s = engine.sample_within()
     except KeyboardInterrupt:
         pass
     return mp.MemoryView(s)
 
 
 def _interval(text: str) -> float:
-    return _engine().interval_seconds(text)
+    return engine.interval_seconds(text)
 
 
 @magics_class
@@ -95,13 +84,13 @@ class MemoryMagics(Magics):
         if not _is_notebook(shell):
             if args.watch:
                 return _watch_terminal(args.interval or mp.DEFAULT_INTERVAL_S)
-            return mp.MemoryView(_engine().sample_within())
+            return mp.MemoryView(engine.sample_within())
         with mp._PANEL_LOCK:
             panel = mp._PANEL
             if panel is None or panel.closed:
                 # never on this (the kernel's main) thread without a deadline: a hung driver would hang the cell
-                first = _engine().sample_within()
-                hung = (first.error or "").startswith(_engine().NOT_ANSWERING)
+                first = engine.sample_within()
+                hung = (first.error or "").startswith(engine.NOT_ANSWERING)
                 if first.error and not first.gpus and not hung:
                     return mp.MemoryView(first)  # one line: no driver / no NVML; no thread
                 panel = mp.MemoryPanel(interval_s=args.interval or mp.DEFAULT_INTERVAL_S, shell=shell)
@@ -120,9 +109,10 @@ def _atexit_stop() -> None:
             pass
 
 
-def load(ip: Any) -> None:
-    """Register ``%gpu_memory`` (cheap: no ipywidgets, no pynvml import here)."""
-    ip.register_magics(MemoryMagics)
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%gpu_memory`` (IPython loads this module on its first use: :mod:`.extension`
+    declares it lazily)."""
+    register(ip, MemoryMagics)
     atexit.register(_atexit_stop)
 
 
@@ -133,10 +123,4 @@ def unload(ip: Any) -> None:
     if panel is not None:
         panel.close()
     atexit.unregister(_atexit_stop)
-    magics = ip.magics_manager.magics
-    for kind in ("line", "cell"):
-        for name in list(magics.get(kind, {})):
-            owner = getattr(magics[kind][name], "__self__", None)
-            if isinstance(owner, MemoryMagics):
-                del magics[kind][name]
-    ip.magics_manager.registry.pop("MemoryMagics", None)
+    unregister(ip, MemoryMagics)

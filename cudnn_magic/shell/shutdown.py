@@ -4,7 +4,7 @@ jupyter_client's restart and shutdown send ``shutdown_request``, wait, then send
 SIGKILL to a kernel that has not exited; ipykernel's own shutdown also terminates the kernel's child
 processes (a ``subprocess.Popen`` still running). The process may then end by a signal, and
 ``atexit`` never runs, so the crash record (:mod:`cudnn_magic.capture`) used to keep
-``clean_exit: false`` and the next kernel said "the previous kernel died" (issue 28, item 10). The
+``clean_exit: false`` and the next kernel would say "the previous kernel died". The
 request itself is the proof: this module wraps the kernel's ``shutdown_request`` handler (in
 ``kernel.control_handlers`` and ``kernel.shell_handlers``, ipykernel 6 and 7) so the record is
 marked clean the moment the request arrives, before ipykernel acts on it. The handler is called

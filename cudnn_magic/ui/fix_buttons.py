@@ -23,6 +23,7 @@ from ..fixes.catalogue import ADVICE_ONLY  # fix ids that never execute anything
 from ..model import Fix, Report
 from .threads import start_cell_thread
 from IPython import get_ipython
+from ..render.fixes import button_label
 
 def _label(text: str, limit: int = 60) -> str:
     """A button label of at most ``limit`` characters, cut with an ellipsis."""
@@ -103,7 +104,6 @@ class FixPanel:
     def _short(self, title: str) -> str:
         """The title in a few words (:func:`cudnn_magic.render.fixes.button_label`), paths named by
         the cuDNN release the report found in them."""
-        from ..render.fixes import button_label  # start-up cost: only when a button is drawn
 
         r = self.report
         folders = {os.path.realpath(c.directory): c.version for c in

@@ -11,7 +11,7 @@ the creating cell's context and sets that cell's parent header for itself
 ``comm_msg`` updates stay tied to the panel's cell (ipywidgets #4001/#4020, ipykernel #1450).
 A failing sample shows on the status line or the GPU's row; the thread keeps going.
 
-ipywidgets and pynvml are imported on first use (when a panel is built), not at ``%load_ext``.
+This module loads with ``%gpu_memory``'s first use; ipywidgets is imported when a panel is built.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from typing import TYPE_CHECKING
 import html
 
+from ..engines import memory as engine
+from ..model import GpuMemory, MemorySnapshot
+from ..render.memory import (row_detail_html, row_label_html, snapshot_html, snapshot_summary_html,
+                             snapshot_summary_text, snapshot_text, sparkline_svg)
+from .fallback import display_with_controls
 from .threads import start_cell_thread
-
-if TYPE_CHECKING:  # annotations only: importing the data model at %load_ext costs ~20 ms
-    from ..model import GpuMemory, MemorySnapshot
 
 __all__ = ["MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel"]
 
@@ -55,13 +56,9 @@ class MemoryView:
         self.snapshot = snapshot
 
     def __repr__(self) -> str:
-        from ..render.memory import snapshot_text  # start-up cost: not at %load_ext, only when this runs
-
         return snapshot_text(self.snapshot)
 
     def _repr_html_(self) -> str:
-        from ..render.memory import snapshot_html  # start-up cost: not at %load_ext, only when this runs
-
         return snapshot_html(self.snapshot)
 
 
@@ -95,12 +92,9 @@ class _Row:
         self.total_bytes: int | None = None
 
     def update(self, g: GpuMemory, now: float) -> None:
-        # start-up cost: not at %load_ext, only when this runs
-        from ..render.memory import row_detail_html, row_label_html, sparkline_svg
-
         # The plot (and its peak) first, then the label: each widget's new value is its own comm
         # message, and a front end between the two must never show a current value above the
-        # peak beside it (issue 33, item 7: "8.5 GiB used" beside "peak 7.8 GiB")
+        # peak beside it ("8.5 GiB used" beside "peak 7.8 GiB")
         if g.total_bytes:
             self.total_bytes = g.total_bytes
         self.history.append((now, g.used_bytes))
@@ -115,8 +109,6 @@ class _Row:
         self.detail.value = row_detail_html(g)
 
     def gone(self, reason: str) -> None:
-        from ..render.memory import row_detail_html  # start-up cost: not at %load_ext, only when this runs
-
         self.detail.value = row_detail_html(None, reason)
         self.bar.bar_style = "danger"
 
@@ -129,7 +121,7 @@ class MemoryPanel:
 
     Args:
         interval_s: seconds between samples.
-        sampler: returns a :class:`MemorySnapshot` (default :func:`cudnn_magic.memory.sample`).
+        sampler: returns a :class:`MemorySnapshot` (default :func:`cudnn_magic.engines.memory.sample`).
         shell: the IPython shell (for the parent header of the creating cell), or None.
         history_s: seconds of history the sparkline keeps.
     """
@@ -139,7 +131,7 @@ class MemoryPanel:
         import ipywidgets as W  # start-up cost: ipywidgets (about 100 ms) only for a widget
 
         if sampler is None:  # each sample with a deadline: a hung NVML call never stalls the panel
-            from ..memory import sample_within as sampler  # type: ignore[assignment]
+            sampler = engine.sample_within
         self._W = W
         self.interval_s = float(interval_s)
         self._sampler: Callable[[], MemorySnapshot] = sampler  # type: ignore[assignment]
@@ -260,11 +252,6 @@ class MemoryPanel:
 
     # -- display ----------------------------------------------------------------------
     def _ipython_display_(self) -> None:
-        # start-up cost: not at %load_ext, only when this runs
-        from ..model import MemorySnapshot
-        from ..render.memory import snapshot_summary_html, snapshot_summary_text
-        from .fallback import display_with_controls
-
         s = self.last if self.last is not None else MemorySnapshot(gpus=(), error="no sample yet")
         controls = ("(The live panel goes here where Jupyter's widget manager runs; run %gpu_memory again for "
                     "a new sample, or %gpu_memory --watch in a terminal.)")

@@ -244,7 +244,7 @@ def test_gpu_memory_updates_during_busy_cell(notebook, shots_dir):
 def _crash_feature_present() -> bool:
     import importlib.util
 
-    return any(importlib.util.find_spec(m) is not None for m in ("cudnn_magic.crash", "cudnn_magic.forensics"))
+    return any(importlib.util.find_spec(m) is not None for m in ("cudnn_magic.engines.crash", "cudnn_magic.forensics"))
 
 
 def test_crash_explained_after_auto_restart(notebook, shots_dir):

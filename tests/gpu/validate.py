@@ -151,7 +151,7 @@ def cudnn_create() -> tuple[str, str]:
 
 @check("real-status-error", "tests/test_diagnose.py (status names and numbers)")
 def real_status() -> tuple[str, str]:
-    from cudnn_magic.diagnose import diagnose
+    from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.probes.loaded import mapped_cudnn_paths
 
     paths = [p for p in mapped_cudnn_paths()[0] if os.path.basename(p).startswith("libcudnn.so")]
@@ -179,7 +179,7 @@ def memory_follows() -> tuple[str, str]:
     torch = _torch()
     if torch is None:
         return "SKIP", "PyTorch with CUDA not available"
-    from cudnn_magic.memory import sample
+    from cudnn_magic.engines.memory import sample
 
     def used() -> int:
         return sample().gpus[0].used_bytes or 0
@@ -231,7 +231,7 @@ def check_in_kernel() -> tuple[str, str]:
 @check("crash-record", "tests/test_crash_kernel.py (C stand-in abort)")
 def crash_record() -> tuple[str, str]:
     try:
-        import cudnn_magic.crash  # noqa: F401
+        import cudnn_magic.engines.crash  # noqa: F401
     except ImportError:
         return "SKIP", "crash forensics not in this build"
     import asyncio

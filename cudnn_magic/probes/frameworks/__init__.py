@@ -47,9 +47,9 @@ package (PEP 376/627).
 
 The package: :mod:`.common` (readers and discovery), one module per framework
 (:mod:`.tensorflow`, :mod:`.pytorch`, :mod:`.jax`, :mod:`.cupy`, :mod:`.onnxruntime`), the
-cuDNN consumers beyond them (:mod:`.extra` with :mod:`.ctranslate2`, :mod:`.paddle`,
-:mod:`.mxnet`, :mod:`.tensorrt`) and the generic scan of every library that needs cuDNN
-(:mod:`.generic`).
+cuDNN consumers beyond them (:mod:`.ctranslate2`, :mod:`.paddle`, :mod:`.mxnet`, :mod:`.tensorrt`,
+:mod:`.pathfinder_consumers`; their types and shared helpers :mod:`.consumer_facts`, their
+registry :mod:`.extra`) and the generic scan of every library that needs cuDNN (:mod:`.generic`).
 """
 
 from __future__ import annotations

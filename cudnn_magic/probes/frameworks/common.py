@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from ...files import read_regular_whole
+from ...util.files import read_regular_whole
 from ...rules.cudnn_version import CudnnVersion, try_parse
-from .. import pyenv
+from ...util import pyenv
 
 __all__ = ["DistInfo", "module_constants", "read_dist_metadata", "read_tf_build_info"]
 
@@ -58,7 +58,7 @@ class DistInfo:
 
 def _read_text(path: str, limit: int) -> str:
     """The regular file ``path`` (at most ``limit`` bytes) as text. Raises OSError (a FIFO or a
-    device: :class:`~cudnn_magic.files.NotRegularFile`) or ValueError (larger than ``limit``)."""
+    device: :class:`~cudnn_magic.util.files.NotRegularFile`) or ValueError (larger than ``limit``)."""
     return read_regular_whole(path, limit).decode("utf-8", errors="replace")
 
 

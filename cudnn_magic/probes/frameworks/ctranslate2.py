@@ -21,9 +21,10 @@ import os
 
 from ...model import FrameworkBuild
 from ...rules.consumers import ctranslate2_build
-from .. import libnames, pyenv
+from .. import libnames
+from ...util import pyenv
 from .generic import EnvironmentScan
-from .extra import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
+from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
 
 
 def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes: list[str]) -> list[ConsumerFacts]:

@@ -10,13 +10,26 @@ import os
 import re
 from typing import Any
 
-
 from ...model import FrameworkBuild
-from .. import pyenv
+from ...util import pyenv
 from ...rules.cudnn_version import CudnnVersion, try_parse
-from .common import (_MAX_META_BYTES, _call, _cudnn_pins, _decode_int_cudnn, _Finder, _imported_module, _leftover,
-                     _norm, _pin_name, _pin_version, _read_text, _release, _soname, module_constants)
-
+from ..loaded import safe_to_call_mapped_cudnn
+from .common import (
+    _MAX_META_BYTES,
+    _call,
+    _cudnn_pins,
+    _decode_int_cudnn,
+    _Finder,
+    _imported_module,
+    _leftover,
+    _norm,
+    _pin_name,
+    _pin_version,
+    _read_text,
+    _release,
+    _soname,
+    module_constants,
+)
 
 _CUPY_DIST = re.compile(r"^cupy(-cuda\d+x?|-rocm-[\d-]+)?$")
 
@@ -104,7 +117,6 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
             compiled, source = v, f"cupy_backends.cuda.libs.cudnn.get_build_version() = {bv}"
         elif err:
             notes.append(f"CuPy: get_build_version() failed: {err}")
-        from ..loaded import safe_to_call_mapped_cudnn  # start-up cost: only an imported CuPy needs it
 
         safe, why = safe_to_call_mapped_cudnn()
         rv, err = (_call(cudnn_mod.getVersion) if hasattr(cudnn_mod, "getVersion") else (None, None)) if safe else (None, None)

@@ -25,12 +25,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ...files import load_json_regular, read_regular
+from ...util.files import load_json_regular, read_regular
 from ...model import LibraryCopy
 from .. import libnames
-from .. import pyenv
+from ...util import disk_cache, pyenv
 from ..elf import ElfDynamic
-from ..loader import elf_facts, elf_from_json, elf_to_json
+from ..loader import elf_facts, elf_from_json, elf_to_json, remember_elf
 from ..record_scan import is_native_name, native_lines
 from ..scope import listdir
 
@@ -355,7 +355,7 @@ RACY_S = 2.0
 
 class _SiteCache:
     """What one site directory (or conda prefix) held at the last scan, on disk
-    (:mod:`cudnn_magic.probes.disk_cache`, kind ``scan``, keyed by the folder):
+    (:mod:`cudnn_magic.util.disk_cache`, kind ``scan``, keyed by the folder):
 
     * per file list (``RECORD``): its ``[device, inode, size, mtime_ns]``, the distribution's name,
       version and native library paths, and whether any of those needed cuDNN;
@@ -368,8 +368,6 @@ class _SiteCache:
     stored. Written back only when something changed."""
 
     def __init__(self, location: str, source: str) -> None:
-        from .. import disk_cache  # start-up cost: only a scan needs the cache
-
         self._dc = disk_cache
         self.key = f"{source}:{location}"
         self.location = location
@@ -413,7 +411,6 @@ class _SiteCache:
     def library(self, path: str) -> ElfDynamic | str | None:
         """The dynamic section of ``path`` as last scanned, when the file is unchanged (seeding
         :func:`~cudnn_magic.probes.loader.elf_facts`); None otherwise."""
-        from ..loader import remember_elf  # start-up cost: as above
 
         try:
             st = os.stat(path)

@@ -6,13 +6,26 @@ import os
 import re
 from typing import Any
 
-
 from ...model import FrameworkBuild
-from .. import pyenv
+from ...util import pyenv
 from ...rules.build_tables import cuda_from_int
 from ...rules.cudnn_version import CudnnVersion
-from .common import (DistInfo, _call, _cudnn_pins, _decode_int_cudnn, _extension_path, _Finder, _first_existing,
-                     _import, _imported_module, _load_extension, _pin_name, _pin_version, _soname)
+from .common import (
+    DistInfo,
+    _call,
+    _cudnn_pins,
+    _decode_int_cudnn,
+    _extension_path,
+    _Finder,
+    _first_existing,
+    _import,
+    _imported_module,
+    _load_extension,
+    _pin_name,
+    _pin_version,
+    _soname,
+)
+from .jax_plugin import jax_preload, read_plugin
 
 
 def _jax_versions_module(path: str, fullname: str) -> tuple[dict[str, Any], str | None]:
@@ -150,7 +163,6 @@ def _plugin_facts(kw: dict[str, Any], init_path: str, f: _Finder, cu: str, notes
     """Read the installed plugin's ``__init__.py`` (:mod:`.jax_plugin`): its preload of cuDNN from
     ``nvidia.cudnn`` against this ``sys.path``, its rule as the file states it, and the cuBLAS
     wheel its multi-GPU rule looks at."""
-    from .jax_plugin import jax_preload, read_plugin  # start-up cost: only this probe path needs it
 
     facts = read_plugin(init_path)
     if isinstance(facts, str):

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ...files import read_regular
+from ...util.files import read_regular
 from ...model import Preload
 
 __all__ = ["PluginFacts", "read_plugin", "jax_preload"]

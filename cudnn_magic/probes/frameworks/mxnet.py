@@ -15,9 +15,10 @@ import os
 import re
 
 from ...model import FrameworkBuild
-from .. import libnames, pyenv
+from .. import libnames
+from ...util import pyenv
 from .generic import EnvironmentScan
-from .extra import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
+from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
 
 _DIST = re.compile(r"^mxnet(-cu(\d+)[a-z]*|-native|-mkl)?$")
 

@@ -5,13 +5,24 @@ from __future__ import annotations
 import os
 from typing import Any
 
-
-from ...model import FrameworkBuild
-from ...rules.cudnn_version import CudnnVersion, try_parse
+from ...model import Finding, Fix, FrameworkBuild
 from ...rules.consumer_table import by_name
-from .common import (_cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _norm, _release,
-                     _soname, module_constants)
-
+from ...rules.cudnn_version import CudnnVersion, try_parse
+from ..elf import ElfDynamic
+from ..loader import elf_facts
+from ..owners import ownership
+from .common import (
+    _cudnn_pins,
+    _Finder,
+    _first_existing,
+    _import,
+    _imported_module,
+    _leftover,
+    _norm,
+    _release,
+    _soname,
+    module_constants,
+)
 
 _ORT_DISTS = by_name("ONNX Runtime").distributions  # type: ignore[union-attr]
 
@@ -116,8 +127,6 @@ def _loading(provider: str, pkg: str, version: str) -> str:
     site-packages holding ``onnxruntime/`` by path. Sources: readelf of the provider;
     onnxruntime ``core/providers/cuda/cudnn_loader.cc``, ``core/session/provider_bridge_ort.cc``,
     ``onnxruntime/__init__.py`` ``preload_dlls``."""
-    from ..loader import elf_facts  # start-up cost: only this probe path needs it
-    from ..elf import ElfDynamic
 
     facts = elf_facts(provider)
     needed = [n for n in facts.needed if n.startswith("libcudnn")] if isinstance(facts, ElfDynamic) else []
@@ -142,8 +151,6 @@ def _cpu_over_gpu(pkg: str, dists: list, pkg_name: Any, cuda: Any):  # type: ign
     ``onnxruntime/capi`` over the GPU one's, so ``import onnxruntime`` is the CPU build and the CUDA
     provider file left behind is never loaded. Decided by whose ``RECORD`` the pybind module's
     hash (size, for a large file) matches. Returns the finding, or None."""
-    from ...model import Finding, Fix  # start-up cost: only this probe path needs it
-    from ..owners import ownership
 
     gpu = [d for d in dists if _norm(d.name) in ("onnxruntime-gpu", "ort-nightly-gpu")]
     cpu = [d for d in dists if _norm(d.name) in ("onnxruntime", "ort-nightly")]

@@ -22,9 +22,12 @@ import os
 from typing import Any
 
 from ...model import FrameworkBuild
-from .. import pyenv
+from ...util import pyenv
 from ...rules.cudnn_version import try_parse
-from .extra import ConsumerFacts, CudnnRequest, dist_info, find_package
+from ..elf import ElfDynamic
+from ..loader import elf_facts
+from .common import module_constants
+from .consumer_facts import ConsumerFacts, CudnnRequest, dist_info, find_package
 from .generic import EnvironmentScan
 
 #: Libraries that may hold Paddle's dynload code, most specific first (paddle/libs in 2.5+
@@ -36,7 +39,6 @@ _DISTS = ("paddlepaddle-gpu", "paddlepaddle", "paddlepaddle-cuda", "paddle-gpu")
 
 def read_version_file(pkg: str) -> tuple[dict[str, Any], str] | None:
     """The constants of ``paddle/version/__init__.py`` (or ``paddle/version.py``) and its path."""
-    from .common import module_constants  # start-up cost: only this probe path needs it
 
     for rel in (os.path.join("version", "__init__.py"), "version.py"):
         p = os.path.join(pkg, rel)
@@ -110,8 +112,6 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
 
 def _chain(requester: str | None, libs: list[str], top: list[str]) -> tuple[str, ...]:
     """The Paddle libraries that load ``requester`` (by NEEDED), nearest first, then ``top``."""
-    from ..elf import ElfDynamic  # start-up cost: only this probe path needs it
-    from ..loader import elf_facts
 
     chain: list[str] = []
     cur = requester

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from ...files import read_regular
 from ...model import Resolution
+from ...util.files import read_regular
+from ..loader import resolve_pathfinder
 
 __all__ = ["PathfinderSpec", "read_pathfinder", "pathfinder_pick", "ORDER", "calls_pathfinder_for_cudnn"]
 
@@ -128,7 +129,6 @@ def pathfinder_pick(site: str, consumer: str, *, environ: dict[str, str] | None 
     dependencies (``cublasLt``) found the same way first: when one is not found, it raises, and the
     resolution says so (picked None). Returns (resolution or None when this pathfinder does not
     know cuDNN, a note). Never raises."""
-    from ..loader import resolve_pathfinder  # start-up cost: only this probe path needs it
 
     spec = read_pathfinder(site)
     if isinstance(spec, str):

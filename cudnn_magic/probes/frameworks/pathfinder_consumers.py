@@ -1,6 +1,6 @@
 """Distributions that load cuDNN through NVIDIA's cuda-pathfinder
 (``cuda.pathfinder.load_nvidia_dynamic_lib("cudnn")``): their row and how they ask
-(:class:`~cudnn_magic.probes.frameworks.extra.CudnnRequest` with ``loader`` "pathfinder:SITE"), so the
+(:class:`~cudnn_magic.probes.frameworks.consumer_facts.CudnnRequest` with ``loader`` "pathfinder:SITE"), so the
 consumer check resolves them with cuda-pathfinder's own order (:mod:`.pathfinder`), not glibc's.
 
 Found without importing anything: where a cuda-pathfinder that knows cuDNN (1.7.0 and later) is
@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-from ...files import read_regular
+from ...util.files import read_regular
 from ...model import FrameworkBuild
-from .extra import ConsumerFacts, CudnnRequest
+from .consumer_facts import ConsumerFacts, CudnnRequest
 from .generic import EnvironmentScan, site_dirs
 from .pathfinder import calls_pathfinder_for_cudnn, read_pathfinder
 

@@ -10,12 +10,27 @@ import os
 import re
 from typing import Any
 
-
 from ...model import FrameworkBuild, Preload
 from ...rules.cudnn_version import CudnnVersion, try_parse
-from .common import (_call, _cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _pin_name,
-                     _pin_version, _soname, _v3, module_constants)
-
+from ..elf import NotElf, read_dynamic
+from ..loader import environ_at_start, read_ldcache
+from ..installed import resolve
+from ..loaded import safe_to_call_mapped_cudnn
+from .common import (
+    _call,
+    _cudnn_pins,
+    _Finder,
+    _first_existing,
+    _import,
+    _imported_module,
+    _leftover,
+    _pin_name,
+    _pin_version,
+    _soname,
+    _v3,
+    module_constants,
+)
+from .torch_preload import read_preload_rule, torch_preload
 
 _TORCH_CONSUMERS = ("lib/libtorch_cuda.so", "lib/libtorch_cuda_cpp.so", "lib/libtorch_cuda_cu.so", "lib/libtorch.so")
 
@@ -78,8 +93,6 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
     elif bundled is not None:
         compiled, source = bundled[0], f"cuDNN bundled in torch/lib ({bundled[1]})"
     if mod is not None:
-        from ..loaded import safe_to_call_mapped_cudnn  # start-up cost: only an imported torch needs it
-
         safe, why = safe_to_call_mapped_cudnn()
         if not safe:  # never make the kernel's cuDNN open a sub-library: a missing one aborts the process
             notes.append(f"PyTorch: torch.backends.cudnn.version() not asked: {why}")
@@ -127,8 +140,6 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
 def _global_deps_load(pkg: str) -> bool:
     """``torch/lib/libtorch_global_deps.so`` would load: each CUDA library it NEEDs is found by
     the loader model (its RPATH, ``LD_LIBRARY_PATH``, the cache, the default directories)."""
-    from ..elf import NotElf, read_dynamic  # start-up cost: only this probe path needs it
-    from ..installed import environ_at_start, read_ldcache, resolve
 
     lib = os.path.join(pkg, "lib", "libtorch_global_deps.so")
     try:
@@ -143,9 +154,6 @@ def _global_deps_load(pkg: str) -> bool:
 def _preload(pkg: str, version: str, cuda: str | None, f: _Finder, notes: list[str]) -> tuple[tuple[Preload, ...], str]:
     """(the files ``import torch`` preloads of cuDNN, how torch loads cuDNN in words), read from
     the installed ``torch/__init__.py`` (:mod:`.torch_preload`) against this ``sys.path``."""
-    # start-up cost: only this probe path needs them
-    from ..installed import environ_at_start
-    from .torch_preload import read_preload_rule, torch_preload
 
     rule = read_preload_rule(os.path.join(pkg, "__init__.py"), version)
     deps_load = True if isinstance(rule, str) or rule.when != "on-error" else _global_deps_load(pkg)

@@ -36,8 +36,10 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from ...files import read_regular
 from ...model import Preload
+from ...util.files import read_regular
+from ..elf import ElfDynamic
+from ..loader import elf_facts
 
 __all__ = ["TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload", "KNOWN_RULES"]
 
@@ -370,16 +372,11 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
 def _loadable(path: str) -> bool:
     """``ctypes.CDLL(path)`` would not raise at once: the file exists (a link that resolves) and is
     a shared library (a Git LFS pointer or a truncated file named like one is not)."""
-    # start-up cost: only this probe path needs them
-    from ..elf import ElfDynamic
-    from ..loader import elf_facts
 
     return os.path.exists(path) and isinstance(elf_facts(os.path.realpath(path)), ElfDynamic)
 
 
 def _why_not(path: str) -> str:
-    from ..loader import elf_facts  # start-up cost: only this probe path needs it
-
     if not os.path.exists(path):
         return "a broken symbolic link" if os.path.islink(path) else "missing"
     facts = elf_facts(os.path.realpath(path))

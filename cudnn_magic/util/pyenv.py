@@ -25,7 +25,7 @@ __all__ = ["PythonEnv", "checking", "target", "search_path", "executable", "pref
 
 @dataclass(frozen=True)
 class PythonEnv:
-    """Another interpreter's layout, as :mod:`cudnn_magic.process` rebuilt it.
+    """Another interpreter's layout, as :mod:`cudnn_magic.engines.process` rebuilt it.
 
     Attributes:
         executable: the interpreter as the process started it (``sys.executable``: a venv's

@@ -11,7 +11,7 @@
   here at all (without them a CUDA build would not use a GPU either: the fix is then not offered,
   :func:`cudnn_magic.fixes.advice.install_cudnn_build`).
 
-Called by :func:`cudnn_magic.diagnose.diagnose` with its aggregates (``aggs``: id -> aggregate with
+Called by :func:`cudnn_magic.engines.diagnose.diagnose` with its aggregates (``aggs``: id -> aggregate with
 ``score``, ``facts``, ``fact_fixes``, ``framework``, ``title``) and a factory for a new one.
 """
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .model import Driver, Report, Unavailable
+from ..model import Driver, Report, Unavailable
+from ..rules.cudnn_version import try_parse
 
 __all__ = ["age", "join_cpu_build", "join_unnamed_library"]
 
@@ -29,7 +30,6 @@ _CUDNN_FINDINGS = ("cudnn-library-not-found", "cudnn-sublibrary-load-failed")
 def age(loaded: str | None, compiled: str | None) -> str:
     """How the loaded cuDNN release compares with the one built against, as a title word: "older
     than", "newer than", "the same release as", "another major than"; "" when either is unknown."""
-    from .rules.cudnn_version import try_parse  # start-up cost: only a diagnosis with versions needs it
 
     rt, src = try_parse(loaded) if loaded else None, try_parse(compiled) if compiled else None
     if rt is None or src is None:

@@ -1,7 +1,7 @@
 """The same probes on every alive node of a Ray cluster: one row per node, differences marked.
 
 ``%cudnn_check --ray [ADDRESS]``, ``cudnn-magic check --ray ADDRESS`` and
-``cudnn_magic.cluster_ray.ray_check()`` run :func:`cudnn_magic.cluster.worker_probe` (the Dask
+``cudnn_magic.engines.cluster_ray.ray_check()`` run :func:`cudnn_magic.engines.cluster.worker_probe` (the Dask
 check's probe: the ``check`` JSON of the process it runs in, no framework imported) as one Ray
 task per alive node, pinned to it with ``NodeAffinitySchedulingStrategy(node_id, soft=False)``,
 in the job's runtime environment: the worker that runs it is one the job's own tasks would get
@@ -35,11 +35,18 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from typing import Any
 
 from .cluster import ClusterCheckError, _reason_for, worker_probe
-from .model.cluster import ClusterReport, WorkerRow
+from ..model.cluster import ClusterReport, WorkerRow
+from ..util.files import read_regular
 
 __all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "ray_check", "parse_runtime_env"]
 
@@ -75,8 +82,6 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
     text = str(value).strip()
     source = "--runtime-env"
     if not text.startswith(("{", "[")):  # JSON text; anything else names a file
-        from .files import read_regular  # start-up cost: only a runtime env given as a file
-
         try:
             data = read_regular(text, 4 << 20)
         except OSError as exc:
@@ -246,8 +251,6 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
     """
     timeout = _timeout(timeout)
     env = parse_runtime_env(runtime_env)
-    import sys  # start-up cost: only when a Ray cluster is checked
-
     ray = sys.modules.get("ray")
     if ray is not None and getattr(ray, "is_initialized", lambda: False)():
         return _check_here(ray, address, env, timeout)
@@ -271,7 +274,7 @@ def _timeout(timeout: Any) -> float:
 # error) goes to the file descriptor given, never to stdout, which Ray's driver writes to.
 _CHILD = r"""
 import json, os, sys
-from cudnn_magic.cluster_ray import _child_main
+from cudnn_magic.engines.cluster_ray import _child_main
 _child_main(int(sys.argv[1]), json.loads(sys.argv[2]))
 """
 
@@ -281,8 +284,6 @@ _INTERRUPT_GRACE_S = 10.0  # after an interrupt, what the child gets to cancel i
 def _child_main(fd: int, params: dict[str, Any]) -> None:
     """In the child process: connect, check, write ``{"report": ...}`` or ``{"error": ...}`` to
     ``fd``, disconnect. An interrupt (SIGINT from the parent) cancels the pending tasks first."""
-    import os  # start-up cost: only in the child of a Ray check
-
     try:
         ray = _import_ray()
         rep = _check_here(ray, params.get("address"), params.get("runtime_env"), float(params["timeout"]))
@@ -299,19 +300,10 @@ def _check_in_child(address: str | None, env: dict[str, Any] | None, timeout: fl
     """:func:`_check_here` in a child process of its own session (module docstring); its stdout
     and stderr (Ray's logs) go to a temporary file, whose last line is quoted only when the child
     failed without an answer."""
-    # start-up cost: only when a Ray cluster is checked
-    import os
-    import signal
-    import subprocess
-    import sys
-    import tempfile
-    import threading
-    import cudnn_magic
-
     params = {"address": address, "runtime_env": env, "timeout": timeout}
     read_fd, write_fd = os.pipe()
     child_env = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(cudnn_magic.__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # where cudnn_magic is
     child_env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p])
     deadline_s = 2 * timeout + 60  # connecting and waiting, each bounded by timeout; starting Python and Ray
     with tempfile.TemporaryFile() as log:
@@ -362,11 +354,6 @@ def _check_in_child(address: str | None, env: dict[str, Any] | None, timeout: fl
 def _end(proc: Any, sig: int, grace_s: float) -> None:
     """Send ``sig`` to the child's session; after ``grace_s`` seconds (or at once), SIGKILL it
     whole, so no process of it is left. Never raises."""
-    # start-up cost: only when a Ray cluster is checked
-    import os
-    import signal
-    import subprocess
-
     try:
         os.killpg(proc.pid, sig)
     except OSError:

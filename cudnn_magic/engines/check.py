@@ -15,7 +15,8 @@ import threading
 import time
 from typing import Any, Iterable
 
-from .model import (
+from ..fixes.pip_replay import found_by_name_advice, pip_fix_blocker
+from ..model import (
     CudnnInUse,
     Driver,
     Finding,
@@ -29,12 +30,39 @@ from .model import (
     Unavailable,
     WheelOverwrite,
 )
-from .probes import libnames, pyenv
-from .framework_findings import _shadow_fix, env_wheel_shadowed, cpu_build_findings, driver_findings, own_rule, served_by_another
-from .overwrites import canonical_name as _canonical_name, overwrite_findings, pinned_names as _pinned_names, requirement as _requirement
-from .rules.compat import judge
-from .rules.cudnn_version import try_parse
-from .probes.scope import realpath
+from ..probes import libnames
+from ..util import pyenv
+from ..probes.frameworks import probe_frameworks
+from ..probes.installed import consumer_dirs, probe_installed, resolve
+from ..probes.loader import environ_at_start
+from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_mapped
+from ..probes.loader import default_dirs, resolve_in_chain, search_steps
+from ..probes.nvml import driver_and_gpus_within
+from ..probes.owners import probe_overwritten_wheels
+from ..probes.scope import check_scope, realpath
+from ..probes.sublibraries import answering_version, file_version
+from ..probes.subprocess_probe import deep_probe
+from ..probes.toolkit import probe_toolkits
+from ..rules.compat import RULES, judge
+from ..rules.consumers import CONSUMER_CHECKERS
+from ..rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS
+from ..rules.cudnn_version import try_parse
+from ..rules.folders import folder_findings
+from ..rules.requirement import cudnn_requirement
+from ..util.files import collect_skipped, regular_dist_version
+from .consumer_check import check_consumers
+from .framework_findings import (
+    _shadow_fix,
+    cpu_build_findings,
+    driver_findings,
+    env_wheel_shadowed,
+    own_rule,
+    served_by_another,
+)
+from .overwrites import canonical_name as _canonical_name
+from .overwrites import overwrite_findings
+from .overwrites import pinned_names as _pinned_names
+from .overwrites import requirement as _requirement
 
 # Finding ids beside the diagnosis catalogue (diagnose.CATALOGUE); stable, listed in docs/ids.md.
 FINDING_IDS = {
@@ -54,8 +82,6 @@ FINDING_IDS = {
                                 "provider",
     "framework-cpu-build": "a framework is a CPU build (no CUDA, no cuDNN) on a machine with an NVIDIA GPU",
 }
-from .rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS  # noqa: E402
-
 FINDING_IDS.update(_CONSUMER_FINDING_IDS)
 
 
@@ -70,11 +96,8 @@ def run_check(import_frameworks: bool = False, deep: bool = False, environ: dict
     library, a ``RECORD``, a header) or is too large gets a note "skipped PATH: why".
 
     ``mapped`` (a :class:`~cudnn_magic.probes.loaded.MappedState`) is what another process mapped
-    (:mod:`cudnn_magic.process`, inside :func:`cudnn_magic.probes.pyenv.checking`), used instead of
+    (:mod:`cudnn_magic.engines.process`, inside :func:`cudnn_magic.util.pyenv.checking`), used instead of
     probing this one; then nothing is read from this process's own memory."""
-    from .files import collect_skipped  # start-up cost: the probes load only when a check runs
-
-    from .probes.scope import check_scope  # start-up cost: as above
 
     with collect_skipped() as skipped, check_scope():
         report = _run_check(import_frameworks, deep, environ, frameworks, mapped)
@@ -88,10 +111,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
                frameworks: tuple[FrameworkBuild, ...] | None, mapped: Any = None) -> Report:
     t0 = time.perf_counter()
     notes: list[str] = []
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from .probes.installed import environ_at_start, probe_installed
-    from .probes.loaded import MappedState, probe_mapped
-    from .probes.owners import probe_overwritten_wheels
 
     runtime_ldp_change: tuple[str, str] | None = None
     if environ is None:
@@ -112,9 +131,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     judged_fws: list[FrameworkBuild] = list(frameworks) if frameworks is not None else []
     if frameworks is None:
         try:
-            # start-up cost: the probes load only when a check runs (cached_report needs none)
-            from .probes.frameworks import probe_frameworks
-
             fws, fnotes = probe_frameworks(import_frameworks=import_frameworks)
             judged_fws, notes = list(fws), notes + list(fnotes)
             if import_frameworks:  # importing a framework may have mapped a cuDNN
@@ -127,8 +143,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
 
     # The folder of every mapped copy, and each framework's RPATH/RUNPATH folders, are listed
     # too: they may lie on no search path.
-    from .probes.installed import consumer_dirs
-
     extra: list[str | tuple[str, str]] = [c.directory for c in loaded]
     for fw in judged_fws:
         if fw.consumer_library:
@@ -136,8 +150,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     mapped_real = {realpath(c.path) for c in loaded}
     extra_dirs = tuple(dict.fromkeys(extra))
     # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
-    from .probes.loaded import bound_cudnn
-
     bindings: dict[str, dict[str, tuple[str, ...]]] = {}
     for fw in judged_fws:
         if fw.consumer_library and loaded and mapped is None:  # a GOT is read in this process only
@@ -154,9 +166,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     driver: Driver | Unavailable | None
     gpus: tuple[Gpu, ...] = ()
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from .probes.nvml import driver_and_gpus_within
-
         driver, gpus = driver_and_gpus_within()  # a hung driver never hangs the cell
     except ImportError:
         driver = Unavailable("NVML probe not available in this build")
@@ -164,12 +173,9 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
         driver = Unavailable(f"NVML probe failed: {type(exc).__name__}: {exc}")
 
     # Every other cuDNN consumer of the environment (CTranslate2, PaddlePaddle, MXNet, TensorRT,
-    # any library that NEEDs libcudnn*): judged rows, vendored copies, findings (issue 18).
+    # any library that NEEDs libcudnn*): judged rows, vendored copies, findings.
     consumer_report = None
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from .consumer_check import check_consumers
-
         consumer_report = check_consumers(frameworks=judged_fws, loaded=tuple(loaded), installed=tuple(installed),
                                           environ=environ, ldcache=ldcache, gpus=bool(gpus))
         installed += consumer_report.copies
@@ -182,8 +188,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     deep_results = None
     if deep:
         # each copy WITH its sub-libraries and their dependencies, in child processes
-        from .probes.subprocess_probe import deep_probe
-
         # copies the version query already found broken are probed too: they are the crashers
         mains = [c.path for c in installed if c.is_main]
         deep_results = deep_probe(mains, env=environ)
@@ -202,7 +206,6 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
         report = dataclasses.replace(report, consumers=tuple(consumer_report.consumers),
                                      findings=report.findings + tuple(consumer_report.findings),
                                      resolutions=report.resolutions + tuple(consumer_report.resolutions))
-    from .probes.toolkit import probe_toolkits  # start-up cost: the probes load only when a check runs
 
     report = dataclasses.replace(report, cuda_toolkits=_safe(lambda: probe_toolkits(environ), ()))
     if runtime_ldp_change is not None:
@@ -257,9 +260,6 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
             (:func:`cudnn_magic.probes.sublibraries.answering_version`); False for the what-if's
             predicted environment, whose files pip has not written yet (``installed`` says what they will be).
     """
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from .probes.installed import resolve
-    from .probes.sublibraries import answering_version
 
     findings: list[Finding] = []
     by_path = {c.path: c for c in installed}
@@ -308,7 +308,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
     findings += driver_findings(driver, gpus, judged, loaded)
     findings += cpu_build_findings(judged, gpus, driver, sys.platform)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
-    # say it (issue 33, item 2): mapped already, or what a plain load by name would get
+    # say it: mapped already, or what a plain load by name would get
     sites = pyenv.purelib_dirs()
     findings += env_wheel_shadowed(installed, findings, resolve, environ, ldcache, sites, in_use)
     mapped_sonames = {u.soname for u in in_use}
@@ -385,11 +385,7 @@ def _where(path: str, entry: str | None, owner: str | None) -> str:
 
 
 def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-def]
-    # start-up cost: the probes load only when a check runs (cached_report needs none)
-    from .rules.consumers import CONSUMER_CHECKERS
-    from .rules.compat import RULES
-
-    if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model (issue 18)
+    if fw.checker in CONSUMER_CHECKERS:  # judged by consumer_check with its own loader model
         return fw, None, []
     rule = RULES.get(fw.checker, RULES["nvidia"])
     if fw.own_rule:
@@ -406,73 +402,13 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     own = _own_copy(fw, soname, ctx)
     if own is not None:
         ctx.own_dirs[fw.name] = own.directory
-    iu = ctx.in_use.get(soname)
-    entry: str | None = None
-    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
-             if libnames.is_main(os.path.basename(f))}
-    split = ""
-    if bound:
-        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
-        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
-        path0 = ranked[0][0]
-        c0 = ctx.by_path.get(path0)
-        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
-                      if e and realpath(e) == os.path.dirname(path0)), None)
-        if len(ranked) > 1:
-            split = (" Its cuDNN calls are split between copies: " + "; ".join(
-                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
-        iu = CudnnInUse(path0, c0.version if c0 else None,
-                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
-                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
-                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
-    if iu is not None:
-        used = ctx.by_path.get(iu.path)
-        runtime = fw.cudnn_runtime or iu.reached_version or iu.version
-        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
-                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
-                 f"the first {soname} loaded")
-        entry = iu.ld_library_path_entry
-        hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
-        res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
-                         f"already mapped in this process: {scope}"
-                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
-        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this process"
-        mapped = True
-    else:
-        res = search
-        used = ctx.by_path.get(res.picked) if res.picked else None
-        if used is None and res.picked:
-            used = ctx.by_path.get(realpath(res.picked))
-        ans_v, ans_path = (None, None)
-        if res.picked and ctx.answering is not None:
-            chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
-            ans_v, ans_path = ctx.answering(res.opened or res.picked, chain, consumer=fw.name, environ=ctx.environ,
-                                            ldcache=ctx.ldcache, mapped=ctx.mapped)
-        runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
-        how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
-        if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
-            how += (f"; that {os.path.basename(res.picked or '')} is {used.version}'s, but the "
-                    f"{os.path.basename(ans_path or '')} it opens ({ans_path}) is {ans_v}'s and answers its calls")
-        if res.reason.startswith("LD_LIBRARY_PATH entry "):
-            entry = res.reason[len("LD_LIBRARY_PATH entry "):]
-        mapped = False
+    pick = _pick(fw, soname, search, own, ctx)
+    res, iu, used, runtime, how, entry, mapped = pick.res, pick.in_use, pick.used, pick.runtime, pick.how, pick.entry, pick.mapped
+    split = pick.split
     preload = _preload_of(fw, picked_path=iu.path if iu is not None else res.picked)
     findings: list[Finding] = []
     if runtime is None and used is None and iu is None:
-        sev = "error" if ctx.gpus else "warning"
-        fix = _install_fix(fw, ctx)
-        detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
-                  f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
-        fixes = [fix] if fix and fix.applicable else []
-        if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
-            # the pip fix alone would not help (issue 27, item 2): say why, and what does
-            detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
-            adv = _found_by_name(fw, fix)
-            if adv:
-                fixes.append(Fix("add-library-path", adv[0], adv[1], True, False, "advice: a change to the environment"))
-        findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail, tuple(fixes)))
-        return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
-                                   detail=detail), res, findings
+        return _not_found(fw, soname, rule, res, ctx)
     j = judge(fw.checker, runtime, fw.cudnn_compiled)  # type: ignore[arg-type]
     j = own_rule(fw, j, runtime, ctx.environ, ctx.gpus)
     verdict = j.verdict
@@ -559,6 +495,101 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     return fw2, res, findings
 
 
+@dataclasses.dataclass(frozen=True)
+class _Pick:
+    """The copy a framework gets for ``soname``, and how that is known: ``in_use`` when one is
+    mapped already (``mapped`` True: reported by the framework, bound in its GOT, or glibc reuses
+    the first loaded), else the loader's search ``res``; ``used`` the copy's row, ``runtime`` the
+    release it runs, ``how`` the words for the report, ``entry`` the LD_LIBRARY_PATH entry it lies
+    in, ``split`` a sentence when its calls are bound into several copies."""
+
+    res: Resolution
+    in_use: CudnnInUse | None
+    used: LibraryCopy | None
+    runtime: str | None
+    how: str
+    entry: str | None
+    mapped: bool
+    split: str = ""
+
+
+def _pick(fw: FrameworkBuild, soname: str, search: Resolution, own: LibraryCopy | None, ctx: _Ctx) -> _Pick:
+    """The copy ``fw`` gets for ``soname``: the one its calls are bound to or glibc reuses, else
+    the loader's ``search`` (with the release the picked shim's graph library answers)."""
+    iu = ctx.in_use.get(soname)
+    entry: str | None = None
+    bound = {f: syms for f, syms in ctx.bindings.get(fw.consumer_library or "", {}).items()
+             if libnames.is_main(os.path.basename(f))}
+    split = ""
+    if bound:
+        # Measured: this library's cuDNN calls are bound already (GOT); that is its copy.
+        ranked = sorted(bound.items(), key=lambda kv: -len(kv[1]))
+        path0 = ranked[0][0]
+        c0 = ctx.by_path.get(path0)
+        entry = next((e for e in (ctx.environ or {}).get("LD_LIBRARY_PATH", "").split(":")
+                      if e and realpath(e) == os.path.dirname(path0)), None)
+        if len(ranked) > 1:
+            split = (" Its cuDNN calls are split between copies: " + "; ".join(
+                f"{len(syms)} bound to {f}" for f, syms in ranked) + ".")
+        iu = CudnnInUse(path0, c0.version if c0 else None,
+                        f"bound in this process: {os.path.basename(fw.consumer_library or '')}'s "
+                        f"{', '.join(ranked[0][1][:3])} GOT entries point into it", soname,
+                        c0.reached_version if c0 else None, c0.bound_to if c0 else (), entry)
+    if iu is not None:
+        used = ctx.by_path.get(iu.path)
+        runtime = fw.cudnn_runtime or iu.reached_version or iu.version
+        scope = ("in the global scope" if iu.why.startswith("dlvsym") else
+                 "its cuDNN calls are bound there, read from its GOT" if iu.why.startswith("bound in this process") else
+                 f"the first {soname} loaded")
+        entry = iu.ld_library_path_entry
+        hidden = tuple(dict.fromkeys(p for p in ((own.path if own else None), search.picked) if p and p != iu.path))
+        res = Resolution(fw.name, fw.consumer_library, soname, iu.path,
+                         f"already mapped in this process: {scope}"
+                         + (f"; from LD_LIBRARY_PATH entry {entry}" if entry else ""), hidden)
+        how = "reported by the framework" if fw.cudnn_runtime else "mapped in this process"
+        mapped = True
+    else:
+        res = search
+        used = ctx.by_path.get(res.picked) if res.picked else None
+        if used is None and res.picked:
+            used = ctx.by_path.get(realpath(res.picked))
+        ans_v, ans_path = (None, None)
+        if res.picked and ctx.answering is not None:
+            chain = [] if res.reason.startswith("preloaded") or not fw.consumer_library else [fw.consumer_library]
+            ans_v, ans_path = ctx.answering(res.opened or res.picked, chain, consumer=fw.name, environ=ctx.environ,
+                                            ldcache=ctx.ldcache, mapped=ctx.mapped)
+        runtime = fw.cudnn_runtime or ans_v or (used.version if used else None)
+        how = "reported by the framework" if fw.cudnn_runtime else f"the loader will pick it ({res.reason})"
+        if not fw.cudnn_runtime and ans_v and used is not None and used.version and ans_v != used.version:
+            how += (f"; that {os.path.basename(res.picked or '')} is {used.version}'s, but the "
+                    f"{os.path.basename(ans_path or '')} it opens ({ans_path}) is {ans_v}'s and answers its calls")
+        if res.reason.startswith("LD_LIBRARY_PATH entry "):
+            entry = res.reason[len("LD_LIBRARY_PATH entry "):]
+        mapped = False
+    return _Pick(res, iu, used, runtime, how, entry, mapped, split)
+
+
+def _not_found(fw: FrameworkBuild, soname: str, rule: str, res: Resolution, ctx: _Ctx
+               ) -> tuple[FrameworkBuild, Resolution, list[Finding]]:
+    """``fw`` asks for ``soname`` and the loader finds none: an error with a GPU (its GPU code
+    will not run), and the pip fix only where it would help (else why not, and what would)."""
+    findings: list[Finding] = []
+    sev = "error" if ctx.gpus else "warning"
+    fix = _install_fix(fw, ctx)
+    detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
+              f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
+    fixes = [fix] if fix and fix.applicable else []
+    if fix is not None and not fix.applicable and "pip would change nothing" not in fix.reason:
+        # the pip fix alone would not help (nothing looks in the wheel's folder): say why, and what does
+        detail += f" Installing the cuDNN wheel alone would not help: {fix.reason}."
+        adv = _found_by_name(fw, fix)
+        if adv:
+            fixes.append(Fix("add-library-path", adv[0], adv[1], True, False, "advice: a change to the environment"))
+    findings.append(Finding("cudnn-library-not-found", sev, f"{fw.name} will find no {soname}", detail, tuple(fixes)))
+    return dataclasses.replace(fw, cudnn_soname=soname, verdict="mismatch" if ctx.gpus else "unknown", rule=rule,
+                               detail=detail), res, findings
+
+
 def _preload_of(fw: FrameworkBuild, picked_path: str | None) -> Preload | None:
     """The preload of ``fw`` (its own code loads it by path) that is the copy it gets."""
     if not picked_path:
@@ -597,7 +628,6 @@ def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, c
 def _pip_sees(dist: str) -> str | None:
     """The version of ``dist`` pip sees for this interpreter: the first ``.dist-info`` of that
     name on ``sys.path`` (importlib.metadata, as pip's own environment model reads it)."""
-    from .files import regular_dist_version  # start-up cost: only for a pip fix
 
     return regular_dist_version(dist)  # None: not installed, or unreadable (a FIFO) metadata
 
@@ -605,8 +635,6 @@ def _pip_sees(dist: str) -> str | None:
 def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
     """The pip fix for ``fw``; not applicable (with the reason) when a distribution whose files
     are on disk already satisfies the requirement, since pip would change nothing then."""
-    # start-up cost: packaging's markers and specifiers load only when a framework needs a fix
-    from .rules.requirement import cudnn_requirement
 
     req = cudnn_requirement(fw)
     if req is None:
@@ -631,7 +659,6 @@ def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
 
 
 def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
-    from .fixes.pip_replay import found_by_name_advice  # start-up cost: only for a blocked pip fix
 
     req = fix.title[len("Install "):] if fix.title.startswith("Install ") else ""
     return found_by_name_advice(fw, req, pyenv.purelib()) if req else None
@@ -640,8 +667,6 @@ def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
 def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None:
     """Why installing ``req`` would not change ``fw``'s finding (:mod:`cudnn_magic.fixes.pip_replay`:
     it overwrites another family's files, or lands where ``fw``'s loader never looks)."""
-    from .fixes.pip_replay import pip_fix_blocker  # start-up cost: only when a framework needs a pip fix
-    from .probes.loader import default_dirs, search_steps  # start-up cost: as above
 
     try:
         soname = fw.cudnn_soname or ""
@@ -715,7 +740,6 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
     on disk (:func:`cudnn_magic.rules.folders.folder_findings`; the inventory lists the folder of
     every mapped copy too): each file's own version, never the version an in-process call
     answered. ``folders``/``listed``: the inventory's ``present`` and ``listed``."""
-    from .rules.folders import folder_findings  # start-up cost: only a check with copies needs it
 
     installed = list(installed)
     have = {c.path for c in installed}
@@ -730,9 +754,6 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
                 names = []
             present[d] = tuple((n, realpath(os.path.join(d, n))) for n in names)
     # a shim with no graph library beside it: where the loader model says it finds one instead
-    from .probes.loader import resolve_in_chain  # start-up cost: only a check with copies needs it
-    from .probes.sublibraries import file_version
-
     elsewhere: dict[str, tuple[str, str, str | None]] = {}
     for c in copies:
         d = c.found_in or c.directory
@@ -755,9 +776,6 @@ def cached_report() -> Report | None:
     of ``/proc/self/maps``, about a millisecond). For the error annotation. Never raises."""
     global _cache
     try:
-        # start-up cost: the probes load only when a check runs (cached_report needs none)
-        from .probes.loaded import mapped_cudnn_paths
-
         key = tuple(mapped_cudnn_paths()[0])
         with _cache_lock:
             if _cache is not None and _cache[0] == key:

@@ -1,7 +1,7 @@
 """Findings about each framework beyond the copy its loader picks: the framework's own rule as its
 installed files state it (JAX's multi-GPU refusal), a consumer that another framework's copy
 serves in one process, a CPU build on a GPU machine, the driver floor of its CUDA and the compute
-capabilities of the cuDNN in use. Engines' helpers for :func:`cudnn_magic.check.judge_report`: no
+capabilities of the cuDNN in use. Engines' helpers for :func:`cudnn_magic.engines.check.judge_report`: no
 probing, no IPython.
 """
 
@@ -11,11 +11,12 @@ import dataclasses
 import os
 from typing import Any, Iterable
 
-from .model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
-from .rules.consumer_table import by_name
-from .rules.cudnn_version import try_parse
-from .rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
-from .rules.gpu_builds import gpu_build
+from ..model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
+from ..rules.compat import Judgement, judge
+from ..rules.consumer_table import by_name
+from ..rules.cudnn_version import try_parse
+from ..rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
+from ..rules.gpu_builds import gpu_build
 
 __all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings", "env_wheel_shadowed"]
 
@@ -39,7 +40,6 @@ def own_rule(fw: FrameworkBuild, j: Any, runtime: str | None, environ: dict[str,
     (its plugin refuses cuDNN below 9.10.1 with cuBLAS 12.9+ on more than one visible device)."""
     if not fw.own_rule:
         return j
-    from .rules.compat import Judgement  # start-up cost: only a check with frameworks needs it
 
     rule = fw.own_rule + "; " + j.rule
     facts = dict(fw.facts)
@@ -65,7 +65,6 @@ def served_by_another(judged: list[FrameworkBuild], findings: list[Finding]
     loader reuses a copy already mapped (glibc ``_dl_name_match_p``), so it works when that one is
     imported first (ONNX Runtime beside PyTorch). The finding then says so, as a warning, with the
     import order as its fix, and the row's detail says the same. Returns (rows, findings)."""
-    from .rules.compat import judge  # start-up cost: only a check with frameworks needs it
 
     out: list[Finding] = []
     rows = list(judged)
@@ -181,7 +180,7 @@ def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], re
     entry holds another release of a cuDNN soname that this environment's own pip wheel ships (a
     wheel folder under ``site_dirs``), so whatever loads that soname by name (a plain ``dlopen``, a
     framework installed later whose RUNPATH comes after ``LD_LIBRARY_PATH``) gets the other one
-    (issue 33, item 2: the demo's check said OK, then the same kernel was diagnosed with 9.12 vs 9.27).
+    (without this, the check said OK while the same kernel's error was 9.12 loaded against 9.27 expected).
     ``resolve`` is :func:`cudnn_magic.probes.installed.resolve` (glibc's order); ``in_use``: the
     copies already mapped per soname (:class:`~cudnn_magic.model.CudnnInUse`), which decide instead
     of a fresh resolution (a copy mapped from an ``LD_LIBRARY_PATH`` entry is what every later load

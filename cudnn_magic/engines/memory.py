@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 import dataclasses
 
-from .model import GpuMemory, MemorySnapshot, ProcessMemory
-from .options import parse_seconds
-from .probes import nvml
+from ..model import GpuMemory, MemorySnapshot, ProcessMemory
+from ..util.options import MAX_INTERVAL_S, MIN_INTERVAL_S, interval_seconds
+from ..probes import nvml
 
-__all__ = ["sample", "snapshot_json", "parse_visible_devices", "framework_usage"]
+__all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "framework_usage", "interval_seconds", "parse_visible_devices", "sample",
+           "snapshot_json"]
 
 
 @dataclass
@@ -53,7 +54,7 @@ def _enumerate() -> tuple[list[tuple[_Device, list[_Device]]], str | None]:
         name, e1 = nvml.nvml_try("nvmlDeviceGetName", handle)
         uuid, e2 = nvml.nvml_try("nvmlDeviceGetUUID", handle)
         # per field: a missing name or UUID (an old driver answers Function Not Found) does not
-        # stop the memory and process queries (issue 13)
+        # stop the memory and process queries
         gpu = _Device(handle, i, str(name) if name else f"GPU {i}", str(uuid) if uuid else None,
                       notes=tuple(e for e in (e1, e2) if e))
         migs: list[_Device] = []
@@ -328,20 +329,5 @@ def snapshot_json(s: MemorySnapshot) -> dict[str, Any]:
 
 def _no_gpu_line(s: MemorySnapshot) -> str:
     return f"No GPU memory to show: {s.error}"
-
-
-MIN_INTERVAL_S = 0.1  #: shortest sampling interval accepted, seconds
-MAX_INTERVAL_S = 3600.0  #: longest sampling interval accepted, seconds
-
-
-def interval_seconds(text: object) -> float:
-    """Parse a sampling interval in seconds (``--interval``/``--watch``).
-
-    Raises:
-        argparse.ArgumentTypeError: not a number, not finite, or outside
-            [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
-            magic_arguments turn it into a one-line usage error).
-    """
-    return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
 
 

@@ -18,20 +18,20 @@ from typing import Iterable
 import os.path
 
 
-from .fixes.advice import offer
-from .fixes.catalogue import RUNNABLE, SPECS
-from .fixes.frameworks import fits, in_play, raising_framework
+from ..fixes.advice import offer
+from ..fixes.catalogue import RUNNABLE, SPECS
+from ..fixes.frameworks import fits, in_play, raising_framework
 from .diagnosis_catalogue import CATALOGUE
 from .joins import age, join_cpu_build, join_unnamed_library
-from .knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
-from .knowledge.matcher import FIX_IDS, scan
-from .knowledge.signature import Hit
-from .knowledge.status import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
-from .model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
-from .rules.compat import judge
-from .rules.consumers import CONSUMER_CHECKERS
-from .rules.cudnn_version import CudnnVersion, try_parse
-from .rules.gpu import driver_at_least, driver_floor
+from ..knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
+from ..knowledge.matcher import FIX_IDS, scan
+from ..knowledge.signature import Hit
+from ..knowledge.status_codes import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
+from ..model import CudnnInUse, Diagnosis, Driver, Fix, Report, Unavailable
+from ..rules.compat import judge
+from ..rules.consumers import CONSUMER_CHECKERS
+from ..rules.cudnn_version import CudnnVersion, try_parse
+from ..rules.gpu import driver_at_least, driver_floor
 
 __all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
 

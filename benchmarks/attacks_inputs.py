@@ -1,5 +1,6 @@
-"""Issue 28's attacks (hardening round 3), rerun against real kernels and the real CLI, each beside
-the bare kernel or plain pip where one is the reference. Figures, not pass/fail (the tests do that):
+"""Attacks with hostile input (source trees, quoting, manifests, FIFOs, a hung driver, another
+user's record, a restart), rerun against real kernels and the real CLI, each beside the bare
+kernel or plain pip where one is the reference. Figures, not pass/fail (the tests do that):
 for each attack, what the bare reference does, what cudnn-magic does, whether it held.
 
 * A1  a what-if of a source tree whose setup.py leaves a ``.pth`` file and a marker: plain
@@ -16,7 +17,7 @@ for each attack, what the bare reference does, what cudnn-magic does, whether it
 * A9  the previous kernel's crash record handed to another user (chown 65534, mode 0777): not shown.
 * A10 a graceful restart while a ``subprocess.Popen`` child runs: no "the previous kernel died".
 
-Usage: .venv/bin/python benchmarks/attacks_issue28.py
+Usage: .venv/bin/python benchmarks/attacks_inputs.py
 Prints a markdown table; about two minutes.
 """
 

@@ -14,15 +14,25 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from dataclasses import dataclass, field
-import re
 
-from .model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
-from .probes import libnames, pyenv
-from .rules.consumers import ConsumerNeed, clash_findings, judge_consumer
-from .rules.cudnn_version import try_parse
-from .probes.scope import realpath
+from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
+from ..probes import libnames
+from ..util import pyenv
+from ..probes.frameworks.consumer_facts import ConsumerFacts, CudnnRequest, chain_within
+from ..probes.frameworks.extra import probe_extra_frameworks
+from ..probes.frameworks.generic import EnvironmentScan, scan_environment
+from ..probes.frameworks.pathfinder import ORDER, ORDER_SOURCE, pathfinder_pick
+from ..probes.installed import static_version
+from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
+from ..probes.owners import owner_of
+from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
+from ..probes.subprocess_probe import query_versions
+from ..rules.consumers import ConsumerNeed, clash_findings, judge_consumer
+from ..rules.cudnn_version import try_parse
+from ..probes.scope import realpath
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -69,8 +79,6 @@ def _version_of(path: str, loaded: dict[str, LibraryCopy], owners: dict[str, str
         return parsed[2]  # a vendored copy's name is its version (auditwheel keeps the real file name's)
     if c is not None and c.version:
         return c.version
-    from .probes.installed import static_version  # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.owners import owner_of
 
     try:
         return static_version(real, owners.get(real) or owner_of(path))[0]
@@ -109,62 +117,36 @@ def check_consumers(*, frameworks: list[FrameworkBuild] | tuple[FrameworkBuild, 
     return rep
 
 
-def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
-           environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
-           conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
-    # start-up cost: the consumer scan's probes load only when it runs
-    from .probes.frameworks.generic import scan_environment
-    from .probes.frameworks.extra import CudnnRequest, chain_within, probe_extra_frameworks
-    from .probes.loader import interpreter_loaders, resolve_in_chain, search_steps
-    from .probes.sublibraries import ANSWERING, main_major, predict_sublibraries
+class _Resolver:
+    """Which file each cuDNN request of a consumer gets (the loader model), with the version it
+    runs (cuDNN 9's shim: its graph library's) and the sub-libraries it will open."""
 
-    env = dict(os.environ if environ is None else environ)
-    top = interpreter_loaders() if top is None else top
-    scan = scan_environment(paths, conda=conda, environ=env, skip=skip)
-    rep.notes += scan.notes
-    rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
-    rep.owners = scan.owner_by_path()
-    mapped = [c.path for c in loaded]
-    loaded_by_real = {realpath(c.path): c for c in loaded}
-    mapped_real = set(loaded_by_real)
-    have = {realpath(c.path) for c in installed}
-    for c in scan.vendored_copies():
-        if c.path not in have:
-            rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
-    _query_unnamed(rep, loaded_by_real, env)
-    facts, fnotes = probe_extra_frameworks(scan, paths, top=top, environ=env)
-    rep.notes += fnotes
+    def __init__(self, rep: ConsumerReport, loaded: list[LibraryCopy], env: dict[str, str],
+                 ldcache: dict[str, list[str]] | None, top: list[str]) -> None:
+        self.rep, self.env, self.ldcache, self.top = rep, env, ldcache, top
+        self.mapped = [c.path for c in loaded]
+        self.loaded_by_real = {realpath(c.path): c for c in loaded}
 
-    disk: dict[str, list[tuple[str, str | None]]] = {}
-    for c in list(installed) + rep.copies + list(loaded):
-        for key in {c.soname, c.name, libnames.soname_of(c.name)}:
-            lst = disk.setdefault(key, [])
-            if all(d != c.directory for d, _ in lst):
-                lst.append((c.directory, c.version))
-
-    def resolve(req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False,
+    def resolve(self, req: CudnnRequest, label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False,
                 preloads: tuple[Preload, ...] = ()) -> tuple[ConsumerLibrary, Resolution]:
-        m = () if fresh else mapped
+        """``req`` resolved for ``label``; ``fresh``: in a process with nothing mapped yet."""
+        env, ldcache, top = self.env, self.ldcache, self.top
+        m = () if fresh else self.mapped
         if req.loader.startswith("pathfinder:"):
-            from .probes.frameworks.pathfinder import pathfinder_pick  # start-up cost: only pathfinder consumers need it
-
             res = pathfinder_pick(req.loader.split(":", 1)[1], label, environ=env, ldcache=ldcache, mapped=m)[0] or \
                 Resolution(label, None, req.soname, None, "cuda-pathfinder does not know cuDNN")
+            searched = tuple(f"{step} (cuda-pathfinder's order: {ORDER_SOURCE})" for step in ORDER)
         else:
             res = resolve_in_chain(req.soname, label, req.requester, list(req.chain), environ=env, ldcache=ldcache,
                                    mapped=m, preloads=preloads)
-        if req.loader.startswith("pathfinder:"):
-            from .probes.frameworks.pathfinder import ORDER, ORDER_SOURCE  # start-up cost: pathfinder consumers only
-
-            searched = tuple(f"{step} (cuda-pathfinder's order: {ORDER_SOURCE})" for step in ORDER)
-        else:
             steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
             searched = tuple(f"{s.directory} ({s.why})" for s in steps)
         subs = ()
         sub_searched: tuple[str, ...] = ()
         version = None
         if res.picked:
-            version = _version_of(res.picked, {**{c.path: c for c in rep.copies}, **loaded_by_real}, rep.owners)
+            version = _version_of(res.picked, {**{c.path: c for c in self.rep.copies}, **self.loaded_by_real},
+                                  self.rep.owners)
             if libnames.is_main(os.path.basename(res.picked)):
                 # a preloaded main library was loaded by the consumer's Python code (ctypes), not by the library
                 # that NEEDs it: its sub-libraries' RPATH chain is the interpreter's
@@ -186,22 +168,56 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             sublibraries=subs, searched=searched, sublibrary_searched=sub_searched)
         return lib, res
 
-    def first_of(alternatives: list[CudnnRequest], label: str, dist_vendored: set[str], legacy: bool, fresh: bool = False
-                 ) -> tuple[ConsumerLibrary, Resolution]:
-        got = None
+    def first_of(self, alternatives: list[CudnnRequest], label: str, dist_vendored: set[str], legacy: bool,
+                 fresh: bool = False) -> tuple[ConsumerLibrary, Resolution]:
+        """The first of ``alternatives`` that resolves (a framework tries them in order), else
+        the plain name's answer."""
         for req in alternatives:
-            got = resolve(req, label, dist_vendored, legacy, fresh)
+            got = self.resolve(req, label, dist_vendored, legacy, fresh)
             if got[0].picked:
                 return got
         plain = next((r for r in alternatives if "/" not in r.soname), alternatives[-1])
-        return resolve(plain, label, dist_vendored, legacy, fresh)
+        return self.resolve(plain, label, dist_vendored, legacy, fresh)
 
+
+def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[LibraryCopy], installed: list[LibraryCopy],
+           environ: dict[str, str] | None, ldcache: dict[str, list[str]] | None, gpus: bool, paths: list[str] | None,
+           conda: str | bool | None, top: list[str] | None, skip: frozenset[str] = frozenset()) -> None:
+    env = dict(os.environ if environ is None else environ)
+    top = interpreter_loaders() if top is None else top
+    scan = scan_environment(paths, conda=conda, environ=env, skip=skip)
+    rep.notes += scan.notes
+    rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
+    rep.owners = scan.owner_by_path()
+    resolver = _Resolver(rep, loaded, env, ldcache, top)
+    mapped_real = set(resolver.loaded_by_real)
+    have = {realpath(c.path) for c in installed}
+    for c in scan.vendored_copies():
+        if c.path not in have:
+            rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
+    _query_unnamed(rep, resolver.loaded_by_real, env)
+    facts, fnotes = probe_extra_frameworks(scan, paths, top=top, environ=env)
+    rep.notes += fnotes
+    disk: dict[str, list[tuple[str, str | None]]] = {}
+    for c in list(installed) + rep.copies + list(loaded):
+        for key in {c.soname, c.name, libnames.soname_of(c.name)}:
+            lst = disk.setdefault(key, [])
+            if all(d != c.directory for d, _ in lst):
+                lst.append((c.directory, c.version))
     needs: list[ConsumerNeed] = []
-    covered: set[str] = set()
     known = {_norm(fw.distribution): fw for fw in frameworks}
-    gpu_words = gpus
+    covered = _probed_consumers(rep, facts, scan, resolver, disk, gpus, needs, known)
+    _generic_consumers(rep, scan, resolver, disk, gpus, needs, known, covered, env, ldcache, top)
+    _big_frameworks(rep, frameworks, resolver, needs, top)
+    rep.findings += clash_findings(needs, gpus=gpus)
 
-    # 1. Framework probes of this package: CTranslate2, PaddlePaddle, MXNet, TensorRT.
+
+def _probed_consumers(rep: ConsumerReport, facts: list[ConsumerFacts], scan: EnvironmentScan, resolver: _Resolver,
+                      disk: dict[str, list[tuple[str, str | None]]], gpus: bool, needs: list[ConsumerNeed],
+                      known: dict[str, FrameworkBuild]) -> set[str]:
+    """The consumers with a probe of their own (CTranslate2, PaddlePaddle, MXNet, TensorRT...):
+    resolved, judged by their own rule; returns the libraries they cover."""
+    covered: set[str] = set()
     for f in facts:
         label = f"{f.row.name} {f.row.version}"
         dist = next((d for d in scan.distributions if f.distribution and _norm(d.name) == _norm(f.distribution)), None)
@@ -213,23 +229,30 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             groups = ([[r] for r in f.alternatives] if all(r.how.startswith("DT_NEEDED") for r in f.alternatives)
                       else [f.alternatives])
             for group in groups:
-                lib, res = first_of(group, label, vend, f.legacy_api)
+                lib, res = resolver.first_of(group, label, vend, f.legacy_api)
                 lib = dataclasses.replace(lib, distribution=label if dist is None else dist.label, framework=f.row.name)
                 libs.append(lib)
                 rep.resolutions.append(res)
                 covered.update(r.requester or "" for r in group)
-            fresh_lib, _ = first_of(groups[0], label, vend, f.legacy_api, fresh=True)
+            fresh_lib, _ = resolver.first_of(groups[0], label, vend, f.legacy_api, fresh=True)
             needs.append(ConsumerNeed(label, _major_of(libs[0]), fresh_lib.sublibraries, fresh_lib.picked, upgrade))
         judged = judge_consumer(dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None)),
-                                libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
+                                libs, gpus=gpus, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
                                 upgrade=upgrade, unknown=f.unknown)
         rep.frameworks.append(judged.row)
         rep.findings += judged.findings
         rep.consumers += libs
         if f.distribution:
             known[_norm(f.distribution)] = judged.row
+    return covered
 
-    # 2. Generic consumers: every other library that NEEDs cuDNN.
+
+def _generic_consumers(rep: ConsumerReport, scan: EnvironmentScan, resolver: _Resolver,
+                       disk: dict[str, list[tuple[str, str | None]]], gpus: bool, needs: list[ConsumerNeed],
+                       known: dict[str, FrameworkBuild], covered: set[str], env: dict[str, str],
+                       ldcache: dict[str, list[str]] | None, top: list[str]) -> None:
+    """Every other library that NEEDs cuDNN: resolved; judged by the soname rule unless it
+    belongs to a framework already judged."""
     for d in scan.distributions:
         vend = {realpath(v.path) for v in d.vendored}
         fw = known.get(_norm(d.name))
@@ -242,8 +265,8 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             missing = _not_installed(lib, chain, env, ldcache, scan.native_names, d)
             for soname in lib.cudnn_needed:
                 label = f"{fw.name} {fw.version}" if fw else d.label
-                c, res = resolve(CudnnRequest(soname, lib.path, chain, f"DT_NEEDED of {os.path.basename(lib.path)}"),
-                                 label, vend, False, preloads=fw.preloads if fw else ())
+                c, res = resolver.resolve(CudnnRequest(soname, lib.path, chain, f"DT_NEEDED of {os.path.basename(lib.path)}"),
+                                          label, vend, False, preloads=fw.preloads if fw else ())
                 c = dataclasses.replace(c, distribution=d.label, framework=fw.name if fw else None, blocked_by=missing)
                 (blocked if missing else libs).append(c)
                 rep.resolutions.append(res)
@@ -260,8 +283,8 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             continue
         rep.consumers += libs
         if fw is not None:
-            fresh, _ = resolve(CudnnRequest(libs[0].soname, libs[0].path, chain_within(d, libs[0].path, top)),
-                               f"{fw.name} {fw.version}", vend, False, fresh=True, preloads=fw.preloads)
+            fresh, _ = resolver.resolve(CudnnRequest(libs[0].soname, libs[0].path, chain_within(d, libs[0].path, top)),
+                                        f"{fw.name} {fw.version}", vend, False, fresh=True, preloads=fw.preloads)
             needs.append(ConsumerNeed(f"{fw.name} {fw.version}", _major_of(libs[0]), fresh.sublibraries, fresh.picked))
             continue
         first = libs[0]
@@ -271,26 +294,27 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
             name=d.name, distribution=d.name, version=d.version, imported=_imported(d), cudnn_compiled=str(major) if major else None,
             cudnn_compiled_source=f"the soname {os.path.basename(first.path)} NEEDs ({first.soname})",
             cudnn_soname=first.soname, consumer_library=first.path, checker="soname", pip_solvable=via_wheel)
-        judged = judge_consumer(row, libs, gpus=gpu_words, disk_dirs=_with_search_dirs(disk, libs))
+        judged = judge_consumer(row, libs, gpus=gpus, disk_dirs=_with_search_dirs(disk, libs))
         rep.frameworks.append(judged.row)
         rep.findings += judged.findings
-        fresh, _ = resolve(CudnnRequest(first.soname, first.path, chain_within(d, first.path, top)), d.label, vend, False,
-                           fresh=True)
+        fresh, _ = resolver.resolve(CudnnRequest(first.soname, first.path, chain_within(d, first.path, top)), d.label,
+                                    vend, False, fresh=True)
         needs.append(ConsumerNeed(d.label, major, fresh.sublibraries, fresh.picked))
 
-    # 3. The five big frameworks that dlopen cuDNN (TensorFlow, JAX...): listed, and in the clash analysis.
+
+def _big_frameworks(rep: ConsumerReport, frameworks: list[FrameworkBuild], resolver: _Resolver,
+                    needs: list[ConsumerNeed], top: list[str]) -> None:
+    """The big frameworks that dlopen cuDNN (TensorFlow, JAX...): listed, and in the clash analysis."""
     seen_labels = {n.label for n in needs}
     for fw in frameworks:
         label = f"{fw.name} {fw.version}"
         if label in seen_labels or not fw.consumer_library or not fw.cudnn_soname:
             continue
         req = CudnnRequest(fw.cudnn_soname, fw.consumer_library, tuple(top), f"dlopen by {os.path.basename(fw.consumer_library)}")
-        c, res = resolve(req, label, set(), False, preloads=fw.preloads)
+        c, res = resolver.resolve(req, label, set(), False, preloads=fw.preloads)
         rep.consumers.append(dataclasses.replace(c, distribution=f"{fw.distribution} {fw.version}", framework=fw.name))
-        fresh, _ = resolve(req, label, set(), False, fresh=True, preloads=fw.preloads)
+        fresh, _ = resolver.resolve(req, label, set(), False, fresh=True, preloads=fw.preloads)
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))
-
-    rep.findings += clash_findings(needs, gpus=gpu_words)
 
 
 #: Libraries a machine with a GPU gets from its driver, never from a distribution: their absence on
@@ -301,7 +325,6 @@ _DRIVER_LIBS = ("libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvidia-ml.so")
 def _not_installed(lib, chain, env, ldcache, provided, dist) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
     """The non-cuDNN libraries ``lib`` NEEDs that the loader cannot find and that no scanned
     distribution installs (``libnvinfer.so.10`` without TensorRT): ``lib`` cannot load at all."""
-    from .probes.loader import resolve_in_chain  # start-up cost: the consumer scan's probes load only when it runs
 
     own = {os.path.basename(x.path) for x in dist.libraries} | {x.soname for x in dist.libraries if x.soname}
     out = []
@@ -317,6 +340,7 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
     its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
     process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
+
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):
         m = loaded.get(rep.copies[i].path)
@@ -325,8 +349,6 @@ def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dic
             todo.remove(i)
     if not todo:
         return
-    # start-up cost: child processes (signal, subprocess) only for a copy whose version nothing else tells
-    from .probes.subprocess_probe import query_versions
 
     res = query_versions([rep.copies[i].path for i in todo], env=env)
     for i in todo:

@@ -1,5 +1,6 @@
 """Compile the methods ``dataclasses`` writes for this package's classes once per machine, not once
-per process.
+per process, in the command line's own process only (:mod:`cudnn_magic.cli` installs it; a user's
+kernel or script that imports the package keeps ``dataclasses`` untouched).
 
 Every ``@dataclass`` class gets its ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and, frozen,
 ``__setattr__``/``__delattr__``) written as source text and compiled with ``exec`` when the class
@@ -14,7 +15,7 @@ compiles to the same code, so the classes are exactly what ``dataclasses`` makes
 The code objects are kept in ``$XDG_CACHE_HOME/cudnn_magic/code/<cache tag>-<sys.hexversion>/<module>.marshal``
 (``marshal``, as ``.pyc`` files are; per interpreter version and module, so ``%load_ext`` reads
 only its few modules' and a changed module's old code goes), read and written the way
-:mod:`cudnn_magic.probes.disk_cache` reads and writes (a regular file of this user's that no one
+:mod:`cudnn_magic.util.disk_cache` reads and writes (a regular file of this user's that no one
 else may write; written at exit, when something new was compiled, under a new unique name and
 renamed over the old). A file that cannot be read or is not a ``{str: code}`` mapping is ignored. Nothing here
 raises.
@@ -28,6 +29,7 @@ import sys
 import threading
 from types import CodeType
 from typing import Any
+from .disk_cache import cache_root, read_trusted, write_trusted
 
 __all__ = ["install"]
 
@@ -41,8 +43,6 @@ _lock = threading.Lock()
 
 
 def _path(module: str) -> str | None:
-    from .probes.disk_cache import cache_root  # start-up cost: only once, when the first class is made
-
     root = cache_root()
     if root is None or not all(part.isidentifier() for part in module.split(".")):
         return None
@@ -53,7 +53,6 @@ def _path(module: str) -> str | None:
 
 def _load(module: str) -> dict[str, CodeType]:
     import marshal  # start-up cost: as above
-    from .probes.disk_cache import read_trusted
 
     path = _path(module)
     raw = read_trusted(path, _MAX_BYTES) if path is not None else None
@@ -73,7 +72,6 @@ def _save() -> None:
     used for it (every class of a module is made when it is imported: what an older version of
     the module left there goes)."""
     import marshal  # start-up cost: as above
-    from .probes.disk_cache import write_trusted
 
     with _lock:
         todo = [(m, dict(_used.get(m, {}))) for m in _dirty]

@@ -13,10 +13,10 @@ What is read and how (nothing is injected into the process, nothing written, no 
 * the environment it started with (``/proc/PID/environ``): the ``LD_LIBRARY_PATH`` its loader
   used, ``PYTHONPATH``, ``CUDA_HOME``...;
 * its interpreter's ``sys.path`` as built at start
-  (:func:`cudnn_magic.probes.process.python_layout`: the interpreter run with ``-S``, ``.pth``
-  files read, never run), and with it the frameworks and cuDNN wheels installed for that
+  (:func:`cudnn_magic.probes.process.python_layout`: its own proven CPython run isolated with
+  ``-I -S``, as its own user, ``.pth`` files read, never run), and with it the frameworks and cuDNN wheels installed for that
   interpreter and their verdicts (the probes read that layout through
-  :func:`cudnn_magic.probes.pyenv.checking`).
+  :func:`cudnn_magic.util.pyenv.checking`).
 
 Not available from outside: what an imported framework would answer at run time, the version a
 call through a copy reaches, where an already loaded library's calls are bound (its GOT), and
@@ -27,10 +27,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Report
+from ..model import LibraryCopy, Report
+from .check import run_check
+from ..probes import libnames
+from ..util import pyenv
+from ..util.files import collect_skipped
+from ..probes.loaded import _bind_sublibraries, in_use, mapped_copies, MappedState
+from ..probes.process import (load_order, mapped_files, ProcessReplaced, ProcessUnreadable, python_layout,
+                              read_process, runs_as, verify)
+from ..render.report import report_json, report_text
+from ..util.safetext import safe_text
 
 __all__ = ["ProcessCheckError", "ProcessReport", "check_process"]
 
@@ -56,18 +66,12 @@ class ProcessReport:
 
     def to_json(self) -> dict[str, Any]:
         """The check JSON (same keys as ``cudnn-magic check --json``) plus ``"process"``."""
-        from .render.report import report_json  # start-up cost: the renderer only when shown
 
         doc = report_json(self.report)
         doc["process"] = self.process
         return doc
 
     def text(self) -> str:
-        # start-up cost: the renderer only when shown
-        import shlex
-        from .render.report import report_text
-        from .safetext import safe_text
-
         p = self.process
         cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
         cmd = cmd if len(cmd) <= 400 else cmd[:400] + f"... ({len(cmd)} characters; whole in --json)"
@@ -109,7 +113,6 @@ def check_process(pid: Any) -> ProcessReport:
             user's process without root), or it kept replacing its program (``execve``) while it
             was read. One sentence.
     """
-    from .probes.process import ProcessReplaced, ProcessUnreadable  # start-up cost: only when a check runs
 
     try:
         pid = int(str(pid).strip())
@@ -131,8 +134,6 @@ def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]], names: list[str]
     read (only names ``/proc/PID/maps`` shows: the link map is in the process's own memory, which it
     can write), else in address order; the path each is read at here (its own path, or through
     ``/proc/PID/root`` when the process is in another mount namespace); and notes."""
-    from .probes import libnames  # start-up cost: only when a check runs
-
     notes: list[str] = []
     shown = [p for p, _dev, _ino in maps if libnames.is_cudnn_name(os.path.basename(p.removesuffix(" (deleted)")))]
     ordered: list[str] = []
@@ -159,14 +160,6 @@ def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]], names: list[str]
 
 
 def _check_once(pid: int) -> ProcessReport:
-    # start-up cost: the probes load only when a check runs
-    from .check import run_check
-    from .files import collect_skipped
-    from .probes import pyenv
-    from .probes.loaded import MappedState, _bind_sublibraries, in_use, mapped_copies
-    from .model import LibraryCopy
-    from .probes.process import load_order, mapped_files, python_layout, read_process, runs_as, verify
-
     facts = read_process(pid)
     notes = list(facts.notes)
     ldp = facts.environ.get("LD_LIBRARY_PATH", "")
@@ -212,8 +205,6 @@ def _check_once(pid: int) -> ProcessReport:
         for i, p in enumerate(shown):
             c = got.get(read_at.get(p, ""))
             if c is None:  # removed or replaced on disk since it was mapped: nothing read
-                from .probes import libnames  # start-up cost: only when a check runs
-
                 name = os.path.basename(p)
                 c = LibraryCopy(path=p, name=name, soname=libnames.soname_of(name), version=None, version_source=None,
                                 owner="unknown", source="mapped", loaded=True, is_main=libnames.is_main(name),

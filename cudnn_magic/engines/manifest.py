@@ -1,5 +1,5 @@
 """The GPU-stack manifest: what ``cudnn-magic check`` verified, as one JSON file, and the drift
-between a manifest and the live stack (issue 16).
+between a manifest and the live stack.
 
 :func:`build_manifest`, :func:`loads` (which checks the type of every field it reads) and
 :func:`compare` are pure (facts in, data out); :func:`read_manifest` reads a manifest file (a
@@ -32,10 +32,11 @@ from typing import Any, Iterable, Mapping
 
 from packaging.utils import canonicalize_name
 
-from . import __version__
-from .files import NotRegularFile, open_regular, regular_distributions
-from .model import Driver, Report
-from .model.prevention import Drift
+from ..model import Driver, Report
+from ..model.prevention import Drift
+from ..util.files import NotRegularFile, open_regular, regular_distributions
+from ..util.version import __version__
+from .check import run_check
 
 SCHEMA = "cudnn-magic-manifest"
 SCHEMA_VERSION = 2
@@ -295,10 +296,10 @@ MAX_BYTES = 16 << 20
 def read_manifest(path: str) -> dict[str, Any]:
     """Read and validate (:func:`loads`) the manifest file ``path``, at most :data:`MAX_BYTES`
     bytes. It is opened non-blocking and refused unless it is a regular file
-    (:func:`cudnn_magic.files.open_regular`), so a FIFO or a device never blocks the caller.
+    (:func:`cudnn_magic.util.files.open_regular`), so a FIFO or a device never blocks the caller.
 
     Raises:
-        OSError: it cannot be opened or read; :class:`cudnn_magic.files.NotRegularFile` (an
+        OSError: it cannot be opened or read; :class:`cudnn_magic.util.files.NotRegularFile` (an
             OSError) for a FIFO, a device or a folder.
         NotAManifest: larger than :data:`MAX_BYTES`, or :func:`loads` refuses it.
     """
@@ -312,7 +313,7 @@ def read_manifest(path: str) -> dict[str, Any]:
 def read_error(path: str, exc: OSError | NotAManifest) -> tuple[str, str]:
     """The ``(kind, message)`` of an error of :func:`read_manifest` for the user: kind
     ``"unreadable"`` or ``"not-a-manifest"``, one sentence naming ``path``. Pure; the message is
-    not display-safe yet (pass it through :func:`cudnn_magic.safetext.safe_text` to print)."""
+    not display-safe yet (pass it through :func:`cudnn_magic.util.safetext.safe_text` to print)."""
     if isinstance(exc, NotAManifest):
         return "not-a-manifest", f"{path} is not a manifest: {exc}"
     if isinstance(exc, NotRegularFile):
@@ -322,7 +323,7 @@ def read_error(path: str, exc: OSError | NotAManifest) -> tuple[str, str]:
 
 def _sha256(path: str) -> str | None:
     """The file's hex SHA-256; None when it cannot be read or is not a regular file (a FIFO named
-    like a library never blocks: :func:`cudnn_magic.files.open_regular`)."""
+    like a library never blocks: :func:`cudnn_magic.util.files.open_regular`)."""
     h = hashlib.sha256()
     try:
         with open_regular(path) as fh:
@@ -348,7 +349,6 @@ def live_manifest(report: Report | None = None) -> tuple[dict[str, Any], Report]
     ``check.run_check()`` when ``report`` is None). Never raises for what it cannot read:
     an unreadable library, or one that is not a regular file (never opened blocking), gets
     ``"sha256": null``."""
-    from .check import run_check  # start-up cost: compare() and loads() need no probes
 
     report = report or run_check()
     files = {c.path for c in list(report.cudnn_loaded) + list(report.cudnn_installed)}

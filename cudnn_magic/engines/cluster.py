@@ -1,7 +1,7 @@
 """The same probes on every worker of a Dask cluster: one row per worker, differences marked.
 
 ``%cudnn_check --dask ADDRESS``, ``cudnn-magic check --dask ADDRESS`` and
-``cudnn_magic.cluster.cluster_check(client)`` run :func:`worker_probe` on every worker through
+``cudnn_magic.engines.cluster.cluster_check(client)`` run :func:`worker_probe` on every worker through
 Dask's ``Client.run`` (an out-of-band call executed in each worker's event loop, not a task, so
 a worker whose task threads are all busy still answers). Each worker is asked separately and
 concurrently, so a worker that hangs or dies costs at most ``timeout`` seconds and never holds
@@ -28,7 +28,11 @@ import sys
 import time
 from typing import Any, Sequence
 
-from .model.cluster import ClusterReport, Status, WorkerRow
+from ..model.cluster import ClusterReport, Status, WorkerRow
+from ..probes.loader import environ_at_start
+from ..render.report import report_json
+from ..util.version import __version__
+from .check import run_check
 
 INSTALL_HINT = "pip install 'cudnn-magic[dask]'"
 
@@ -53,7 +57,7 @@ class DaskNotInstalledError(ClusterCheckError, ImportError):
 def worker_probe() -> dict[str, Any]:
     """Run on one worker: the ``check`` report of that worker process, as plain JSON data.
 
-    The same probes as ``%cudnn_check`` (:func:`cudnn_magic.check.run_check`, no framework
+    The same probes as ``%cudnn_check`` (:func:`cudnn_magic.engines.check.run_check`, no framework
     imported), serialised with :func:`cudnn_magic.render.report.report_json`, plus
     ``host`` (``socket.gethostname()``), ``pid``, ``python`` (``sys.executable``),
     ``cudnn_magic_version``, ``ld_library_path`` (``os.environ`` now) and
@@ -63,7 +67,6 @@ def worker_probe() -> dict[str, Any]:
     Never raises: on failure it returns ``{"error": "<type>: <message>", ...}`` with the same
     identification keys.
     """
-    from .probes.installed import environ_at_start  # start-up cost: only the worker probe needs the check
 
     start = environ_at_start()
     out: dict[str, Any] = {
@@ -75,10 +78,6 @@ def worker_probe() -> dict[str, Any]:
         "environ_at_start_read": start is not None,
     }
     try:
-        from . import __version__  # the package's own attribute, set before any submodule loads
-        from .check import run_check  # start-up cost: only the worker probe needs the check
-        from .render.report import report_json  # start-up cost: only the worker probe needs the check
-
         out["cudnn_magic_version"] = __version__
         report = report_json(run_check(import_frameworks=False, deep=False))
         # Round-trip through JSON: whatever reaches the client is plain data, nothing pickled

@@ -11,6 +11,7 @@ import fcntl
 import threading
 import time
 from typing import Any, Iterator
+from . import pyenv
 
 
 
@@ -165,7 +166,6 @@ def regular_distributions(name: str | None = None) -> list[Any]:
 
     cls = _regular_dist_class(metadata)
     out = []
-    from .probes import pyenv  # the interpreter being checked (this one, or another process's)
 
     where = {"path": pyenv.search_path()} if pyenv.target() is not None else {}
     for d in (metadata.distributions(name=name, **where) if name is not None else metadata.distributions(**where)):

@@ -12,8 +12,8 @@ import os
 import re
 from typing import Any, Iterable
 
-from .model import Finding, Fix, FrameworkBuild, WheelOverwrite
-from .probes import pyenv
+from ..model import Finding, Fix, FrameworkBuild, WheelOverwrite
+from ..util import pyenv
 
 __all__ = ["overwrite_findings", "pinned_names", "canonical_name", "requirement"]
 

@@ -1,4 +1,5 @@
-"""Issue 13's attacks on real kernels, rerun with figures (not pass/fail: the tests do that).
+"""Attacks on the capture, the exception hook and the fix journal in real kernels, rerun with
+figures (not pass/fail: the tests do that).
 
 Each attack runs in a real ipykernel through jupyter_client (tests/kernel_session.py), with the
 extension loaded, using the same C stand-in writer as tests/test_hardening_capture.py (called
@@ -15,7 +16,7 @@ through ``ctypes.PyDLL``, so it holds the GIL):
 * A12 two processes applying a fix to one kernel.json at once, ``--trials`` times: how often
       both said "done", edits lost, journal entries lost, corrupt JSON.
 
-Usage: .venv/bin/python benchmarks/attacks_issue13.py [--interrupt-mb 200] [--big-mb 200]
+Usage: .venv/bin/python benchmarks/attacks_kernel.py [--interrupt-mb 200] [--big-mb 200]
        [--gil-mb 300] [--trials 10]
 Prints a markdown table. Takes a few minutes (most of it is the notebook side receiving the
 output: hundreds of MB of stream messages).

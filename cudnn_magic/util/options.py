@@ -26,6 +26,21 @@ def parse_seconds(text: object, low: float, high: float, what: str, *, low_open:
     return value
 
 
+MIN_INTERVAL_S = 0.1  #: shortest sampling interval accepted, seconds
+MAX_INTERVAL_S = 3600.0  #: longest sampling interval accepted, seconds
+
+
+def interval_seconds(text: object) -> float:
+    """Parse a sampling interval in seconds (``--interval``/``--watch``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, not finite, or outside
+            [:data:`MIN_INTERVAL_S`, :data:`MAX_INTERVAL_S`] (argparse and IPython's
+            magic_arguments turn it into a one-line usage error).
+    """
+    return parse_seconds(text, MIN_INTERVAL_S, MAX_INTERVAL_S, "the interval")
+
+
 MAX_TIMEOUT_S = 86400.0  #: longest per-worker timeout accepted (``--timeout``), seconds
 
 

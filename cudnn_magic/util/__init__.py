@@ -1,0 +1,2 @@
+"""Small helpers every layer may use (standard library only).
+"""
