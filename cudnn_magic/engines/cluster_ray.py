@@ -39,6 +39,7 @@ import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -304,7 +305,9 @@ def _check_in_child(address: str | None, env: dict[str, Any] | None, timeout: fl
     read_fd, write_fd = os.pipe()
     child_env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # where cudnn_magic is
-    child_env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    installed = {os.path.realpath(p) for p in sysconfig.get_paths().values()}
+    if os.path.realpath(here) not in installed:  # a checkout on sys.path: the child must find the same one
+        child_env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p])
     deadline_s = 2 * timeout + 60  # connecting and waiting, each bounded by timeout; starting Python and Ray
     with tempfile.TemporaryFile() as log:
         try:
