@@ -106,8 +106,9 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> Any:
 def ray_check(address: str | None = None, runtime_env: Any = None, timeout: float = 30.0) -> Any:
     """Run the same probes on every alive node of a Ray cluster, in the job's runtime environment:
     the cluster this process is connected to (``ray.init``; left connected), else ``address``
-    (``auto``, ``ray://HOST:10001``, ``HOST:6379``; connected and disconnected here). ``runtime_env``
-    a dict, JSON text or a JSON/YAML file; ``timeout`` in seconds.
+    (``auto``, ``ray://HOST:10001``, ``HOST:6379``; connected, checked and disconnected by a child
+    process, so none of Ray's own output or threads stays here). ``runtime_env`` a dict, JSON text or
+    a JSON/YAML file; ``timeout`` in seconds. An interrupt cancels the probe tasks before it propagates.
 
     Returns a ``ClusterReport`` (one row per node, values that differ from the majority, or with
     none from the head node, marked). Raises ``cudnn_magic.engines.cluster.ClusterCheckError`` for bad
@@ -123,8 +124,10 @@ def check_pid(pid: int) -> Any:
     """The check of another running process, read from ``/proc/PID`` (nothing is injected into it).
 
     Returns a ``ProcessReport`` (``.report``: the usual report; ``.process``: what was read of the
-    process; ``.to_json()``, ``.text()``). Raises ``cudnn_magic.engines.process.ProcessCheckError`` when the
-    process exited or belongs to another user (without root).
+    process; ``.to_json()``, ``.text()``). No code of the process runs here except its own proven
+    CPython interpreter, isolated (``-I -S``), as its own user (docs/clusters.md). Raises
+    ``cudnn_magic.engines.process.ProcessCheckError`` when the process exited, is a kernel thread,
+    belongs to another user (without root), or kept replacing its program while it was read.
     """
     # the package imports nothing until used: `import cudnn_magic` stays free
     from .engines.process import check_process

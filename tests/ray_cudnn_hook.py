@@ -11,3 +11,10 @@ def load_by_soname() -> None:
         ctypes.CDLL("libcudnn.so.9", mode=ctypes.RTLD_GLOBAL)
     except OSError:
         pass
+
+
+def slow() -> None:
+    """A worker that takes 8 s to start (a heavy framework import): the node can die meanwhile."""
+    import time
+
+    time.sleep(8)

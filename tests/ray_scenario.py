@@ -18,6 +18,13 @@ as a framework import does. Steps:
 3. a third node whose raylet is stopped (SIGSTOP: a hung node) while ``ray_check(timeout=T)``
    runs: its row must be a timeout, the others answer, it returns after about T; after SIGCONT no
    probe task runs anywhere (``ray::cudnn_magic_probe`` in no process's command line).
+4. a real kernel (jupyter_client, in the same namespace): ``%cudnn_check --ray`` to a port that
+   accepts and never answers, then a 12 s cell (Ray's driver must not write into it, no thread of
+   the check may be left); the node hung again, the magic interrupted mid-check (the kernel's
+   interrupt) once not connected (the check's child process ends) and once connected in the
+   kernel (its tasks cancelled): the kernel answers the next cell and, after SIGCONT, no probe runs;
+5. a node that dies mid-check (its raylet SIGKILLed while the workers start, ``ray_cudnn_hook.slow``):
+   the CLI's ``--json`` stdout must still be the JSON; a runtime environment Ray refuses: one line.
 """
 
 from __future__ import annotations
@@ -91,6 +98,72 @@ def _probe_processes() -> list[str]:
     return out
 
 
+def _probe_seen(seconds: float) -> list[str]:
+    """Every probe task process seen while polling for ``seconds`` (a probe runs about a second)."""
+    seen: set[str] = set()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        seen.update(_probe_processes())
+        time.sleep(0.1)
+    return sorted(seen)
+
+
+def _check_children() -> list[str]:
+    """Processes of a Ray check's child (``_child_main`` in the command line)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as fh:
+                    if b"_child_main" in fh.read():
+                        out.append(d)
+            except OSError:
+                continue
+    return out
+
+
+def _kernel_steps(address: str | None, silent_port: int | None, raylet: int | None, tmp: Path) -> dict:
+    """Step 4 in a real kernel (tests/kernel_session.py): see the module docstring."""
+    from kernel_session import KernelSession
+
+    out: dict = {}
+    ks = KernelSession(tmp, {"PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)])})
+    try:
+        ks.run("%load_ext cudnn_magic", timeout=120)
+        if silent_port is not None:
+            t0 = time.monotonic()
+            out["silent"] = ks.run(f"%cudnn_check --ray 127.0.0.1:{silent_port} --timeout 3", timeout=180).text()
+            out["silent_s"] = time.monotonic() - t0
+            out["later"] = ks.run("import time, threading\ntime.sleep(12)\n"
+                                  "print(sorted(t.name for t in threading.enumerate()))", timeout=120).text()
+            return out
+        for mode in ("child", "connected"):
+            if mode == "connected":
+                ks.run(f"import ray, logging\nray.init(address={address!r}, logging_level=logging.ERROR, "
+                       "log_to_driver=False)", timeout=300)
+            os.kill(raylet, signal.SIGSTOP)
+            try:
+                cell = "%cudnn_check --ray" + ("" if mode == "connected" else f" {address}") + " --timeout 120"
+                msg_id = ks.send(cell)
+                time.sleep(10)  # connected (the child: started, imported Ray, connected) and waiting
+                t0 = time.monotonic()
+                ks.km.interrupt_kernel()
+                reply = ks.wait(msg_id, timeout=120)
+                step = {"status": reply.get("status"), "ename": reply.get("ename"),
+                        "interrupt_s": time.monotonic() - t0}
+                t0 = time.monotonic()
+                step["next"] = ks.run("print('alive', 1 + 1)", timeout=60).text()
+                step["next_s"] = time.monotonic() - t0
+                step["children"] = _check_children()
+            finally:
+                os.kill(raylet, signal.SIGCONT)
+            step["probes_after"] = _probe_seen(10)
+            out[mode] = step
+    finally:
+        ks.close()
+    return out
+
+
 def _cli(address: str, *extra: str) -> dict:
     t0 = time.monotonic()
     extra = extra if "--timeout" in extra else ("--timeout", "120", *extra)
@@ -138,6 +211,7 @@ def main(out_path: str, old_lib: str) -> None:
         other.listen(8)
         out["no_ray"] = {"closed": _cli(f"127.0.0.1:{closed_port}", "--timeout", "5"),
                          "not_ray": _cli(f"127.0.0.1:{other.getsockname()[1]}", "--timeout", "5")}
+        out["kernel_silent"] = _kernel_steps(None, other.getsockname()[1], None, Path(out_path).parent / "k1")
 
     hook = {"worker_process_setup_hook": "ray_cudnn_hook.load_by_soname"}
     cluster = _start(Cluster)
@@ -193,6 +267,26 @@ def main(out_path: str, old_lib: str) -> None:
         time.sleep(5)  # the resumed raylet would start the task now, had it not been cancelled
         out["probes_left"] = _probe_processes()
         ray.shutdown()
+        out["kernel_interrupt"] = _kernel_steps(cluster.address, None, raylet, Path(out_path).parent / "k2")
+
+        # 5. A node dies while its workers start (the slow hook): SIGKILL its raylet mid-check.
+        slow = json.dumps({"worker_process_setup_hook": "ray_cudnn_hook.slow"})
+        t0 = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-m", "cudnn_magic", "check", "--ray", cluster.address, "--json",
+                              "--timeout", "60", "--runtime-env", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(6)
+        os.kill(raylet, signal.SIGKILL)
+        so, se = p.communicate(timeout=300)
+        try:
+            doc = json.loads(so)
+        except ValueError:
+            doc = None
+        out["node_died"] = {"rc": p.returncode, "stdout_head": so[:300], "doc": doc, "stderr": se[-3000:],
+                            "elapsed_s": time.monotonic() - t0}
+        cluster.remove_node(hung, allow_graceful=False)
+        out["refused_env"] = _cli(cluster.address, "--runtime-env", '{"working_dir": "/nonexistent-dir"}',
+                                  "--timeout", "20")
     finally:
         cluster.shutdown()
     Path(out_path).write_text(json.dumps(out, indent=1, default=str))

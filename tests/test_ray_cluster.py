@@ -6,6 +6,7 @@ when Ray is not installed (``pip install 'cudnn-magic[ray]'``; ``.ci/run`` insta
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -188,3 +189,86 @@ def test_runtime_env_input_and_bad_timeouts_are_one_clear_sentence(tmp_path):
             parse_runtime_env(bad)
     with pytest.raises(ClusterCheckError, match="more than 0"):
         ray_check("auto", timeout=0)
+
+
+_RAY_LOG = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+ [DIWEF] \d+ \d+\]|^\(raylet\)|\x1b\[")
+
+
+@pytest.mark.native
+def test_rays_own_logs_reach_neither_stderr_nor_a_later_cell(scenario):
+    """Ray's driver logs from C++ threads for as long as it lives (a ``ray.init`` to a port that
+    accepts and never answers retries for more than ten minutes): its warnings went to the CLI's
+    stderr beside the one line, and in a kernel into the output of whatever cell ran later, from a
+    thread the check left running."""
+    for kind in ("closed", "not_ray"):
+        err = scenario["no_ray"][kind]["stderr"].strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("cudnn-magic: "), err
+    k = scenario["kernel_silent"]
+    lines = [ln for ln in k["silent"].splitlines() if ln.strip()]
+    assert len(lines) == 1 and "could not connect to the Ray cluster" in lines[0], k["silent"]
+    assert k["silent_s"] < 3 + 30, k["silent_s"]
+    later = k["later"].splitlines()
+    assert not [ln for ln in later if _RAY_LOG.search(ln)], later
+    assert "cudnn-magic-ray" not in k["later"], later
+
+
+@pytest.mark.native
+def test_an_interrupt_mid_check_leaves_the_kernel_usable_and_no_task_running(scenario):
+    steps = scenario["kernel_interrupt"]
+    for mode in ("child", "connected"):
+        s = steps[mode]
+        assert s["status"] == "error" and s["ename"] == "KeyboardInterrupt", (mode, s)
+        assert s["interrupt_s"] < 20 and s["next_s"] < 20 and "alive 2" in s["next"], (mode, s)
+        assert s["children"] == [], (mode, s)  # the check's child process ended with it
+        assert s["probes_after"] == [], (mode, s)  # no probe started once the hung node resumed
+
+
+@pytest.mark.native
+def test_a_node_that_dies_mid_check_is_a_row_and_the_json_stays_json(scenario):
+    d = scenario["node_died"]
+    assert d["doc"] is not None, d["stdout_head"]
+    rows = _rows(d["doc"])
+    dead = scenario["hung_node"]
+    assert rows[dead]["status"] in ("error", "timeout") and rows[dead]["reason"], rows[dead]
+    assert all(r["status"] == "ok" for a, r in rows.items() if a != dead), [(a, r["reason"]) for a, r in rows.items()]
+    assert d["rc"] == 1 and d["elapsed_s"] < 2 * 60 + 30
+    assert len(d["stderr"].strip().splitlines()) <= 1, d["stderr"]
+
+
+@pytest.mark.native
+def test_a_runtime_env_ray_refuses_is_one_line_that_says_so(scenario):
+    r = scenario["refused_env"]
+    assert r["rc"] == 2 and r["doc"] is None
+    lines = r["stderr"].strip().splitlines()
+    assert len(lines) == 1 and "Ray refused the runtime environment (--runtime-env)" in lines[0], lines
+    assert "/nonexistent-dir" in lines[0] and "could not connect" not in lines[0]
+
+
+def test_address_typos_are_one_sentence_at_once():
+    """A port no port can be, spaces around the address (pasted), and an empty address (an unset
+    shell variable: ``--ray "$RAY_ADDR"``): the port was tried as is, the spaces made ``ray.init``
+    retry until the timeout, and ``--ray ""`` ran the plain check of this machine, exit 0."""
+    import socket
+    import time
+
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudnn-magic[ray]'")
+    from cudnn_magic.engines.cluster import ClusterCheckError
+    from cudnn_magic.engines.cluster_ray import ray_check
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    for addr, words in (("127.0.0.1:99999", "99999 is not a port number"), ("127.0.0.1:0", "0 is not a port number"),
+                        (f" 127.0.0.1:{port} ", f"nothing answers at 127.0.0.1:{port}")):
+        t0 = time.monotonic()
+        with pytest.raises(ClusterCheckError, match=words):
+            ray_check(addr, timeout=30)
+        assert time.monotonic() - t0 < 10, addr
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "RAY_ADDRESS")}
+    env["PYTHONPATH"] = str(REPO)
+    for flag in ("--ray", "--dask"):
+        r = subprocess.run([sys.executable, "-m", "cudnn_magic", "check", flag, " "], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 2 and r.stdout == "", (flag, r)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{flag} needs the cluster's address" in lines[0], (flag, r.stderr)

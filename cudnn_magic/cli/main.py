@@ -194,6 +194,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         from .manifest import cli_against  # each subcommand imports only its own module
 
         return cli_against(args, out)
+    for flag, value, example in (("--dask", args.dask, "tcp://HOST:8786"), ("--ray", args.ray, "auto, ray://HOST:10001, HOST:6379")):
+        if value is not None and not value.strip():  # `--ray ""` (an unset shell variable) was the plain check
+            print(f"cudnn-magic: {flag} needs the cluster's address ({example})", file=sys.stderr)
+            return 2
     if args.dask:
         from .cluster import cli_cluster  # each subcommand imports only its own module
 

@@ -16,10 +16,18 @@ A task that fails (the runtime environment could not be set up, cudnn-magic is n
 it, the node died) is an "error" row with Ray's reason.
 
 Connections: in a kernel already connected (``ray.is_initialized()``), that connection is used as
-it is and never shut down here; otherwise :func:`ray_check` connects to ``ADDRESS`` (what
-``ray.init`` accepts: ``auto``, ``ray://HOST:10001``, ``HOST:6379``) with the given runtime
-environment and disconnects at the end. Ray is optional (``pip install 'cudnn-magic[ray]'``): it is
-imported only inside :func:`ray_check`. Sources: Ray's ``ray.init``, ``ray.nodes``, ``ray.wait``,
+it is and never shut down here; an interrupt (Ctrl-C, the kernel's interrupt) cancels the probe
+tasks still pending before it propagates. Otherwise the check runs in a child process of its own
+(:func:`_check_in_child`) that connects to ``ADDRESS`` (what ``ray.init`` accepts: ``auto``,
+``ray://HOST:10001``, ``HOST:6379``) with the given runtime environment, and hands back the table
+through a pipe of its own: Ray's driver logs to stdout and stderr from C++ threads for as long as
+it lives (a ``ray.init`` to a port that accepts and never answers retries for more than ten
+minutes, printing a warning every few seconds; a node that dies prints a notice on stdout), none
+of which may land in a later cell or in the ``--json`` output; the child ends with the check (its
+session killed after the deadline, or after an interrupt that it was given 10 s to act on: cancel
+its tasks, disconnect), so no thread, connection or task of it outlives the call. Ray is optional
+(``pip install 'cudnn-magic[ray]'``): it is imported only inside :func:`ray_check`, and only in the
+child when this process is not connected. Sources: Ray's ``ray.init``, ``ray.nodes``, ``ray.wait``,
 ``ray.cancel`` and ``ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy`` API reference.
 """
 
@@ -27,6 +35,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
 import time
 from typing import Any
 
@@ -98,12 +113,37 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
 
 def _host_port(address: str) -> tuple[str, int] | None:
     """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT`` (``[v6]:PORT`` too); None for ``auto``
-    and anything without a numeric port."""
+    and anything without a numeric port.
+
+    Raises:
+        ClusterCheckError: the port is a number that no port can be (0, or above 65535).
+    """
     rest = address.split("://", 1)[-1].rstrip("/")
     host, sep, port = rest.rpartition(":")
     if not sep or not port.isdigit() or not host:
         return None
+    if not 0 < int(port) < 65536:
+        raise ClusterCheckError(f"{address}: {port} is not a port number (1-65535)")
     return host.strip("[]"), int(port)
+
+
+def _reachable(where: str, timeout: float) -> None:
+    """A plain TCP connection to ``HOST:PORT`` (when the address has one), so that nothing answering
+    there is one sentence at once rather than a ``ray.init`` that retries for minutes.
+
+    Raises:
+        ClusterCheckError: not a port number, or nothing answers there.
+    """
+    hp = _host_port(where)
+    if hp is None:
+        return
+    import socket  # start-up cost: only when connecting to a Ray cluster
+
+    try:
+        socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
+    except (OSError, OverflowError) as exc:
+        raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
+                                f"{hp[0]}:{hp[1]} ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, timeout: float) -> bool:
@@ -124,16 +164,8 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, 
                 f"this process is already connected to the Ray cluster at {current}; to check {address}, call "
                 "ray.shutdown() first, or leave out the address to check the connected cluster")
         return False
-    where = address or "auto"
-    hp = _host_port(where)
-    if hp is not None:
-        import socket  # start-up cost: only when connecting to a Ray cluster
-
-        try:
-            socket.create_connection(hp, timeout=min(timeout, 10.0)).close()
-        except OSError as exc:
-            raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: nothing answers at "
-                                    f"{hp[0]}:{hp[1]} ({exc.strerror or exc})") from None
+    where = (address or "").strip() or "auto"
+    _reachable(where, timeout)
     import threading  # start-up cost: as above
 
     result: dict[str, Any] = {}
@@ -158,7 +190,12 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, 
                                 "(ray.init did not return; is a Ray head running there, and is this its GCS port?)")
     exc = result.get("error")
     if exc is not None:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        text = " ".join(str(exc).split())  # Ray's own message, on one line (some run over several)
+        text = text if len(text) <= 400 else text[:400] + "..."
+        if runtime_env is not None and isinstance(exc, (ValueError, TypeError)) and not isinstance(exc, ConnectionError):
+            # ray.init validates the runtime environment before it connects (RuntimeEnv's checks):
+            # the cluster was not the problem
+            raise ClusterCheckError(f"Ray refused the runtime environment (--runtime-env): {type(exc).__name__}: {text}")
         raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: {type(exc).__name__}: {text}")
     return True
 
@@ -198,7 +235,7 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
             ``env_vars`` into the job's and takes its other fields instead of the job's).
         timeout: seconds to wait for the nodes' answers (all are asked at once), and at most
             as long again to connect when this call connects: the whole check takes about
-            twice this at most.
+            twice this at most (plus starting the child process, a few seconds).
 
     Returns:
         A :class:`ClusterReport` with ``kind="ray"``, one row per alive node (``address``
@@ -208,23 +245,146 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
 
     Raises:
         RayNotInstalledError: Ray is not installed here (says ``pip install 'cudnn-magic[ray]'``).
-        ClusterCheckError: bad input, the cluster cannot be reached, or the connected one is
-            another cluster. The message is one plain sentence.
+        ClusterCheckError: bad input, the cluster cannot be reached, Ray refused the runtime
+            environment, or the connected one is another cluster. The message is one plain sentence.
+        KeyboardInterrupt: interrupted; the probe tasks were cancelled (and the child process,
+            when there was one, ended) first.
     """
+    timeout = _timeout(timeout)
+    env = parse_runtime_env(runtime_env)
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        return _check_here(ray, address, env, timeout)
+    _import_ray()  # the clear "not installed" sentence here, before a child is started
+    address = (address or "").strip() or None
+    _reachable(address or "auto", timeout)  # a wrong port: one sentence now, not after starting Ray
+    return _check_in_child(address, env, timeout)
+
+
+def _timeout(timeout: Any) -> float:
     try:
         timeout = float(timeout)
     except (TypeError, ValueError):
         raise ClusterCheckError(f"timeout must be a number of seconds, got {timeout!r}") from None
     if not timeout > 0:
         raise ClusterCheckError(f"timeout must be more than 0 seconds, got {timeout:g}")
-    env = parse_runtime_env(runtime_env)
-    ray = _import_ray()
+    return timeout
+
+
+# The child: the check connected from a process of its own; the answer (the report's JSON, or the
+# error) goes to the file descriptor given, never to stdout, which Ray's driver writes to.
+_CHILD = r"""
+import json, os, sys
+from cudnn_magic.engines.cluster_ray import _child_main
+_child_main(int(sys.argv[1]), json.loads(sys.argv[2]))
+"""
+
+_INTERRUPT_GRACE_S = 10.0  # after an interrupt, what the child gets to cancel its tasks and disconnect
+
+
+def _child_main(fd: int, params: dict[str, Any]) -> None:
+    """In the child process: connect, check, write ``{"report": ...}`` or ``{"error": ...}`` to
+    ``fd``, disconnect. An interrupt (SIGINT from the parent) cancels the pending tasks first."""
+    try:
+        ray = _import_ray()
+        rep = _check_here(ray, params.get("address"), params.get("runtime_env"), float(params["timeout"]))
+        answer: dict[str, Any] = {"report": rep.to_json()}
+    except ClusterCheckError as exc:
+        answer = {"error": str(exc)}
+    except KeyboardInterrupt:
+        answer = {"interrupted": True}
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(answer, fh, default=str)
+
+
+def _check_in_child(address: str | None, env: dict[str, Any] | None, timeout: float) -> ClusterReport:
+    """:func:`_check_here` in a child process of its own session (module docstring); its stdout
+    and stderr (Ray's logs) go to a temporary file, whose last line is quoted only when the child
+    failed without an answer."""
+    params = {"address": address, "runtime_env": env, "timeout": timeout}
+    read_fd, write_fd = os.pipe()
+    child_env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # where cudnn_magic is
+    installed = {os.path.realpath(p) for p in sysconfig.get_paths().values()}
+    if os.path.realpath(here) not in installed:  # a checkout on sys.path: the child must find the same one
+        child_env["PYTHONPATH"] = os.pathsep.join([here] + [p for p in child_env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    deadline_s = 2 * timeout + 60  # connecting and waiting, each bounded by timeout; starting Python and Ray
+    with tempfile.TemporaryFile() as log:
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(write_fd), json.dumps(params)],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(write_fd,),
+                                    start_new_session=True, env=child_env)
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            raise ClusterCheckError(f"could not start the process that checks the Ray cluster: {exc}") from None
+        os.close(write_fd)
+        chunks: list[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(read_fd, 1 << 16), b"")),
+                                  name="cudnn-magic-ray-answer", daemon=True)
+        reader.start()
+        try:
+            try:
+                proc.wait(timeout=deadline_s)
+            except subprocess.TimeoutExpired:
+                _end(proc, signal.SIGKILL, 0)
+                raise ClusterCheckError(f"the Ray check did not finish within {deadline_s:g} s and was stopped "
+                                        "(its process and tasks ended)") from None
+            except KeyboardInterrupt:
+                _end(proc, signal.SIGINT, _INTERRUPT_GRACE_S)  # it cancels its tasks and disconnects
+                raise
+        finally:
+            if proc.poll() is None:
+                _end(proc, signal.SIGKILL, 0)
+            reader.join(5)
+            os.close(read_fd)
+        raw = b"".join(chunks)
+        try:
+            answer = json.loads(raw.decode("utf-8")) if raw else None
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict) or not ({"report", "error"} & set(answer)):
+            log.seek(0, 2)
+            log.seek(max(0, log.tell() - 4096))
+            lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+            raise ClusterCheckError(f"the process that checks the Ray cluster ended without an answer (exit "
+                                    f"{proc.returncode}){': ' + lines[-1][:300] if lines else ''}")
+    if "error" in answer:
+        raise ClusterCheckError(str(answer["error"]))
+    return ClusterReport.from_json(answer["report"])
+
+
+def _end(proc: Any, sig: int, grace_s: float) -> None:
+    """Send ``sig`` to the child's session; after ``grace_s`` seconds (or at once), SIGKILL it
+    whole, so no process of it is left. Never raises."""
+    try:
+        os.killpg(proc.pid, sig)
+    except OSError:
+        pass
+    if grace_s > 0:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _check_here(ray: Any, address: str | None, env: dict[str, Any] | None, timeout: float) -> ClusterReport:
+    """The check in this process, connected already or connecting (and then disconnecting)."""
     # start-up cost: part of Ray, only when a Ray cluster is checked
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     t0 = time.monotonic()
     own = _connect(ray, address, env, timeout)
     refs: dict[Any, tuple[str, float]] = {}
+    pending: list[Any] = []
     try:
         try:
             nodes = [n for n in ray.nodes() if n.get("Alive")]
@@ -247,7 +407,7 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
                 rows[addr] = WorkerRow(addr, n.get("NodeID"), "error", _task_reason(exc), {})
                 continue
             refs[ref] = (addr, time.monotonic())
-        pending = list(refs)
+            pending.append(ref)
         deadline = time.monotonic() + timeout
         while pending:
             left = deadline - time.monotonic()
@@ -275,8 +435,13 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
                                    f"no answer within {timeout:g} s (the node is hung, overloaded or unreachable, or its "
                                    "runtime environment is still being set up); the probe task was cancelled",
                                    {}, time.monotonic() - sent)
+        pending = []
         head = next((_node_address(n) for n in nodes if _is_head(n)), None)
         return ClusterReport(list(rows.values()), timeout, gcs, time.monotonic() - t0, kind="ray", reference=head)
+    except BaseException:  # an interrupt mid-wait: no probe task is left behind
+        for ref in pending:
+            _cancel(ray, ref)
+        raise
     finally:
         if own:
             try:

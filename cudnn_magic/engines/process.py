@@ -13,8 +13,8 @@ What is read and how (nothing is injected into the process, nothing written, no 
 * the environment it started with (``/proc/PID/environ``): the ``LD_LIBRARY_PATH`` its loader
   used, ``PYTHONPATH``, ``CUDA_HOME``...;
 * its interpreter's ``sys.path`` as built at start
-  (:func:`cudnn_magic.probes.process.python_layout`: the interpreter run with ``-S``, ``.pth``
-  files read, never run), and with it the frameworks and cuDNN wheels installed for that
+  (:func:`cudnn_magic.probes.process.python_layout`: its own proven CPython run isolated with
+  ``-I -S``, as its own user, ``.pth`` files read, never run), and with it the frameworks and cuDNN wheels installed for that
   interpreter and their verdicts (the probes read that layout through
   :func:`cudnn_magic.util.pyenv.checking`).
 
@@ -31,12 +31,14 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Report
+from ..model import LibraryCopy, Report
 from .check import run_check
 from ..probes import libnames
 from ..util import pyenv
-from ..probes.loaded import _bind_sublibraries, _maps_paths, in_use, mapped_copies, MappedState
-from ..probes.process import load_order, ProcessUnreadable, python_layout, read_process, still_same
+from ..util.files import collect_skipped
+from ..probes.loaded import _bind_sublibraries, in_use, mapped_copies, MappedState
+from ..probes.process import (load_order, mapped_files, ProcessReplaced, ProcessUnreadable, python_layout,
+                              read_process, runs_as, verify)
 from ..render.report import report_json, report_text
 from ..util.safetext import safe_text
 
@@ -72,11 +74,19 @@ class ProcessReport:
     def text(self) -> str:
         p = self.process
         cmd = " ".join(shlex.quote(a) for a in p["argv"]).replace("\n", "\\n")
-        cmd = cmd if len(cmd) <= 400 else cmd[:400] + "..."
+        cmd = cmd if len(cmd) <= 400 else cmd[:400] + f"... ({len(cmd)} characters; whole in --json)"
+
+        def pathlist(value: str | None) -> str:  # a variable of the process can be 128 KiB long
+            if value is None:
+                return "(unset)"
+            if len(value) <= 400:
+                return value
+            return f"{value[:400]}... ({value.count(':') + 1} entries, {len(value)} characters; whole in --json)"
+
         out = [f"Process {p['pid']} (user {p['user']}): {cmd or '(no command line)'}",
                f"  executable: {p['executable'] or '(unreadable)'}", f"  working directory: {p['cwd'] or '(unreadable)'}",
-               f"  LD_LIBRARY_PATH at start: {p['ld_library_path'] if p['ld_library_path'] is not None else '(unset)'}",
-               f"  PYTHONPATH at start: {p['pythonpath'] if p['pythonpath'] is not None else '(unset)'}"]
+               f"  LD_LIBRARY_PATH at start: {pathlist(p['ld_library_path'])}",
+               f"  PYTHONPATH at start: {pathlist(p['pythonpath'])}"]
         py = p.get("python")
         if isinstance(py, dict):
             out.append(f"  Python {py['version']}: {py['executable']} (prefix {py['prefix']})")
@@ -87,6 +97,7 @@ class ProcessReport:
         out.append(f"  load order read from {p['load_order']} (notes under \"Could not read\")")
         out = [safe_text(line, keep_newlines=False) for line in out] + [""]
         body = report_text(self.report, where="process").replace("in this process", f"in process {p['pid']}")
+        body = safe_text(body)  # its paths and variables are the process's bytes: shown, never sent raw
         return "\n".join(out) + body
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -98,61 +109,116 @@ def check_process(pid: Any) -> ProcessReport:
 
     Raises:
         ProcessCheckError: ``pid`` is not a number, the process is not running (exited, a
-            zombie), or this user may not read its ``/proc`` files (another user's process
-            without root). One sentence.
+            zombie), is a kernel thread, this user may not read its ``/proc`` files (another
+            user's process without root), or it kept replacing its program (``execve``) while it
+            was read. One sentence.
     """
 
     try:
         pid = int(str(pid).strip())
     except ValueError:
         raise ProcessCheckError(f"not a process id: {pid!r}") from None
-    try:
-        facts = read_process(pid)
-    except ProcessUnreadable as exc:
-        raise ProcessCheckError(str(exc)) from None
+    for attempt in range(3):  # an execve while it is read: read it again, as the new program
+        try:
+            return _check_once(pid)
+        except ProcessReplaced as exc:
+            if attempt == 2:
+                raise ProcessCheckError(f"{exc}, three times: run the check again once it has settled") from None
+        except ProcessUnreadable as exc:
+            raise ProcessCheckError(str(exc)) from None
+    raise AssertionError("unreachable")
+
+
+def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]], names: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
+    """The cuDNN files the process mapped, as it names them, in load order where its link map was
+    read (only names ``/proc/PID/maps`` shows: the link map is in the process's own memory, which it
+    can write), else in address order; the path each is read at here (its own path, or through
+    ``/proc/PID/root`` when the process is in another mount namespace); and notes."""
+    notes: list[str] = []
+    shown = [p for p, _dev, _ino in maps if libnames.is_cudnn_name(os.path.basename(p.removesuffix(" (deleted)")))]
+    ordered: list[str] = []
+    if names is not None:
+        by_name = {p.removesuffix(" (deleted)"): p for p in shown}
+        for n in names:
+            full = os.path.normpath(os.path.join(facts.cwd or "/", n))
+            real = full if full in by_name else os.path.realpath(full) if facts.same_root else full
+            if real in by_name and by_name[real] not in ordered:
+                ordered.append(by_name[real])
+    ordered += [p for p in shown if p not in ordered]
+    read_at: dict[str, str] = {}
+    out: list[str] = []
+    for p in ordered:
+        if p.endswith(" (deleted)"):
+            gone = p.removesuffix(" (deleted)")
+            notes.append(f"{gone}: the file it mapped was removed or replaced on disk since it was loaded (a reinstall?); "
+                         "the file at that path now is another one, so its version is not read")
+            out.append(gone)
+            continue
+        out.append(p)
+        read_at[p] = p if facts.same_root else facts.root + p
+    return out, notes, read_at
+
+
+def _check_once(pid: int) -> ProcessReport:
+    facts = read_process(pid)
     notes = list(facts.notes)
     ldp = facts.environ.get("LD_LIBRARY_PATH", "")
-
-    # What it mapped, in load order where its link map can be read.
     try:
-        maps = _maps_paths(facts.maps_path)
+        maps = mapped_files(pid)
     except OSError as exc:
         raise ProcessCheckError(f"process {pid}: its memory map could not be read ({exc.strerror or exc})") from None
     names, order_how = load_order(pid, facts.exe)
-    ordered: list[str] = []
     if names is not None:
-        for n in names:
-            if libnames.is_cudnn_name(os.path.basename(n)):
-                real = os.path.realpath(os.path.join(facts.cwd or "/", n))
-                if real not in ordered:
-                    ordered.append(real)
         order_src = order_how
     else:
         notes.append(f"load order unknown ({order_how}): the cuDNN files are listed in /proc/{pid}/maps address order")
         order_src = f"/proc/{pid}/maps address order"
-    ordered += [os.path.realpath(m) for m in maps if os.path.realpath(m) not in ordered]
-    copies = _bind_sublibraries(mapped_copies(ordered))
-    mapped = MappedState(copies=tuple(copies), notes=[])
-    mapped.in_use = in_use(copies, ldp, this_process=False, order=order_src)
+    shown, map_notes, read_at = _mapped_cudnn(facts, maps, names)
+    notes += map_notes
 
-    layout = python_layout(facts)
+    layout = python_layout(facts, maps=maps)
+    may_load = runs_as(facts) is None
     py_json: dict[str, Any] | None = None
     if isinstance(layout, str) or layout is None:
         env = pyenv.PythonEnv(executable=facts.exe, sys_path=(), prefix="", base_prefix="", maps_path=facts.maps_path,
-                              pid=pid)
+                              pid=pid, may_load=may_load)
         notes.append(f"no Python layout: {layout or 'not read'}; frameworks are not looked for")
     else:
         env = pyenv.PythonEnv(executable=layout.executable, sys_path=tuple(layout.sys_path), prefix=layout.prefix,
                               base_prefix=layout.base_prefix, site_packages=tuple(layout.site_packages),
                               user_site=layout.user_site, purelib=layout.purelib, platlib=layout.platlib,
-                              maps_path=facts.maps_path, pid=pid)
+                              maps_path=facts.maps_path, pid=pid, may_load=may_load)
         notes += layout.notes
         py_json = {"executable": layout.executable, "version": layout.version, "prefix": layout.prefix,
                    "base_prefix": layout.base_prefix, "sys_path": layout.sys_path, "how": layout.how}
+    environ = dict(facts.environ)
+    if not facts.same_root:
+        notes.append(f"process {pid} runs in another mount namespace (a container): the cuDNN files it mapped are read "
+                     f"through /proc/{pid}/root, as it sees them; the folders on its LD_LIBRARY_PATH are not scanned "
+                     "(the same paths here may be other files), and the driver, GPUs and CUDA toolkit are this machine's")
+        environ.pop("LD_LIBRARY_PATH", None)
     with pyenv.checking(env):
-        report = run_check(environ=dict(facts.environ), mapped=mapped)
-    if not still_same(facts):
-        raise ProcessCheckError(f"process {pid} exited while it was being checked")
+        readable = [read_at[p] for p in shown if p in read_at]
+        with collect_skipped() as skipped:
+            got = {c.path: c for c in mapped_copies(readable)}
+        copies = []
+        for i, p in enumerate(shown):
+            c = got.get(read_at.get(p, ""))
+            if c is None:  # removed or replaced on disk since it was mapped: nothing read
+                name = os.path.basename(p)
+                c = LibraryCopy(path=p, name=name, soname=libnames.soname_of(name), version=None, version_source=None,
+                                owner="unknown", source="mapped", loaded=True, is_main=libnames.is_main(name),
+                                load_order=i)
+            elif read_at[p] != p:
+                c = dataclasses.replace(c, path=p, version_source=(c.version_source and
+                                                                    f"{c.version_source}, read through /proc/{pid}/root"))
+            copies.append(dataclasses.replace(c, load_order=i))
+        copies = _bind_sublibraries(copies)
+        mapped = MappedState(copies=tuple(copies), notes=[])
+        mapped.in_use = in_use(copies, ldp, this_process=False, order=order_src)
+        report = run_check(environ=environ, mapped=mapped)
+    notes += [f"skipped {p}: {why}" for p, why in sorted(skipped.items())]
+    verify(facts)
     extra = ("nothing could be read from the process at run time: what an imported framework would answer, the "
              "version calls through a copy reach, where a loaded library's calls are bound",)
     report = dataclasses.replace(report, notes=tuple(report.notes) + tuple(notes) + extra)

@@ -247,6 +247,24 @@ class ClusterReport(Displayed):
         return {"kind": "dask", "scheduler": self.scheduler, "timeout_s": self.timeout_s,
                 "elapsed_s": round(self.elapsed_s, 4), "workers": workers, "differences": self.majority_diff()}
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "ClusterReport":
+        """The report :meth:`to_json` wrote (the child process of a Ray check hands it back so):
+        each entry's keys other than the ones :meth:`to_json` adds are the row's data.
+
+        Raises:
+            KeyError, TypeError, ValueError: not such a document.
+        """
+        ray = doc.get("kind") == "ray"
+        added = {"address", "name", "status", "reason", "probe_s", "node_id"}
+        rows = []
+        for e in doc["nodes" if ray else "workers"]:
+            rows.append(WorkerRow(str(e["address"]), e.get("name"), e.get("status", "ok"), e.get("reason"),
+                                  {k: v for k, v in e.items() if k not in added}, float(e.get("probe_s") or 0.0)))
+        return cls(rows, float(doc["timeout_s"]), doc.get("address" if ray else "scheduler"),
+                   float(doc.get("elapsed_s") or 0.0), kind="ray" if ray else "dask",
+                   reference=doc.get("head") if ray else None)
+
     # -- text ----------------------------------------------------------------------------------
 
     def summary_line(self) -> str:

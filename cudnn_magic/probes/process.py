@@ -21,17 +21,40 @@ import json
 import os
 import pwd
 import re
+import signal
 import struct
 import subprocess
 from dataclasses import dataclass, field
 
-__all__ = ["ProcessFacts", "ProcessUnreadable", "read_process", "load_order", "python_layout", "PythonLayout",
-           "parse_python_argv"]
+from ..util.files import NotRegularFile, read_regular
+from .elf import NotElf, read_dynamic, read_symbol_bytes
+
+__all__ = ["ProcessFacts", "ProcessUnreadable", "ProcessReplaced", "read_process", "load_order", "python_layout",
+           "PythonLayout", "parse_python_argv", "verify", "runs_as", "mapped_files"]
 
 
 class ProcessUnreadable(Exception):
     """The process cannot be checked: it exited, or its ``/proc`` files are not readable by this
     user. The message is one sentence, shown as is (the CLI exits 2)."""
+
+
+class ProcessReplaced(ProcessUnreadable):
+    """The process ran another program (``execve``) while it was being read: what was read mixes
+    two programs. The caller reads it again."""
+
+
+def verify(facts: "ProcessFacts") -> None:
+    """Raise unless the pid still names the process and program that was read.
+
+    Raises:
+        ProcessUnreadable: it exited (or the pid now names another process).
+        ProcessReplaced: it replaced its program (``execve``) since.
+    """
+    st = _stat_fields(facts.pid)
+    if st is None or st[0] in "ZX" or st[1] != facts.start_ticks:
+        raise _gone(facts.pid)
+    if facts.exec_stamp is not None and _exec_stamp(facts.pid) != facts.exec_stamp:
+        raise ProcessReplaced(f"process {facts.pid} replaced its program (execve) while it was being read")
 
 
 @dataclass
@@ -47,14 +70,22 @@ class ProcessFacts:
         cwd: its working directory ("" when unreadable).
         environ: the environment it started with (``/proc/PID/environ``).
         same_root: it sees this machine's files at the same paths (its ``/proc/PID/root`` is
-            this process's ``/``); False in another container's mount namespace.
+            this process's ``/`` and its mount namespace, ``/proc/PID/ns/mnt``, is this one's);
+            False in a container's mount namespace: its files are then read through
+            ``/proc/PID/root``, its own view of them (``proc(5)``).
         start_ticks: its start time in clock ticks after boot (``stat`` field 22): the pid is
             the same process while this holds.
+        exec_stamp: its auxiliary vector (``/proc/PID/auxv``): the same program image while
+            this holds (an ``execve`` changes it, not the pid nor the start time).
+        uids, gid: its real, effective, saved and filesystem user ids, and its real group id
+            (``status``): code run for it runs as this user (:func:`runs_as`).
         notes: what could not be read.
     """
 
     pid: int
     uid: int = -1
+    uids: tuple[int, ...] = ()
+    gid: int = -1
     user: str = ""
     argv: list[str] = field(default_factory=list)
     exe: str = ""
@@ -63,24 +94,47 @@ class ProcessFacts:
     environ: dict[str, str] = field(default_factory=dict)
     same_root: bool = True
     start_ticks: int | None = None
+    exec_stamp: bytes | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def maps_path(self) -> str:
         return f"/proc/{self.pid}/maps"
 
+    @property
+    def root(self) -> str:
+        """``/proc/PID/root``: the path its files are read through when it is in another mount
+        namespace (``proc(5)``: the same view of the filesystem as the process itself has)."""
+        return f"/proc/{self.pid}/root"
 
-def _stat_fields(pid: int) -> tuple[str, int] | None:
-    """(state letter, start time in ticks) from ``/proc/PID/stat``; None when it is gone."""
+
+_PF_KTHREAD = 0x00200000  # a kernel thread (the ``flags`` field of ``/proc/PID/stat``; include/linux/sched.h)
+
+
+def _stat_fields(pid: int) -> tuple[str, int, int, str] | None:
+    """(state letter, start time in ticks, flags, command name) from ``/proc/PID/stat``
+    (``proc(5)``: fields 3, 22, 9 and 2); None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             raw = fh.read().decode("utf-8", "replace")
     except OSError:
         return None
+    comm = raw[raw.find("(") + 1: raw.rfind(")")]
     rest = raw[raw.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
     try:
-        return rest[0], int(rest[19])
+        return rest[0], int(rest[19]), int(rest[6]), comm
     except (IndexError, ValueError):
+        return None
+
+
+def _exec_stamp(pid: int) -> bytes | None:
+    """``/proc/PID/auxv``: the auxiliary vector the kernel gave the program it runs now (``AT_RANDOM``,
+    ``AT_ENTRY``, ``AT_EXECFN``... differ after every ``execve``, while the pid and its start time
+    stay); None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/auxv", "rb") as fh:
+            return fh.read(1 << 16)
+    except OSError:
         return None
 
 
@@ -97,15 +151,44 @@ def _gone(pid: int) -> ProcessUnreadable:
 
 def _denied(facts: ProcessFacts, what: str) -> ProcessUnreadable:
     me = os.geteuid()
+    if me == 0 or (facts.uids and all(u == me for u in facts.uids)):
+        # Not a matter of users: the kernel's ptrace access check refused (ptrace(2), "Ptrace
+        # access mode checking"): capabilities the target holds and this process lacks, another
+        # user namespace, a program that is not dumpable, or a security module.
+        return ProcessUnreadable(
+            f"the kernel refused this process (user {_user(me)}, uid {me}) read access to the {what} of process "
+            f"{facts.pid} (user {facts.user}): that needs ptrace read access, which a process holding capabilities "
+            "this one lacks (CAP_SYS_PTRACE among them), one in another user namespace, or one that is not dumpable "
+            "refuses even to root")
     return ProcessUnreadable(
         f"process {facts.pid} belongs to user {facts.user} (uid {facts.uid}) and this user ({_user(me)}, uid {me}) "
         f"may not read its {what}: run cudnn-magic as that user, or as root")
 
 
 def still_same(facts: ProcessFacts) -> bool:
-    """The pid still names the process :func:`read_process` read (not exited, not reused)."""
+    """The pid still names the process and the program :func:`read_process` read (not exited,
+    not reused, no ``execve`` since: its auxiliary vector is unchanged)."""
     st = _stat_fields(facts.pid)
-    return st is not None and st[0] not in "ZX" and st[1] == facts.start_ticks
+    if st is None or st[0] in "ZX" or st[1] != facts.start_ticks:
+        return False
+    return facts.exec_stamp is None or _exec_stamp(facts.pid) == facts.exec_stamp
+
+
+def runs_as(facts: ProcessFacts) -> tuple[int, int] | None:
+    """The (uid, gid) that code run for the process must run as when it is not this process's
+    user: its own (its real ids), so nothing it controls runs with more rights than it has. None
+    when this process already runs as that user (every one of its user ids is ours)."""
+    me = os.geteuid()
+    if facts.uids and all(u == me for u in facts.uids) and os.getuid() == me:
+        return None
+    return facts.uid, facts.gid
+
+
+def _text(raw: bytes) -> str:
+    """Bytes of ``/proc`` (paths, variables) as ``os.fsdecode`` gives them: a byte that is not
+    UTF-8 kept as a lone surrogate, so the path still names the same file (the display layer
+    replaces it, :func:`cudnn_magic.safetext.safe_text`)."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def read_process(pid: int) -> ProcessFacts:
@@ -122,16 +205,24 @@ def read_process(pid: int) -> ProcessFacts:
         raise _gone(pid)
     if st[0] in "ZX":
         raise ProcessUnreadable(f"process {pid} has exited (a zombie its parent has not reaped yet): nothing is mapped")
+    if st[2] & _PF_KTHREAD:
+        raise ProcessUnreadable(f"process {pid} ({st[3]}) is a kernel thread: it runs no program, maps no library and "
+                                "has no environment, so there is nothing to check")
     facts = ProcessFacts(pid=pid, start_ticks=st[1])
     try:
         with open(f"/proc/{pid}/status", "rb") as fh:
             for line in fh:
                 if line.startswith(b"Uid:"):
-                    facts.uid = int(line.split()[1])
-                    break
+                    facts.uids = tuple(int(v) for v in line.split()[1:5])
+                    facts.uid = facts.uids[0]
+                elif line.startswith(b"Gid:"):
+                    facts.gid = int(line.split()[1])
     except (OSError, ValueError, IndexError):
         raise _gone(pid) from None
+    if facts.uid < 0:
+        raise _gone(pid)
     facts.user = _user(facts.uid)
+    facts.exec_stamp = _exec_stamp(pid)
     for what, name in (("memory map", "maps"), ("environment", "environ")):
         try:
             with open(f"/proc/{pid}/{name}", "rb") as fh:
@@ -146,10 +237,10 @@ def read_process(pid: int) -> ProcessFacts:
             for item in raw.split(b"\0"):
                 key, sep, value = item.partition(b"=")
                 if sep:
-                    facts.environ[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+                    facts.environ[_text(key)] = _text(value)
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            facts.argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0")[:-1]]
+            facts.argv = [_text(a) for a in fh.read().split(b"\0")[:-1]]
     except OSError:
         facts.notes.append(f"/proc/{pid}/cmdline unreadable")
     for name in ("exe", "cwd"):
@@ -166,13 +257,12 @@ def read_process(pid: int) -> ProcessFacts:
     try:
         mine, theirs = os.stat("/"), os.stat(f"/proc/{pid}/root/")
         facts.same_root = (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+        # The same root folder can be seen through another mount table (unshare -m, a container
+        # that keeps the host's root): the namespaces themselves must be the same.
+        facts.same_root = facts.same_root and os.readlink("/proc/self/ns/mnt") == os.readlink(f"/proc/{pid}/ns/mnt")
     except OSError as exc:
         facts.notes.append(f"/proc/{pid}/root unreadable ({exc.strerror or exc}); its paths are taken as this machine's")
-    if not facts.same_root:
-        facts.notes.append(f"process {pid} runs with another root directory (a container's mount namespace): the paths "
-                           "it mapped are read at the same paths here, which may be other files")
-    if not still_same(facts):
-        raise _gone(pid)
+    verify(facts)
     return facts
 
 
@@ -342,19 +432,30 @@ class PythonLayout:
     notes: list[str] = field(default_factory=list)
 
 
-# Run in the target's interpreter with -S (no site: no .pth file and no sitecustomize runs) and
-# the process's own -E/-s: print what that interpreter computes at start, and site's rules for a
-# venv (site.venv, without its addsitepackages) and the user site, as pure reads.
+# Run in the target's own interpreter as ``python -I -S -c _CHILD PARAMS``: isolated (-I: no
+# PYTHON* variable, no working directory or script folder on sys.path, no user site) and without
+# site (-S: no .pth file, no sitecustomize). It prints what that interpreter computes at start, and
+# site's rules for a venv (as site.venv sets sys.prefix) and the user site, as pure reads. What
+# the process's environment would change (PYTHONPATH, PYTHONHOME, PYTHONUSERBASE, HOME) comes in
+# PARAMS as plain strings and is applied by CPython's rules, never through the environment.
 _CHILD = r"""
 import json, os, sys, site, sysconfig
-path = list(sys.path)
-if path and path[0] == "" and not getattr(sys.flags, "safe_path", False):
-    path = path[1:]  # the entry -c itself adds
+params = json.loads(sys.argv[1])
+path = [p for p in sys.path if p]
 exe = sys.executable
 exe_dir = os.path.dirname(os.path.abspath(exe))
 site_prefix = os.path.dirname(exe_dir)
-prefix, exec_prefix = sys.prefix, sys.exec_prefix
-prefixes, user_ok, venv = [sys.prefix, sys.exec_prefix], not sys.flags.no_user_site, None
+prefix, exec_prefix, base_prefix = sys.prefix, sys.exec_prefix, sys.base_prefix
+home = params.get("home")
+if home:  # PYTHONHOME=prefix[:exec_prefix]: the standard library's folders (CPython's getpath rules)
+    prefix, _, exec_prefix = home.partition(":")
+    exec_prefix = exec_prefix or prefix
+    base_prefix = prefix
+    lib, ver = getattr(sys, "platlibdir", "lib"), "%d.%d" % sys.version_info[:2]
+    path = [os.path.join(prefix, lib, "python%d%d.zip" % sys.version_info[:2]), os.path.join(prefix, lib, "python" + ver),
+            os.path.join(exec_prefix, lib, "python" + ver, "lib-dynload")]
+    sys.prefix, sys.exec_prefix = prefix, exec_prefix
+prefixes, user_ok, venv = [prefix, exec_prefix], bool(params.get("user_site")), None
 for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyvenv.cfg")):
     if os.path.isfile(conf):
         system_site = "true"
@@ -365,6 +466,7 @@ for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyv
                     system_site = value.strip().lower()
         venv = site_prefix
         prefix = exec_prefix = site_prefix
+        sys.prefix = sys.exec_prefix = site_prefix  # as site.venv does (Debian's getsitepackages reads it)
         if system_site == "true":
             prefixes.insert(0, site_prefix)
         else:
@@ -372,15 +474,88 @@ for conf in (os.path.join(exe_dir, "pyvenv.cfg"), os.path.join(site_prefix, "pyv
         break
 sites = site.getsitepackages(list(dict.fromkeys(prefixes)))
 venv_sites = site.getsitepackages([site_prefix]) if venv else []
-vars = {"base": prefix, "platbase": exec_prefix, "installed_base": sys.base_prefix,
-        "installed_platbase": sys.base_exec_prefix}
+for key in ("PYTHONUSERBASE", "HOME"):
+    os.environ.pop(key, None)
+    if params.get(key) is not None:
+        os.environ[key] = params[key]
+vars = {"base": prefix, "platbase": exec_prefix, "installed_base": base_prefix, "installed_platbase": base_prefix}
 paths = sysconfig.get_paths(vars=vars)
-print(json.dumps({"path": path, "prefix": prefix, "base_prefix": sys.base_prefix, "venv": venv,
+print(json.dumps({"path": path, "prefix": prefix, "base_prefix": base_prefix, "venv": venv,
                   "venv_sites": venv_sites, "sites": sites,
                   "user_site": site.getusersitepackages() if user_ok else None,
                   "purelib": paths["purelib"], "platlib": paths["platlib"],
                   "version": "%d.%d.%d" % sys.version_info[:3], "executable": exe}))
 """
+
+
+def mapped_files(pid: int) -> list[tuple[str, str, int]]:
+    """Every file ``/proc/PID/maps`` shows, once, in address order: (path as the process names it,
+    device ``major:minor`` in hex as the kernel writes it, inode). Paths keep bytes that are not
+    UTF-8 (:func:`_text`); `` (deleted)`` is kept (the file at that path is no longer the one mapped).
+
+    Raises:
+        OSError: the map cannot be read.
+    """
+    out: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
+    with open(f"/proc/{pid}/maps", "rb") as fh:
+        for line in fh:
+            parts = line.rstrip(b"\n").split(None, 5)
+            if len(parts) < 6 or not parts[5].startswith(b"/"):
+                continue
+            path = _text(parts[5])
+            if path in seen:
+                continue
+            seen.add(path)
+            try:
+                out.append((path, _text(parts[3]), int(parts[4])))
+            except ValueError:
+                continue
+    return out
+
+
+def _defines_main(path: str) -> bool:
+    """Does the ELF file ``path`` define CPython's entry point (``Py_BytesMain``, 3.8 and later, or
+    ``Py_Main``) in its dynamic symbol table? Read from the file, never loaded. Never raises."""
+    try:
+        return any(read_symbol_bytes(path, name, 1) is not None for name in ("Py_BytesMain", "Py_Main"))
+    except (OSError, NotElf, ValueError):
+        return False
+
+
+def cpython_proof(facts: ProcessFacts, maps: list[tuple[str, str, int]]) -> tuple[str | None, str | None]:
+    """Whether the program the process runs is a CPython interpreter, from its files alone:
+    ``/proc/PID/exe`` (the very file it runs, even if the path was replaced since) is named
+    ``python``/``python3``/``python3.X`` and either defines CPython's entry point
+    (``Py_BytesMain``/``Py_Main``: a statically linked interpreter), or needs a ``libpython3``
+    whose copy it mapped defines it (a shared build: ``python.c``'s ``main`` calls it).
+
+    Returns:
+        (the mapped ``libpython`` to preload when the interpreter is run, or None; None when it is
+        proven, else the sentence saying why it is not run).
+    """
+    name = os.path.basename(facts.exe)
+    if not facts.exe or not _PYTHON_NAME.match(name):
+        return None, f"its executable ({facts.exe or 'unreadable'}) is not a Python interpreter (python, python3, python3.X)"
+    exe = f"/proc/{facts.pid}/exe"
+    if _defines_main(exe):
+        return None, None
+    try:
+        needed = [n for n in read_dynamic(exe).needed if n.startswith("libpython3")]
+    except (OSError, NotElf, ValueError) as exc:
+        return None, f"its executable {facts.exe} is not a CPython interpreter (not a readable ELF program: {exc})"
+    for path, _dev, _ino in maps:
+        if path.endswith(" (deleted)") or os.path.basename(path) not in needed and not any(
+                os.path.basename(path).startswith(n) for n in needed):
+            continue
+        try:
+            soname = read_dynamic(path).soname
+        except (OSError, NotElf, ValueError):
+            continue
+        if soname in needed and _defines_main(path):
+            return path, None
+    return None, (f"its executable {facts.exe} is not a CPython interpreter (it neither defines Py_BytesMain nor "
+                  "needs a libpython3 it mapped that does): it is not run")
 
 
 def _started_as(facts: ProcessFacts) -> tuple[str, str | None]:
@@ -403,26 +578,34 @@ def _started_as(facts: ProcessFacts) -> tuple[str, str | None]:
                        f"line?); {facts.exe} is used, so a virtual environment it was started from is not seen")
 
 
-def _pth_dirs(sitedir: str, known: set[str], skipped: list[str]) -> list[str]:
+def _pth_dirs(sitedir: str, known: set[str], skipped: list[str], unread: list[str]) -> list[str]:
     """The folders the ``.pth`` files of ``sitedir`` add, as ``site.addsitedir`` adds them (files in
     name order, a line that is not a comment and does not start with ``import`` names a folder,
-    added when it exists); ``import`` lines are code and are not run: their files go to ``skipped``."""
+    added when it exists); ``import`` lines are code and are not run: their files go to ``skipped``.
+    A ``.pth`` that is not a regular file (a FIFO would block the read) or is larger than 1 MiB is
+    not read: it goes to ``unread`` with the reason."""
     out: list[str] = []
     try:
         names = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth") and not n.startswith("."))
     except OSError:
         return out
     for name in names:
+        path = os.path.join(sitedir, name)
         try:
-            with open(os.path.join(sitedir, name), "rb") as fh:
-                text = fh.read(1 << 20).decode("utf-8", "replace")
+            raw = read_regular(path, (1 << 20) + 1)
+        except NotRegularFile as exc:
+            unread.append(f"{path} ({str(exc).rsplit('(', 1)[-1].rstrip(')')}; not read)")
+            continue
         except OSError:
             continue
-        for line in text.splitlines():
+        if len(raw) > 1 << 20:
+            unread.append(f"{path} (larger than 1 MiB; not read)")
+            continue
+        for line in raw.decode("utf-8", "replace").splitlines():
             if not line.strip() or line.startswith("#"):
                 continue
             if line.startswith(("import ", "import\t")):
-                skipped.append(os.path.join(sitedir, name))
+                skipped.append(path)
                 continue
             d = os.path.abspath(os.path.join(sitedir, line.rstrip()))
             if d not in known and os.path.exists(d):
@@ -431,24 +614,63 @@ def _pth_dirs(sitedir: str, known: set[str], skipped: list[str]) -> list[str]:
     return out
 
 
-def python_layout(facts: ProcessFacts, timeout: float = 20.0) -> PythonLayout | None | str:
-    """The ``sys.path`` the process's Python interpreter built at start, or a sentence saying why
-    there is none (not a Python interpreter, not runnable here), or None.
+def _pythonpath(facts: ProcessFacts, env_ignored: bool) -> list[str]:
+    """The ``PYTHONPATH`` entries as CPython puts them on ``sys.path`` (an empty entry is the
+    working directory, a relative one is made absolute against it); none under ``-E``/``-I``."""
+    value = "" if env_ignored else facts.environ.get("PYTHONPATH", "")
+    cwd = facts.cwd or "/"
+    return [os.path.normpath(os.path.join(cwd, e)) if e else cwd for e in value.split(":")] if value else []
 
-    How (no code of the process or of its packages runs, here or there): its interpreter (argv[0]
-    resolved as CPython resolves ``sys.executable``, so a venv's ``pyvenv.cfg`` counts) is run with
-    ``-S`` (``site`` is not imported: no ``.pth`` import line, no ``sitecustomize``), plus the
-    process's own ``-E``/``-s``/``-I``, in its working directory with its ``PYTHON*`` variables,
-    ``HOME`` and ``LD_LIBRARY_PATH``; it prints its start ``sys.path`` (the script folder aside),
-    prefixes, ``site.getsitepackages`` and ``getusersitepackages``, and ``sysconfig``'s install
-    paths. Then ``site.main``'s order is applied here: the folder of the script (or the working
-    directory for ``-m``/``-c``) first unless ``-P``/``-I``/``PYTHONSAFEPATH``, the venv's
-    site-packages, the user site, the other site-packages, each followed by the folders its
-    ``.pth`` files name (read, never run). Changes the program made to ``sys.path`` after start
-    cannot be seen from outside."""
-    exe_name = os.path.basename(facts.exe)
-    if not facts.exe or not _PYTHON_NAME.match(exe_name):
-        return f"its executable ({facts.exe or 'unreadable'}) is not a Python interpreter (python, python3, python3.X)"
+
+def _ask(argv: list[str], exe: str, env: dict[str, str], ids: tuple[int, int] | None,
+         timeout: float) -> subprocess.CompletedProcess:
+    """Run ``argv`` with the program ``exe``, in ``/`` with ``env`` only, in a session of its own
+    (killed whole after ``timeout`` seconds), as ``ids`` (uid, gid; no supplementary group) when
+    given."""
+    extra = {} if ids is None else {"user": ids[0], "group": ids[1], "extra_groups": []}
+    proc = subprocess.Popen(argv, executable=exe, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, **extra)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def python_layout(facts: ProcessFacts, timeout: float = 20.0,
+                  maps: list[tuple[str, str, int]] | None = None) -> PythonLayout | None | str:
+    """The ``sys.path`` the process's Python interpreter built at start, or a sentence saying why
+    there is none (not a CPython interpreter, not runnable here), or None.
+
+    How (no code of the process, of its folders or of its packages runs): its interpreter, proven
+    to be CPython from its ELF file (:func:`cpython_proof`), is run as the very file the process
+    runs (``/proc/PID/exe``) with ``argv[0]`` as the process resolved it (so a venv's
+    ``pyvenv.cfg`` counts, as CPython's ``getpath`` reads it), isolated and without ``site``
+    (``-I -S``), in ``/``, with no variable of the process's environment (only ``LD_PRELOAD`` of
+    the ``libpython`` it mapped, for a shared build); when root checks another user's process it
+    runs as that user (a ``pyvenv.cfg`` ``home`` of that user's could point at a standard library
+    of that user's: it runs with no more rights than the process has). It prints its start
+    ``sys.path``, prefixes, ``site.getsitepackages`` and ``getusersitepackages`` and ``sysconfig``'s
+    install paths; ``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONUSERBASE``, ``HOME`` and the process's
+    ``-E``/``-s``/``-I`` are applied by CPython's rules. Then ``site.main``'s order is applied here:
+    the folder of the script (or the working directory for ``-m``/``-c``) first unless
+    ``-P``/``-I``/``PYTHONSAFEPATH``, ``PYTHONPATH``, the standard library, the venv's
+    site-packages, the user site, the other site-packages, each followed by the folders its ``.pth``
+    files name (read, never run; a FIFO or a file over 1 MiB is not read). Changes the program made
+    to ``sys.path`` after start cannot be seen from outside. Never raises."""
+    if maps is None:
+        try:
+            maps = mapped_files(facts.pid)
+        except OSError:
+            maps = []
+    preload, why_not = cpython_proof(facts, maps)
+    if why_not is not None:
+        return why_not
     if not facts.same_root:
         return "it runs in another mount namespace: its interpreter cannot be run from here"
     if facts.exe_deleted:
@@ -457,29 +679,41 @@ def python_layout(facts: ProcessFacts, timeout: float = 20.0) -> PythonLayout | 
     notes = [note] if note else []
     argv = parse_python_argv(facts.argv)
     env_ignored = bool(argv.flags & {"E", "I"})
-    flags = ["-S"] + (["-E"] if env_ignored else []) + (["-s"] if argv.flags & {"s", "I"} else [])
-    keep = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONPLATLIBDIR", "PYTHONSAFEPATH",
-            "HOME", "LD_LIBRARY_PATH", "PATH")
-    env = {k: v for k, v in facts.environ.items() if k in keep}
-    env.setdefault("PATH", "/usr/bin:/bin")
-    cwd = facts.cwd if facts.cwd and os.path.isdir(facts.cwd) else "/"
+    penv = {} if env_ignored else facts.environ
+    no_user = bool(argv.flags & {"s", "I"}) or bool(penv.get("PYTHONNOUSERSITE"))
+    params = {"home": penv.get("PYTHONHOME") or None, "user_site": not no_user,
+              "PYTHONUSERBASE": penv.get("PYTHONUSERBASE") or None, "HOME": facts.environ.get("HOME")}
+    if penv.get("PYTHONPLATLIBDIR"):
+        notes.append(f"PYTHONPLATLIBDIR={penv['PYTHONPLATLIBDIR']} is not applied: the standard library's folders are "
+                     "those of the interpreter's own platlibdir")
+    ids = runs_as(facts)
+    if ids is not None and os.geteuid() != 0:
+        return (f"it runs as user {facts.user} (uid {facts.uid}): its interpreter is run only as its own user, which "
+                "needs root or that user")
+    env = {"LD_PRELOAD": preload} if preload else {}
     try:
-        proc = subprocess.run([executable, *flags, "-c", _CHILD], env=env, cwd=cwd, capture_output=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
-        data = json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        proc = _ask([executable, "-I", "-S", "-c", _CHILD, json.dumps(params)], f"/proc/{facts.pid}/exe", env, ids,
+                    timeout)
     except subprocess.TimeoutExpired:
         return f"its interpreter {executable} did not answer within {timeout:g} s"
-    except (OSError, ValueError, IndexError) as exc:
-        return f"its interpreter {executable} could not be asked ({type(exc).__name__}: {exc})"
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        return f"its interpreter {executable} could not be run ({type(exc).__name__}: {exc})"
+    try:
+        data = json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        if not isinstance(data, dict) or not isinstance(data.get("path"), list):
+            raise ValueError("not the expected answer")
+    except (ValueError, IndexError):
+        last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:300]
+        return f"its interpreter {executable} gave no answer (exit {proc.returncode}: {last})"
     cwd_abs = facts.cwd or "/"
-    safe = "P" in argv.flags or "I" in argv.flags or (not env_ignored and bool(facts.environ.get("PYTHONSAFEPATH")))
+    safe = "P" in argv.flags or "I" in argv.flags or bool(penv.get("PYTHONSAFEPATH"))
     head: list[str] = []
     if not safe:
         if argv.mode == "script":
             head = [os.path.dirname(os.path.realpath(os.path.join(cwd_abs, argv.target)))]
         elif argv.mode in ("module", "command", "stdin"):
             head = [cwd_abs]
-    path = head + [os.path.normpath(os.path.join(cwd_abs, p)) if p else cwd_abs for p in data["path"]]
+    path = head + _pythonpath(facts, env_ignored) + [os.path.normpath(os.path.join(cwd_abs, p)) for p in data["path"]]
     known = set(path)
     site_dirs = list(data["venv_sites"])
     if data.get("user_site"):
@@ -489,19 +723,24 @@ def python_layout(facts: ProcessFacts, timeout: float = 20.0) -> PythonLayout | 
         site_dirs = []
         notes.append("it was started with -S: no site-packages folder is on its sys.path")
     skipped: list[str] = []
+    unread: list[str] = []
     for s in site_dirs:
         if not os.path.isdir(s):
             continue
         if s not in known:
             known.add(s)
             path.append(s)
-        path += _pth_dirs(s, known, skipped)
+        path += _pth_dirs(s, known, skipped, unread)
     if skipped:
         notes.append("import lines of " + ", ".join(dict.fromkeys(skipped)) + " were not run (code run at start-up: "
                      "an editable install's finder, setuptools' distutils hack...); what they would make importable "
                      "is not looked for")
-    how = (f"{executable} -S {' '.join(flags[1:])} (site's rules applied here; .pth files read, not run; changes made "
-           "at run time are not visible)").replace("  ", " ")
+    if unread:
+        notes.append("not read: " + ", ".join(unread) + "; the folders they would add are not on the sys.path shown")
+    as_user = f"; run as user {facts.user} (uid {facts.uid}), the process's own" if ids is not None else ""
+    how = (f"{executable} -I -S (its own interpreter, isolated: no variable of its environment, not in its working "
+           f"directory; PYTHONPATH, PYTHONHOME and the user site applied by CPython's rules, site's rules applied "
+           f"here; .pth files read, not run; changes made at run time are not visible{as_user})")
     return PythonLayout(executable=executable, sys_path=path, prefix=data["prefix"], base_prefix=data["base_prefix"],
                         site_packages=[s for s in data["sites"]], user_site=data.get("user_site"),
                         purelib=data["purelib"], platlib=data["platlib"], version=data["version"], how=how, notes=notes)

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass
 
 from ..knowledge.status_codes import decode_status
-from ..util.files import regular_or_reason
+from ..util import pyenv
+from ..util.files import note_skipped, regular_or_reason
 
 _CHILD = r"""
 import ctypes, json, os, sys
@@ -184,6 +185,21 @@ def _cacheable(r: ChildResult) -> bool:
     return not (e == "timed out" or e.startswith(("could not start", "not loaded:")) or "SIGKILL" in e or "SIGTERM" in e)
 
 
+def _may_load(paths: list[str]) -> bool:
+    """False (each path noted as not loaded, :func:`~cudnn_magic.files.note_skipped`) when the check
+    is about another process whose user this process is not (``cudnn-magic check --pid`` run by
+    root): loading a library runs its code, which must never run with more rights than the process
+    that could have put it there."""
+    if pyenv.may_load_libraries():
+        return True
+    me = os.geteuid()
+    for p in dict.fromkeys(paths):
+        note_skipped(p, f"not loaded: its version is not in the file, and loading it to ask would run its code as this "
+                        f"user (uid {me}), not as the user of process {pyenv.target().pid}; run the check as that "
+                        "user to have it asked")
+    return False
+
+
 def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str] | None = None,
                    alone: bool = False, max_parallel: int | None = None) -> dict[str, ChildResult]:
     """Query each library in a child process of its own.
@@ -210,6 +226,8 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
     # start-up cost: the thread pool only for parallel version queries
     from concurrent.futures import ThreadPoolExecutor
 
+    if not _may_load(paths):
+        return {}
     base = env if env is not None else os.environ.copy()
     out: dict[str, ChildResult] = {}
     todo: dict[tuple, list[str]] = {}
@@ -561,6 +579,8 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
         ``{path: DeepResult}``. Never raises.
     """
     procs: dict[str, tuple] = {}
+    if not _may_load(paths):
+        return {}
     for p in dict.fromkeys(paths):
         major, subs, problems, checks = deep_plan(p)
         blocked = _would_block(p)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 __all__ = ["PythonEnv", "checking", "target", "search_path", "executable", "prefix", "base_prefix",
-           "site_packages", "user_site", "purelib_dirs", "maps_path"]
+           "site_packages", "user_site", "purelib_dirs", "maps_path", "may_load_libraries"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,9 @@ class PythonEnv:
         purelib, platlib: ``sysconfig.get_paths()``'s for that interpreter (where pip installs).
         maps_path: the process's memory map (``/proc/PID/maps``): which objects it mapped.
         pid: the process id.
+        may_load: whether a library of that process's environment may be loaded in a child
+            process here to ask its version (:func:`may_load_libraries`): only when this process
+            runs as that process's user, so nothing it controls runs with more rights than it has.
     """
 
     executable: str
@@ -50,6 +53,7 @@ class PythonEnv:
     platlib: str = ""
     maps_path: str = "/proc/self/maps"
     pid: int | None = None
+    may_load: bool = True
 
 
 _current: contextvars.ContextVar[PythonEnv | None] = contextvars.ContextVar("cudnn_magic_python_env", default=None)
@@ -129,6 +133,14 @@ def purelib() -> str:
     import sysconfig  # start-up cost: only a probe that needs the install scheme
 
     return sysconfig.get_paths()["purelib"]
+
+
+def may_load_libraries() -> bool:
+    """May a library found for the interpreter being checked be loaded (in a child process) to ask
+    its version? Always for this interpreter; for another process only when this one runs as its
+    user (loading a library runs its constructors)."""
+    env = _current.get()
+    return env is None or env.may_load
 
 
 def maps_path() -> str:
