@@ -35,7 +35,7 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from kernel_session import KernelSession  # noqa: E402
+from helpers.kernel_session import KernelSession  # noqa: E402
 
 PY = sys.executable
 SETUP = ('import os, sysconfig\nfrom setuptools import setup\nopen({m!r}, "w").write("ran")\n'
@@ -46,7 +46,7 @@ SETUP = ('import os, sysconfig\nfrom setuptools import setup\nopen({m!r}, "w").w
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     e = {**os.environ, **(env or {}), "PIP_CONFIG_FILE": os.devnull}
     return subprocess.run([PY, "-m", "cudnn_magic", *args], capture_output=True, text=True, env=e, timeout=timeout,
-                          cwd="/")
+                          cwd="/", check=False)
 
 
 def text_of(cell: Any) -> str:
@@ -58,19 +58,19 @@ def a1(tmp: Path) -> tuple[str, str, bool]:
     subprocess.run([PY, "-m", "venv", str(venv)], check=True, capture_output=True)
     vpy = str(venv / "bin" / "python")
     site = Path(subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True).stdout.strip())
+                               capture_output=True, text=True, check=False).stdout.strip())
     (site / "cm.pth").write_text(f"{ROOT}\n")
-    subprocess.run([vpy, "-m", "pip", "install", "-q", "packaging", "nvidia-ml-py"], capture_output=True)
+    subprocess.run([vpy, "-m", "pip", "install", "-q", "packaging", "nvidia-ml-py"], capture_output=True, check=False)
     src, marker = tmp / "evilpkg", tmp / "marker"
     src.mkdir()
     (src / "setup.py").write_text(SETUP.format(m=str(marker)))
     words = f"'evilpkg @ file://{src}' --no-index --no-build-isolation"
     p = subprocess.run([vpy, "-m", "cudnn_magic", "check", "--json", "--what-if", words], capture_output=True, text=True,
-                       env={**os.environ, "PIP_CONFIG_FILE": os.devnull}, timeout=300)
+                       env={**os.environ, "PIP_CONFIG_FILE": os.devnull}, timeout=300, check=False)
     ours = f"exit {p.returncode}, setup.py ran: {marker.exists()}, .pth left: {(site / 'zz_attack.pth').exists()}"
     held = not marker.exists() and not (site / "zz_attack.pth").exists() and p.returncode == 2
     subprocess.run([vpy, "-m", "pip", "install", "--dry-run", "--no-index", "--no-build-isolation", str(src)],
-                   capture_output=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull}, timeout=300)
+                   capture_output=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull}, timeout=300, check=False)
     bare = f"plain pip --dry-run: setup.py ran: {marker.exists()}, .pth left: {(site / 'zz_attack.pth').exists()}"
     return bare, ours, held
 
@@ -169,7 +169,7 @@ def a7(tmp: Path) -> tuple[str, str, bool]:
 
 
 def a8(tmp: Path) -> tuple[str, str, bool]:
-    from nvml_standin import build_nvml_standin
+    from helpers.nvml_standin import build_nvml_standin
 
     d = build_nvml_standin(tmp / "nvml")
     cfg = tmp / "nvml.cfg"

@@ -1,8 +1,8 @@
 """Attacks on the capture, the exception hook and the fix journal in real kernels, rerun with
 figures (not pass/fail: the tests do that).
 
-Each attack runs in a real ipykernel through jupyter_client (tests/kernel_session.py), with the
-extension loaded, using the same C stand-in writer as tests/test_hardening_capture.py (called
+Each attack runs in a real ipykernel through jupyter_client (tests/helpers/kernel_session.py), with the
+extension loaded, using the same C stand-in writer as tests/kernel/test_capture_kernel.py (called
 through ``ctypes.PyDLL``, so it holds the GIL):
 
 * A1  a lone surrogate in an exception message: seconds until the ``execute_reply``;
@@ -25,7 +25,6 @@ output: hundreds of MB of stream messages).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -35,12 +34,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+# the tests' helpers, and the two test modules whose C sources and cells the attacks reuse
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "kernel"), str(ROOT / "tests" / "unit" / "fixes")]
 
-from kernel_session import Cell, KernelSession  # noqa: E402
-from support import build_c_library  # noqa: E402
-from test_hardening_capture import CUDNN_LINE, WRITER_C, _rss_kib, _setup  # noqa: E402
-from test_hardening_journal import RACER  # noqa: E402
+from test_capture_kernel import CUDNN_LINE, WRITER_C, _rss_kib, _setup  # noqa: E402
+from test_fix_journal import RACER  # noqa: E402
+
+from helpers.kernel_session import Cell, KernelSession  # noqa: E402
+from helpers.support import build_c_library  # noqa: E402
 
 
 def a1(tmp: Path, lib: Path) -> str:

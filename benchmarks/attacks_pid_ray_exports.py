@@ -1,7 +1,7 @@
 """Attacks on ``check --pid``, ``check --ray`` / ``%cudnn_check --ray`` and the exported outputs, each
 beside the bare reference where there is one (what one would do by hand, or the process's own
-answer). Figures, not pass/fail (the tests do that: tests/test_hardening_pid.py,
-tests/test_ray_cluster.py): for each attack, what the reference does, what cudnn-magic does, whether
+answer). Figures, not pass/fail (the tests do that: tests/cluster/test_process_check.py,
+tests/cluster/test_ray_cluster.py): for each attack, what the reference does, what cudnn-magic does, whether
 it held.
 
 --pid (real processes; the hostile program and library are built here with gcc):
@@ -25,7 +25,7 @@ it held.
       variables and command line, P13 3,000 libraries mapped (beside ``grep libcudnn /proc/PID/maps``),
       P14 an ``LD_LIBRARY_PATH`` folder whose name is not UTF-8, P15 processes that exit while read.
 
---ray (tests/ray_scenario.py in a private network namespace with only loopback, plus a bare
+--ray (tests/helpers/ray_scenario.py in a private network namespace with only loopback, plus a bare
 ``ray.init`` to a port that accepts and never answers):
 
 * R1  the CLI to that port: stderr; R2 the magic to it, then a 12 s cell: Ray's lines in that cell;
@@ -48,20 +48,20 @@ import ast
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "cluster")]
 
-import test_hardening_pid as H  # noqa: E402  (the tests' hostile programs and helpers)
-from real_wheels import install_wheel  # noqa: E402
-from support import NOBODY, world_readable_dir  # noqa: E402
+import test_process_check as H  # noqa: E402  (the tests' hostile programs and helpers)
+
+from helpers.real_wheels import install_wheel  # noqa: E402
+from helpers.support import NOBODY, world_readable_dir  # noqa: E402
 
 PY = sys.executable
 Row = tuple[str, str, bool]
@@ -83,7 +83,7 @@ def p1(tmp: Path) -> Row:
     marker.unlink(missing_ok=True)
     t = H.Target([PY, "-c", "import sys; print(repr(sys.path), flush=True); sys.stdin.readline()"], env, work)
     try:
-        rc, doc, err, _ = H._check(t.pid)
+        rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     others = _marker_others(marker, {t.pid})
@@ -102,7 +102,7 @@ def p2(tmp: Path) -> Row:
     marker.unlink(missing_ok=True)
     t = H.Target([str(exe), "train.py"], H._plain_env(), tmp)
     try:
-        rc, doc, err, _ = H._check(t.pid)
+        rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     ran = bool(H._lines(marker))
@@ -118,7 +118,7 @@ def p3(tmp: Path) -> Row:
         return "-", "skipped: no system python3", True
     base = world_readable_dir()
     try:
-        marker, home, venv, lib = H.hostile_venv(base, python)
+        marker, _home, venv, lib = H.hostile_venv(base, python)
         subprocess.run([str(venv / "bin" / "python"), "-I", "-S", "-c", "pass"], capture_output=True)
         bare = f"root runs that venv's python -I -S: code ran as uid 0: {any(u == 0 for _, u in H._lines(marker))}"
         marker.write_text("")
@@ -126,7 +126,7 @@ def p3(tmp: Path) -> Row:
         t = H.Target([str(venv / "bin" / "python"), "-c", code], H._plain_env(LD_LIBRARY_PATH=str(lib)), base,
                      prefix=["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"])
         try:
-            rc, doc, err, _ = H._check(t.pid)
+            rc, doc, _err, _ = H._check_cli(t.pid)
         finally:
             t.stop()
         as_root = [x for x in H._lines(marker) if x[1] == 0]
@@ -149,7 +149,7 @@ def p4(tmp: Path) -> Row:
             bare = "that interpreter starting: answered"
         except subprocess.TimeoutExpired:
             bare = "that interpreter starting: hung (killed after 10 s)"
-        rc, doc, err, took = H._check(t.pid)
+        rc, doc, _err, took = H._check_cli(t.pid)
     finally:
         t.stop()
     return bare, f"exit {rc} after {took:.1f} s, the FIFO named in the notes: {doc is not None and any('zz.pth' in n for n in doc['notes'])}", doc is not None
@@ -166,7 +166,7 @@ def p5(tmp: Path) -> Row:
                  H._plain_env(), tmp)
     try:
         own = [p or str(tmp) for p in ast.literal_eval(t.first)]
-        rc, doc, err, _ = H._check(t.pid)
+        _rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     site = next(p for p in own if p.endswith("site-packages"))
@@ -178,7 +178,7 @@ def p6(tmp: Path) -> Row:
     t = H.Target([PY, "-c", H.FORGE, str(tmp / "libcudnn.so.9")], H._plain_env(), tmp)
     try:
         maps = "libcudnn" in Path(f"/proc/{t.pid}/maps").read_text()
-        rc, doc, err, took = H._check(t.pid)
+        rc, doc, _err, _took = H._check_cli(t.pid)
     finally:
         t.stop()
     n = len(doc["cudnn_loaded"]) if doc else -1
@@ -205,7 +205,7 @@ def p7(tmp: Path) -> Row:
     t = H.Target(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, _load_code(str(here / "libcudnn.so.9"))],
                  H._plain_env(), tmp)
     try:
-        rc, doc, err, _ = H._check(t.pid)
+        rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     v = [c["version"] for c in (doc or {}).get("cudnn_loaded", []) if c["main"]]
@@ -222,7 +222,7 @@ def p8(tmp: Path) -> Row:
             f.unlink()
         for f in new.iterdir():
             shutil.copy2(f, lib / f.name)
-        rc, doc, err, _ = H._check(t.pid)
+        rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     v = [c["version"] for c in (doc or {}).get("cudnn_loaded", []) if c["main"]]
@@ -258,7 +258,7 @@ def p9(tmp: Path) -> Row:
     consistent = replaced = mixed = 0
     try:
         for _ in range(10):
-            rc, doc, err, _ = H._check(t.pid)
+            _rc, doc, err, _ = H._check_cli(t.pid)
             if doc is None:
                 replaced += "replaced its program" in err
                 mixed += "replaced its program" not in err
@@ -281,7 +281,7 @@ def p10(tmp: Path) -> Row:
     if pid is None:
         return "-", "skipped: no kernel thread visible", True
     r = subprocess.run(["cat", f"/proc/{pid}/environ"], capture_output=True, text=True)
-    rc, doc, err, _ = H._check(pid)
+    rc, _doc, err, _ = H._check_cli(pid)
     lines = err.strip().splitlines()
     return f"cat /proc/{pid}/environ: {r.stderr.strip().split(': ')[-1]}", f"exit {rc}: {lines[0][:90] if lines else ''}", \
         rc == 2 and len(lines) == 1 and "kernel thread" in lines[0]
@@ -293,7 +293,7 @@ def p11(tmp: Path) -> Row:
         return "-", "skipped: process 1 is readable here", True
     except PermissionError:
         pass
-    rc, doc, err, _ = H._check(1)
+    rc, _doc, err, _ = H._check_cli(1)
     line = (err.strip().splitlines() or [""])[0]
     ok = rc == 2 and ("or as root" not in line if os.geteuid() == 0 else True)
     return "cat /proc/1/maps: Permission denied", f"exit {rc}: {line[:90]}...", ok
@@ -330,7 +330,7 @@ def p13(tmp: Path) -> Row:
         t0 = time.monotonic()
         subprocess.run(f"grep libcudnn /proc/{t.pid}/maps", shell=True, capture_output=True)
         bare = time.monotonic() - t0
-        rc, doc, err, took = H._check(t.pid)
+        _rc, doc, _err, took = H._check_cli(t.pid)
     finally:
         t.stop()
     v = [c["version"] for c in (doc or {}).get("cudnn_loaded", []) if c["main"]]
@@ -344,7 +344,7 @@ def p14(tmp: Path) -> Row:
     t = H.Target([PY, "-c", "import ctypes, sys; ctypes.CDLL('libcudnn.so.9'); print('ready', flush=True); sys.stdin.readline()"],
                  {b"PATH": b"/usr/bin:/bin", b"LD_LIBRARY_PATH": odd}, tmp)
     try:
-        rc, doc, err, _ = H._check(t.pid)
+        rc, doc, _err, _ = H._check_cli(t.pid)
     finally:
         t.stop()
     entry = ((doc or {}).get("cudnn_in_use") or {}).get("ld_library_path_entry")
@@ -355,10 +355,10 @@ def p15(tmp: Path) -> Row:
     import random
 
     full = gone = other = 0
-    for i in range(10):
+    for _i in range(10):
         child = subprocess.Popen([PY, "-c", f"import time; time.sleep({random.uniform(0.2, 0.9):.2f})"])
         time.sleep(0.15)
-        rc, doc, err, _ = H._check(child.pid)
+        rc, doc, err, _ = H._check_cli(child.pid)
         child.wait()
         if doc is not None:
             full += 1
@@ -370,7 +370,7 @@ def p15(tmp: Path) -> Row:
 
 
 # --------------------------------------------------------------------------------------------
-# --ray: the scenario of tests/test_ray_cluster.py, and a bare ray.init, in a private namespace
+# --ray: the scenario of tests/cluster/test_ray_cluster.py, and a bare ray.init, in a private namespace
 # --------------------------------------------------------------------------------------------
 
 BARE_RAY = r"""
@@ -411,7 +411,7 @@ def ray_rows(tmp: Path) -> list[tuple[str, str, str, bool, float]]:
         import ray  # noqa: F401
     except ImportError:
         return [("R ray", "-", "skipped: Ray is not installed", True, 0.0)]
-    from ray_scenario import kill_namespace, netns_command
+    from helpers.ray_scenario import kill_namespace, netns_command
 
     old, _ = _two_versions()
     out, bare_out = tmp / "scenario.json", tmp / "bare.json"
@@ -425,7 +425,7 @@ def ray_rows(tmp: Path) -> list[tuple[str, str, str, bool, float]]:
         bare_script = tmp / "bare_ray.py"
         bare_script.write_text(BARE_RAY)
         subprocess.run(netns_command(str(bare_script), str(bare_out)), env=env, capture_output=True, timeout=120)
-        p = subprocess.run(netns_command(str(ROOT / "tests" / "ray_scenario.py"), str(out), str(old)), env=env,
+        p = subprocess.run(netns_command(str(ROOT / "tests" / "helpers" / "ray_scenario.py"), str(out), str(old)), env=env,
                            capture_output=True, text=True, timeout=1200)
     finally:
         if ns.exists() and ns.read_text() != os.readlink("/proc/self/ns/net"):
@@ -468,7 +468,7 @@ def ray_rows(tmp: Path) -> list[tuple[str, str, str, bool, float]]:
     hung = {n["address"]: n for n in to["json"]["nodes"]}[d["hung_node"]]
     rows.append(("R7 a hung node", "-", f"{hung['status']} row after {to['elapsed_s']:.1f} s, probes left: {len(d['probes_left'])}",
                  hung["status"] == "timeout" and not d["probes_left"], 0.0))
-    rows[0] = rows[0][:4] + (took,)
+    rows[0] = (*rows[0][:4], took)
     return rows
 
 
@@ -477,7 +477,7 @@ def ray_rows(tmp: Path) -> list[tuple[str, str, str, bool, float]]:
 # --------------------------------------------------------------------------------------------
 
 def e1(tmp: Path) -> Row:
-    from kernel_session import KernelSession
+    from helpers.kernel_session import KernelSession
 
     cells = {"3 MB error message": 'raise RuntimeError("cuDNN error: CUDNN_STATUS_NOT_INITIALIZED " + "x" * 3_000_000)',
              "3 MB log line": 'import os\nos.write(2, b"Could not load library libcudnn_cnn_infer.so.8. Error: " + b"y" * 3_000_000 + b"\\n")\n'
@@ -502,7 +502,7 @@ def e1(tmp: Path) -> Row:
 
 
 def e2(tmp: Path) -> Row:
-    import exported_notebook as X
+    import helpers.exported_notebook as X
 
     cells = list(X.CELLS)
     X.CELLS[:] = [c.replace("%gpu_memory --interval 0.5", "%gpu_memory --interval 0.1") for c in cells] + \

@@ -95,7 +95,7 @@ def main() -> None:
     args = ap.parse_args()
     root = tempfile.mkdtemp(prefix="bench-capture-")
     results: dict = {}
-    for chunk, label in CHUNKS:
+    for chunk, _label in CHUNKS:
         total = args.megabytes * 1_000_000 if chunk > 80 else min(args.megabytes, 20) * 1_000_000
         for mode, _ in MODES:
             results[(mode, chunk)] = statistics.median(run(mode, chunk, total, root) for _ in range(args.repeat))

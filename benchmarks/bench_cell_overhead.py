@@ -14,7 +14,9 @@ Cells: ``x = 1``; a cell writing one 80-byte line to fd 2 (the bytes are checked
 GPU-unused warnings); cells writing 64 KiB and 1 MiB of realistic native log lines to fd 2 in
 one ``os.write`` (TensorFlow's C++ logging: the start-up lines once, ``dso_loader.cc``,
 ``gpu_device.cc`` and ``cuda_dnn.cc``, which name CUDA, cuDNN, GPUs and libraries, then
-per-step XLA, ``gpu_timer.cc`` and ``cuda_executor.cc`` lines; none of them a warning); a cell raising
+per-step XLA, ``gpu_timer.cc`` and ``cuda_executor.cc`` lines; none of them a warning), and the same megabyte written a line at a
+time, one ``os.write`` per line, as glog and most native loggers write (the capture then sees
+the start-up lines in a chunk of their own); a cell raising
 ``ValueError`` (the exception handler: sync, traceback, diagnose, nothing to show). Output is
 thrown away (stdout to /dev/null in the child).
 
@@ -70,10 +72,12 @@ from IPython.core.interactiveshell import InteractiveShell
 ip = InteractiveShell.instance(colors="nocolor")
 """ + NATIVE_LOG + r"""import builtins
 builtins.LOG_64K, builtins.LOG_1M = native_log(64 << 10), native_log(1 << 20)
+builtins.LOG_1M_LINES = LOG_1M.splitlines(keepends=True)
 src = {"trivial": "x = 1",
        "fd2": "import os; os.write(2, b'I0000 00:00:1700000000.000000   4242 some_native.cc:12] an info line\\n')",
        "fd2_64k": "import os; os.write(2, LOG_64K)",
        "fd2_1m": "import os; os.write(2, LOG_1M)",
+       "fd2_1m_lines": "import os\nfor line in LOG_1M_LINES: os.write(2, line)",
        "error": "raise ValueError('not cuDNN')"}[kind]
 def block():
     t0, c0 = time.perf_counter(), time.process_time()
@@ -114,8 +118,9 @@ os.write(real_stdout, (json.dumps(res) + "\n").encode())
 
 KINDS = [("trivial", "`x = 1`"), ("fd2", "writes one 80 B line to fd 2"),
          ("fd2_64k", "writes 64 KiB of native log lines to fd 2"), ("fd2_1m", "writes 1 MiB of native log lines to fd 2"),
+         ("fd2_1m_lines", "writes the same 1 MiB a line at a time (one `write` per line, as glog does)"),
          ("error", "raises ValueError")]
-CELLS_DIVISOR = {"trivial": 1, "fd2": 10, "fd2_64k": 10, "fd2_1m": 50, "error": 10}
+CELLS_DIVISOR = {"trivial": 1, "fd2": 10, "fd2_64k": 10, "fd2_1m": 50, "fd2_1m_lines": 100, "error": 10}
 
 
 def run(kind: str, n: int, blocks: int, code: Path = ROOT) -> dict:
@@ -156,9 +161,11 @@ def main() -> None:
         if "hooks_us" in r:
             hooks, load_ms = r["hooks_us"], r["load_ms"]
     print(f"Per-cell time in a real InteractiveShell, µs: {args.blocks} alternating blocks with and without the "
-          f"extension in one process{' (annotation off: capture only)' if args.annotate_off else ''}, medians (code: {args.code}; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"extension in one process{' (annotation off: capture only)' if args.annotate_off else ''}, medians "
+          f"(code: {args.code}; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f})\n")
-    print("| cell | cells (each side) | without extension | with `%load_ext cudnn_magic` | overhead, wall | overhead, CPU of the shell process |")
+    print("| cell | cells (each side) | without extension | with `%load_ext cudnn_magic` | overhead, wall "
+          "| overhead, CPU of the shell process |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, n, b, e, dw, dc in rows:
         print(f"| {label} | {n:,} | {b:,.1f} | {e:,.1f} | {dw:+,.1f} | {dc:+,.1f} |")

@@ -36,12 +36,13 @@ times = []
 for _ in range(int(sys.argv[1])):
     t0 = time.perf_counter(); r = ip.run_line_magic("cudnn_check", "--json"); times.append(time.perf_counter() - t0)
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "torch", "jax", "cupy", "pynvml", "ipywidgets"))
-print(json.dumps({"load_ext": load, "check": times, "frameworks": [(f["name"], f["version"], f["cudnn_compiled"], f["verdict"]) for f in r["frameworks"]], "imported": heavy}))
+fws = [(f["name"], f["version"], f["cudnn_compiled"], f["verdict"]) for f in r["frameworks"]]
+print(json.dumps({"load_ext": load, "check": times, "frameworks": fws, "imported": heavy}))
 """
 
 
 def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return subprocess.run(cmd, capture_output=True, text=True, **kw, check=False)
 
 
 def ensure_venv(venv: Path, torch_spec: str) -> Path:
@@ -52,9 +53,9 @@ def ensure_venv(venv: Path, torch_spec: str) -> Path:
     have = sh([str(py), "-c", "import tensorflow, torch, cudnn_magic"]).returncode == 0
     if not have:
         print(f"installing tensorflow, {torch_spec}, cudnn-magic into {venv} (once; a few minutes)...", flush=True)
-        sh(pip + ["tensorflow", torch_spec], check=True)
-        sh(pip + ["--no-deps", "nvidia-cudnn-jit-cu12"], check=True)
-        sh(pip + ["-e", str(ROOT)], check=True)
+        sh([*pip, "tensorflow", torch_spec], check=True)
+        sh([*pip, "--no-deps", "nvidia-cudnn-jit-cu12"], check=True)
+        sh([*pip, "-e", str(ROOT)], check=True)
     return py
 
 
@@ -62,7 +63,7 @@ def timed(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, list
     runs = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         runs.append(time.perf_counter() - t0)
         if p.returncode not in (0, 1):
             raise SystemExit(f"{cmd} failed: {p.stderr[-2000:]}")
@@ -77,7 +78,8 @@ def main() -> int:
     args = ap.parse_args()
     py = ensure_venv(Path(args.venv), args.torch)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    versions = sh([str(py), "-c", "import importlib.metadata as m; print(m.version('tensorflow'), m.version('torch'))"]).stdout.split()
+    query = "import importlib.metadata as m; print(m.version('tensorflow'), m.version('torch'))"
+    versions = sh([str(py), "-c", query]).stdout.split()
     shell = sh([str(py), "-c", IN_SHELL, str(args.repeat)], env=env)
     if shell.returncode:
         raise SystemExit(shell.stderr)

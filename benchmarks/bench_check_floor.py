@@ -118,8 +118,8 @@ def ensure_small() -> Path:
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        subprocess.run(pip + [str(ROOT), "ipykernel"], check=True)
-        subprocess.run(pip + ["--no-deps", "nvidia-cudnn-jit-cu12"], check=True)
+        subprocess.run([*pip, str(ROOT), "ipykernel"], check=True)
+        subprocess.run([*pip, "--no-deps", "nvidia-cudnn-jit-cu12"], check=True)
         (venv / ".complete").write_text("ok\n")
     return py
 
@@ -208,7 +208,7 @@ def main() -> int:
         ]
         for code in codes:
             tag = "" if code == str(ROOT) else f" ({code})"
-            cenv = dict(env, PYTHONPATH=os.pathsep.join([code] + path))
+            cenv = dict(env, PYTHONPATH=os.pathsep.join([code, *path]))
             kinds.append((f"`check --json`, cold{tag}", [str(py), "-m", "cudnn_magic", "check", "--json"], cenv, "cold"))
             kinds.append((f"`check --json`, warm (a second check){tag}", [str(py), "-m", "cudnn_magic", "check", "--json"],
                           cenv, "warm"))

@@ -65,7 +65,7 @@ def run(py: Path, with_scan: bool) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         env["XDG_CACHE_HOME"] = cache  # nothing on disk: "cold" is the first check after an install
         p = subprocess.run([str(py), "-c", "import os\n" + RUN, "1" if with_scan else "0"], capture_output=True,
-                           text=True, env=env, timeout=600)
+                           text=True, env=env, timeout=600, check=False)
     if p.returncode:
         raise SystemExit(p.stderr[-3000:])
     return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1][6:])
@@ -80,7 +80,7 @@ def main() -> int:
     if not py.exists():
         raise SystemExit(f"{py} is missing: run benchmarks/bench_check.py once to build it")
     versions = subprocess.run([str(py), "-c", "import importlib.metadata as m; print(m.version('tensorflow'), m.version('torch'))"],
-                              capture_output=True, text=True).stdout.split()
+                              capture_output=True, text=True, check=False).stdout.split()
     runs = {True: [run(py, True) for _ in range(args.repeat)], False: [run(py, False) for _ in range(args.repeat)]}
 
     def med(flag: bool, key: str) -> float:

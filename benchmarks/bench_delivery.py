@@ -139,14 +139,15 @@ def main() -> int:
     sizes = [parse_size(s) for s in args.sizes.split(",") if s]
     loads = [x for x in args.load.split(",") if x]
     tmp = tempfile.mkdtemp(prefix="bench-delivery-")
-    sinks = [open(os.path.join(tmp, f"kernel-{i}.log"), "wb") if args.kernel_stderr == "file" else
-             open(os.devnull, "wb") for i in range(2)]
+    # closed in the finally below, once the kernels that write to them have stopped
+    sinks = [open(os.path.join(tmp, f"kernel-{i}.log"), "wb") if args.kernel_stderr == "file" else  # noqa: SIM115
+             open(os.devnull, "wb") for i in range(2)]  # noqa: SIM115
     code = Path(args.code).resolve()
     kernels = [Kernel("bare", False, code, sinks[0]), Kernel("cudnn-magic", True, code, sinks[1])]
     rows = []
     try:
         for k in kernels:
-            k.run("for s in %r: LOGS[s] = native_log(s)" % (sizes,))
+            k.run(f"for s in {sizes!r}: LOGS[s] = native_log(s)")
             for s in sizes:  # one untimed cell each: warms the pipes, the buffers and the client
                 k.timed_write(s)
         for load in loads:

@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from cudnn_magic.engines.diagnose import diagnose  # noqa: E402
+from cudnn_magic.engines.diagnose import diagnose
 
 REAL_LINES = [
     "2023-12-12 16:48:38.112233: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable `TF_ENABLE_ONEDNN_OPTS=0`.",
@@ -114,7 +114,7 @@ print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 def peak_kib(cmd: list[str], env: dict[str, str], cwd: str) -> int:
     """Peak RSS (KiB) of ``cmd`` run as the only child of a fresh process."""
-    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
+    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, env=env, cwd=cwd, check=False)
     rc, kib = out.stdout.split()
     if int(rc) not in (0, 2):
         raise SystemExit(f"{cmd} failed: {rc}")
@@ -193,11 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.oneline:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        oneline_table(args.code + [root], args.repeat)
+        oneline_table([*args.code, root], args.repeat)
         return 0
     if args.memory:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        memory_table([float(x) for x in args.sizes.split(",") if x], args.code + [root], args.repeat)
+        memory_table([float(x) for x in args.sizes.split(",") if x], [*args.code, root], args.repeat)
         return 0
     sizes = [float(x) for x in args.sizes.split(",") if x]
     diagnose(log="warm up")  # load the knowledge base once (lazy imports)

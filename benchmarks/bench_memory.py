@@ -126,7 +126,7 @@ def child_env(libdir: Path | None, gpus: int) -> dict[str, str]:
 
 
 def run_json(code: str, env: dict[str, str], *args: str) -> dict:
-    p = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, cwd=ROOT, check=False)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -136,7 +136,7 @@ def time_process(cmd: list[str], env: dict[str, str], repeat: int) -> float | No
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, env=env, capture_output=True, cwd=ROOT)
+        p = subprocess.run(cmd, env=env, capture_output=True, cwd=ROOT, check=False)
         times.append(time.perf_counter() - t0)
         if p.returncode != 0:
             return None

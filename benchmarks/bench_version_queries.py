@@ -78,7 +78,7 @@ print(json.dumps(runs))
 
 
 def make_copies(n: int, where: Path) -> list[str]:
-    from real_wheels import install_wheel
+    from helpers.real_wheels import install_wheel
 
     lib = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
     dirs = []
@@ -96,7 +96,7 @@ def run(code: Path, dirs: list[str]) -> list[dict]:
     env["PYTHONPATH"] = str(code)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(dirs)
     p = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, cwd=str(code),
-                       timeout=900)
+                       timeout=900, check=False)
     if p.returncode:
         raise SystemExit(p.stderr[-3000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -113,7 +113,8 @@ def main() -> int:
         dirs = make_copies(args.copies, Path(tmp))
         print(f"{args.copies} cuDNN 9.12 copies without headers on LD_LIBRARY_PATH; {os.cpu_count()} CPUs; "
               f"run_check() three times in one process\n")
-        print("| code | run | wall, s | CPU of child processes, s | children at once (peak) | their RSS at the peak, MiB | versions from children |")
+        print("| code | run | wall, s | CPU of child processes, s | children at once (peak) "
+              "| their RSS at the peak, MiB | versions from children |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for code in codes:
             for i, r in enumerate(run(code, dirs), 1):

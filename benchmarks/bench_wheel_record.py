@@ -1,6 +1,6 @@
 """What reading a wheel's file list costs the what-if, beside what a user would otherwise run.
 
-For each real wheel, from the same package index on loopback (``tests/wheel_index.py``: PEP 503
+For each real wheel, from the same package index on loopback (``tests/helpers/wheel_index.py``: PEP 503
 pages with PEP 658 metadata, byte ranges honoured), alternating, ``--repeat`` times each, medians:
 
 * ``ranges``: :func:`cudnn_magic.probes.wheel_record.wheel_record` over HTTP, no cache (the bytes
@@ -39,10 +39,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    from real_wheels import wheel_file
-    from wheel_index import WheelIndex
-
     from cudnn_magic.probes.wheel_record import wheel_record
+    from helpers.real_wheels import wheel_file
+    from helpers.wheel_index import WheelIndex
 
     rows = []
     files = [(d, v, wheel_file(d, v)) for d, v in WHEELS]

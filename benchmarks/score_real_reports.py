@@ -1,6 +1,6 @@
 """Score the diagnosis engine on the project's real-report tables, per kind.
 
-For every table of ``tests/test_real_reports.py`` and ``tests/test_real_reports_consumers.py``
+For every table of ``tests/unit/diagnose/test_real_reports.py`` and ``tests/unit/diagnose/test_real_reports_consumers.py``
 (each row: a real public report or a printing project's own wording, the ids accepted first, its
 source): how many rows get an accepted id first, as the three fields of a cell and pasted as one
 log, and how many rows whose accepted ids hold "NONE" get a ``cudnn-*`` claim (a false claim).
@@ -17,6 +17,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "unit", "diagnose"))  # the tables' modules
 
 from cudnn_magic.engines.diagnose import diagnose  # noqa: E402
 

@@ -147,7 +147,8 @@ def what_if(requirements: str, python: str | None = None) -> WhatIf | PipError:
     ``.message``: an unparsable requirement, pip too old, no index, a resolver conflict).
     Never raises.
     """
-    from .engines.whatif import what_if as _what_if  # the package imports nothing until used: `import cudnn_magic` stays free
+    # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.whatif import what_if as _what_if
 
     return _what_if(requirements, python)
 
@@ -159,7 +160,8 @@ def manifest() -> dict[str, Any]:
     versions, and the findings. Runs a check (as slow as :func:`check`). Never raises for what
     it cannot read (an unreadable library gets ``"sha256": None``).
     """
-    from .engines.manifest import live_manifest  # the package imports nothing until used: `import cudnn_magic` stays free
+    # the package imports nothing until used: `import cudnn_magic` stays free
+    from .engines.manifest import live_manifest
 
     return live_manifest()[0]
 

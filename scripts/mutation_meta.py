@@ -11,8 +11,8 @@ patterns that have no verdict."""
 import fnmatch
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 SURVIVED = {0: "survived", 5: "no tests", 33: "no tests"}  #: verdicts that count against the score
 

@@ -13,7 +13,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from mutation_meta import SURVIVED as STATUS, matches, metas
+from mutation_meta import SURVIVED as STATUS
+from mutation_meta import matches, metas
 
 outdir = Path(sys.argv[1])
 patterns = sys.argv[2:]
@@ -37,8 +38,8 @@ for meta, data in metas():
             diff = "(source not found)"
         else:
             mutant = mutant.replace(local, base + "__mutmut_orig", 1)
-            diff = "".join(l for l in difflib.unified_diff(orig.splitlines(True), mutant.splitlines(True), n=1)
-                           if not l.startswith(("---", "+++")))
+            diff = "".join(line for line in difflib.unified_diff(orig.splitlines(True), mutant.splitlines(True), n=1)
+                           if not line.startswith(("---", "+++")))
         module = name.split("__mutmut_")[0].rsplit(".", 1)[0]
         numbers[module.removeprefix("cudnn_magic.")][base].append(int(local.rsplit("_", 1)[1]))
         by_module[module].append(f"### {name} ({STATUS[codes[name]]})\n```diff\n{diff.rstrip()}\n```\n")

@@ -3,7 +3,7 @@
 The scenario is a real cuDNN mismatch made of two real cuDNN wheels: this environment's
 ``nvidia-cudnn-jit-cu12`` 9.27 (installed by scripts/bootstrap.sh) and the same wheel at 9.12.0.46,
 installed with ``pip --target`` into ``.cache/wheels/nvidia-cudnn-jit-cu12-9.12.0.46/`` (the cache
-the tests use, tests/real_wheels.py). The kernelspec ``cudnn-magic-demo`` (written under
+the tests use, tests/helpers/real_wheels.py). The kernelspec ``cudnn-magic-demo`` (written under
 ``out/jupyter/kernels/``, found through ``JUPYTER_PATH``; nothing is written to your own Jupyter
 directories) starts the kernel with that older cuDNN first on ``LD_LIBRARY_PATH``.
 
@@ -61,10 +61,11 @@ def main() -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "tests"))
-    from real_wheels import install_wheel
+    from helpers.real_wheels import install_wheel
 
-    print(f"Installing the older cuDNN ({OLD[0]}=={OLD[1]}, 15 MB) into .cache/wheels/ once...", flush=True)
-    old_lib = install_wheel(*OLD) / "nvidia" / "cudnn_jit" / "lib"
+    old_lib = install_wheel(*OLD, on_install=lambda: print(
+        f"Installing the older cuDNN ({OLD[0]}=={OLD[1]}, 15 MB) into .cache/wheels/ (once)...", flush=True)
+    ) / "nvidia" / "cudnn_jit" / "lib"
     jupyter = out / "jupyter"
     kernel_json = write_kernelspec(jupyter, old_lib)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_CURRENT_TEST", "LD_LIBRARY_PATH")}
@@ -104,17 +105,25 @@ def main() -> int:
                 mapped = []
         if "DNN library initialization failed" in cell.source:
             annotated = outputs(cell)
+    from cudnn_magic.render.paths import terminal_width, wrap
+
+    width = terminal_width()
+
+    def say(text: str) -> None:  # a summary line fitted to the terminal (COLUMNS, default 100)
+        indent = text[: len(text) - len(text.lstrip())]
+        print(text if len(text) <= width else "\n".join(wrap(text.strip(), width, indent, indent + "    ")))
+
     print(f"Executed notebooks/quickstart.ipynb in a real kernel in {elapsed:.1f} s")
-    print(f"  executed notebook: {out / 'quickstart.ipynb'}")
-    print(f"  HTML copy:         {out / 'quickstart.html'}")
-    print(f"  kernelspec:        {kernel_json} (LD_LIBRARY_PATH={old_lib})")
+    say(f"  executed notebook: {out / 'quickstart.ipynb'}")
+    say(f"  HTML copy:         {out / 'quickstart.html'}")
+    say(f"  kernelspec:        {kernel_json} (LD_LIBRARY_PATH={old_lib})")
     for name, version, owner, path in mapped:
-        print(f"  cuDNN mapped in the kernel: {name} {version} ({owner}) at {path}")
+        say(f"  cuDNN mapped in the kernel: {name} {version} ({owner}) at {path}")
     # the report's text is fitted to 100 columns: join the wrapped lines back (a path cut after "/")
     flat = re.sub(r"\s+", " ", re.sub(r"/\n\s+", "/", check_text))
     in_use = next(iter(re.findall(r"cuDNN in use: .*?(?= why: |$)", flat)), "")
     if in_use:
-        print(f"  {in_use}")
+        say(f"  {in_use}")
     flat_annotated = re.sub(r"\s+", " ", re.sub(r"/\n\s+", "/", annotated))
     diag = next(iter(re.findall(r"cudnn-magic: .*?\[[a-z0-9-]+\]", flat_annotated)), "")
     # The annotation's last line names the fixes of the top diagnosis (its buttons' fixes):
@@ -122,7 +131,7 @@ def main() -> int:
     hint = re.search(r"Preview a fix from a cell: %cudnn_fix ([\w-]+)(?: \(or ([^)]*)\))?", flat_annotated)
     offered = ([hint.group(1)] + [x.strip() for x in (hint.group(2) or "").split(",") if x.strip()]) if hint else []
     if diag:
-        print(f"  the failing cell's diagnosis: {diag}")
+        say(f"  the failing cell's diagnosis: {diag}")
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     unexpected = [e for e in errors if e.get("ename") != "RuntimeError"]
     problems = []
@@ -143,7 +152,7 @@ def main() -> int:
     if "conda install" in annotated:
         problems.append("the diagnosis suggests conda in a pip environment")
     for p in problems:
-        print(f"FAILED: {p}")
+        say(f"FAILED: {p}")
     return 1 if problems else 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import ClassVar
 
 from .tee import fionread
 
@@ -62,13 +63,13 @@ class _ReaderState:
     a ``futex`` wait while it waits for the GIL or a lock, ``0`` while it runs or where the kernel
     hides it). The file is opened once per thread and re-read with ``pread`` (about 4 µs)."""
 
-    _cache: "dict[tuple[int, int], _ReaderState]" = {}
+    _cache: ClassVar[dict[tuple[int, int], _ReaderState]] = {}  # one per thread, shared by the class
 
     def __init__(self, tid: int) -> None:
         self.fd = os.open(f"/proc/self/task/{tid}/wchan", os.O_RDONLY | os.O_CLOEXEC)
 
     @classmethod
-    def of(cls, thread: object) -> "_ReaderState | None":
+    def of(cls, thread: object) -> _ReaderState | None:
         tid, ident = getattr(thread, "native_id", None), getattr(thread, "ident", None)
         if not isinstance(tid, int) or not isinstance(ident, int) or not getattr(thread, "is_alive", lambda: False)():
             return None

@@ -14,18 +14,18 @@ buffer, no copy); ``bytes`` are immutable and the caller holds a reference for t
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Optional
+from typing import Callable
 
 Finder = Callable[[bytes, bytes, int], int]
 
 SMALL = 16 << 10
 """Haystacks shorter than this (16 KiB) are searched with ``bytes.find``."""
 
-_FINDER: Optional[Finder] = None
+_FINDER: Finder | None = None
 _TRIED = False
 
 
-def memmem_finder() -> Optional[Finder]:
+def memmem_finder() -> Finder | None:
     """``find(haystack, needle, start) -> offset or -1`` (like ``haystack.find(needle, start)``)
     using the C library's ``memmem``, or ``None`` when it is not available. Never raises."""
     global _FINDER, _TRIED
@@ -44,7 +44,7 @@ def memmem_finder() -> Optional[Finder]:
         n = len(haystack)
         if n - start < SMALL or type(haystack) is not bytes or not needle or start < 0:
             return haystack.find(needle, start)  # below a few KiB the ctypes call costs more
-        base = cast(c_char_p(haystack), c_void_p).value
+        base: int = cast(c_char_p(haystack), c_void_p).value  # type: ignore[assignment]  # a bytes buffer is never NULL
         hit = fn(base + start, n - start, needle, len(needle))
         return -1 if not hit else hit - base
 
@@ -74,10 +74,15 @@ class ChunkFlagger:
     def holds(self, chunk: bytes) -> bool:
         """The next chunk of the stream holds a literal (or completes one the last chunk began)."""
         low = chunk.lower()
-        seam = self._tail + low[:self._keep]
-        self._tail = low[-self._keep:] if self._keep else b""
+        keep = self._keep
+        held = len(self._tail)
+        seam = self._tail + low[:keep]
+        # the stream's last bytes, not only this chunk's: a literal may span several short chunks
+        self._tail = ((self._tail + low)[-keep:] if len(low) < keep else low[-keep:]) if keep else b""
         find = self._find
-        return any(f in seam or (find(low, f, 0) if find else low.find(f)) >= 0 for f in self.literals)
+        # in the seam, only a literal that ends in this chunk (one that ended before was flagged then)
+        return any(seam.find(f, max(0, held - len(f) + 1)) >= 0 or (find(low, f, 0) if find else low.find(f)) >= 0
+                   for f in self.literals)
 
 
 __all__ = ["ChunkFlagger", "Finder", "memmem_finder"]

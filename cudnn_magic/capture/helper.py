@@ -13,7 +13,8 @@ this process:
    ``O_NONBLOCK``: that flag lives on the shared open file description and would leak into the
    terminal or into ipykernel after we are gone.
 
-Bounds (issue 13). Bytes waiting for the previous fd 2 are kept in memory up to
+Bounds (a flood of native output never grows memory without bound or blocks a writer). Bytes
+waiting for the previous fd 2 are kept in memory up to
 ``--memory-bytes`` (:data:`MEMORY_BYTES`, 16 MiB); beyond that they wait in a spool file on disk
 (``spool`` in the instance directory, created ``O_EXCL | O_NOFOLLOW`` and unlinked at once, so
 it never outlives the helper) up to ``--spool-bytes`` (:data:`SPOOL_BYTES`, 512 MiB); beyond
@@ -43,19 +44,70 @@ import sys
 import threading
 import time
 
-try:  # imported as cudnn_magic.capture.helper (the kernel side reads these through it)
+TYPE_CHECKING = False  # typing itself is not imported: start-up cost of the helper process
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+try:  # imported as cudnn_magic.capture.helper
     from .protocol import (
-    MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
-    META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
-    _create, _write_json, CLEAN_EXIT_REMOVES)
+        BATCH_BELOW,
+        BATCH_WAIT_S,
+        CELL_AT,
+        CLEAN_EXIT_REMOVES,
+        COUNTS,
+        COUNTS_AT,
+        CRASH_ECHO,
+        FLAGGED_AT,
+        FLUSH_CAP_S,
+        MAGIC,
+        MEMORY_BYTES,
+        META_EVERY_S,
+        QUEUED_AT,
+        READ_SIZE,
+        SKIP_KEEP,
+        SPOOL_BYTES,
+        STATE_SIZE,
+        _create,
+        _Log,
+        _Parser,
+        _pid_alive,
+        _size,
+        _write_json,
+        mib,
+        read_cell_record,
+        read_clean_flag,
+    )
 except ImportError:  # run as a script, python -I -S helper.py: isolated mode puts no directory on sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from protocol import (  # type: ignore[no-redef]
-    MAGIC, FLUSH_CAP_S, MEMORY_BYTES, SPOOL_BYTES, SKIP_KEEP, READ_SIZE, BATCH_BELOW, BATCH_WAIT_S,
-    CRASH_ECHO, _STATE, COUNTS, COUNTS_AT, CLEAN_AT, QUEUED_AT, FLAGGED_AT, STATE_SIZE, CELL_HEAD, CELL_AT, SOURCE_AT,
-    META_EVERY_S, _NEW_FILE, mib, _size, read_clean_flag, read_cell_record, _Parser, _pid_alive,
-    _create, _write_json, CLEAN_EXIT_REMOVES)
+    from protocol import (  # type: ignore[import-not-found,no-redef]  # the sibling file, found by path
+        BATCH_BELOW,
+        BATCH_WAIT_S,
+        CELL_AT,
+        CLEAN_EXIT_REMOVES,
+        COUNTS,
+        COUNTS_AT,
+        CRASH_ECHO,
+        FLAGGED_AT,
+        FLUSH_CAP_S,
+        MAGIC,
+        MEMORY_BYTES,
+        META_EVERY_S,
+        QUEUED_AT,
+        READ_SIZE,
+        SKIP_KEEP,
+        SPOOL_BYTES,
+        STATE_SIZE,
+        _create,
+        _Log,
+        _Parser,
+        _pid_alive,
+        _size,
+        _write_json,
+        mib,
+        read_cell_record,
+        read_clean_flag,
+    )
 
 
 def _hex_literals(arg: str) -> tuple[bytes, ...]:
@@ -69,96 +121,10 @@ def _hex_literals(arg: str) -> tuple[bytes, ...]:
     return tuple(out)
 
 
-class _Log:
-    """Bounded segmented log; never raises (a disk error stops logging, not forwarding)."""
-
-    def __init__(self, directory: str, max_bytes: int) -> None:
-        self.dir = directory
-        self.seg_bytes = max(4096, max_bytes // 2)
-        self.fd = -1
-        self.seg_size = 0
-        self.segments: list = []
-        self.seg_start = 0
-        self.error = ""
-        self._open(0)
-
-    def _open(self, start: int) -> None:
-        try:
-            if self.fd >= 0:
-                os.close(self.fd)
-            path = os.path.join(self.dir, "fd2.%012d.log" % start)
-            self.fd = _create(path, os.O_WRONLY | os.O_APPEND)
-            self.segments.append(path)
-            self.seg_size = 0
-            self.seg_start = start
-            while len(self.segments) > 2:
-                old = self.segments.pop(0)
-                try:
-                    os.unlink(old)
-                except OSError:
-                    pass
-        except OSError as exc:
-            self.fd = -1
-            self.error = "log: %s" % exc
-
-    def _reset(self, start: int) -> None:
-        for old in self.segments:
-            try:
-                os.unlink(old)
-            except OSError:
-                pass
-        self.segments = []
-        self._open(start)
-
-    def write(self, data: bytes, offset_after: int) -> None:
-        if self.fd < 0:
-            return
-        start = offset_after - len(data)
-        if len(data) > self.seg_bytes:
-            # only the newest seg_bytes of a huge chunk fit: drop everything older so the
-            # segments on disk stay contiguous
-            data = data[len(data) - self.seg_bytes:]
-            self._reset(offset_after - len(data))
-        elif self.seg_size and self.seg_size + len(data) > self.seg_bytes:
-            self._open(start)
-        elif not self.seg_size and start != self.seg_start:
-            self._reset(start)
-        if self.fd < 0:
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                k = os.write(self.fd, view)
-                view = view[k:]
-            self.seg_size += len(data)
-        except OSError as exc:
-            self.error = "log: %s" % exc
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = -1
-
-    def tail(self, n: int) -> bytes:
-        out = b""
-        for path in reversed(self.segments):
-            try:
-                with open(path, "rb") as f:
-                    f.seek(0, 2)
-                    size = f.tell()
-                    f.seek(max(0, size - (n - len(out))))
-                    out = f.read() + out
-            except OSError:
-                break
-            if len(out) >= n:
-                break
-        return out[-n:]
-
-
 TRIM_AFTER = 8 << 20
 """After this many bytes forwarded (8 MiB), the writer gives freed memory back when it runs dry."""
 
-_malloc_trim = None
+_malloc_trim: Any = None  # glibc's malloc_trim once looked up; False where there is none
 
 
 def _trim_malloc() -> None:
@@ -189,14 +155,14 @@ class _Forwarder(threading.Thread):
     (written, dropped or skipped), ``spilled``/``dropped``/``skipped`` data bytes.
     """
 
-    def __init__(self, downstream: int, fallback: int, publish, memory_bytes: int = MEMORY_BYTES,
+    def __init__(self, downstream: int, fallback: int, publish: Callable[[], None], memory_bytes: int = MEMORY_BYTES,
                  spool_bytes: int = SPOOL_BYTES, directory: str = "", ack_fd: int = -1) -> None:
         super().__init__(daemon=True, name="forward")
         import collections  # start-up cost of the helper process (python -I -S, about 10 ms)
 
         self.fds = [fd for fd in (downstream, fallback) if fd >= 0]
         self.cond = threading.Condition()
-        self.queue: "collections.deque[bytes]" = collections.deque()
+        self.queue: collections.deque[bytes] = collections.deque()
         self.in_memory = 0
         self.memory_bytes = max(READ_SIZE, memory_bytes)
         self.spool_bytes = max(0, spool_bytes)
@@ -207,7 +173,6 @@ class _Forwarder(threading.Thread):
         self.spool_error = ""
         self.queued = 0
         self.forwarded = 0
-        self.inflight = 0
         self.spilled = 0
         self.dropped = 0
         self.skipped = 0
@@ -234,9 +199,6 @@ class _Forwarder(threading.Thread):
                 self._drop(len(data))
                 return
             self.cond.notify_all()
-
-    def backlog(self) -> int:
-        return self.queued - self.forwarded
 
     def waiting(self) -> int:
         """Bytes stored and not yet written (memory + spool)."""
@@ -342,7 +304,7 @@ class _Forwarder(threading.Thread):
             self.spool_fd = _create(path, os.O_RDWR)
             os.unlink(path)  # the space goes back with the last close, even after SIGKILL
         except OSError as exc:
-            self.spool_error = "spool: %s" % exc
+            self.spool_error = f"spool: {exc}"
             return False
         return True
 
@@ -357,7 +319,7 @@ class _Forwarder(threading.Thread):
                 view = view[k:]
                 at += k
         except OSError as exc:  # disk full: what does not fit is dropped (counted)
-            self.spool_error = "spool: %s" % exc
+            self.spool_error = f"spool: {exc}"
             return False
         self.spool_w += len(chunk)
         return True
@@ -443,12 +405,10 @@ class _Forwarder(threading.Thread):
                     data = self._spool_read()
                 else:
                     return
-                self.inflight = len(data)
                 self.last_progress = time.monotonic()
             if data:
                 self._write(data)
             with self.cond:
-                self.inflight = 0
                 self.forwarded += len(data)
                 self.last_progress = time.monotonic()
                 self._acks_due(False)
@@ -630,7 +590,7 @@ def main(argv: list) -> int:
         # start-up cost of the helper process: ctypes for memmem, only in the helper
         from .fastfind import ChunkFlagger
     except ImportError:  # run as a script: from its own folder, as protocol above
-        from fastfind import ChunkFlagger  # type: ignore[no-redef]
+        from fastfind import ChunkFlagger  # type: ignore[import-not-found,no-redef]  # the sibling file
     flagger = ChunkFlagger(_hex_literals(args.flag))
 
     def handle(items: list) -> None:
@@ -705,7 +665,7 @@ def main(argv: list) -> int:
                 if not _pid_alive(args.kernel_pid):
                     on_kernel_gone(bool(meta["clean_exit"]) or bool(read_clean_flag(state)))
             continue
-        for fd, ev in events:
+        for fd, _ev in events:
             if fd == data_fd:
                 bump()  # odd before the read: a chunk that has left the pipe is always visible
                 try:
@@ -767,7 +727,7 @@ def main(argv: list) -> int:
     return 0
 
 
-def _forget_clean_session(directory: str, log: "_Log", meta: dict) -> None:
+def _forget_clean_session(directory: str, log: _Log, meta: dict) -> None:
     """After a clean exit, keep only what a later crash report can use: ``meta.json`` (process
     ids, times, ``clean_exit``), without the last cell's source. The native stderr segments,
     the shared state (which holds the cell's source) and faulthandler's file go at once, so a

@@ -52,6 +52,11 @@ import json
 import os
 import struct
 
+TYPE_CHECKING = False  # typing itself is not imported: start-up cost of the helper process
+if TYPE_CHECKING:
+    import mmap
+    from typing import Any
+
 MAGIC = b"\0\x1bcudnn-magic-sync:"
 """Prefix of a marker in the fd-2 stream (never valid text, so never produced by a log)."""
 
@@ -143,7 +148,7 @@ def _size(n: int) -> bytes:
     return mib(n) if n >= 1048576 else b"%d KiB" % max(1, (n + 1023) >> 10) if n else b"0 bytes"
 
 
-def read_clean_flag(buf) -> int:
+def read_clean_flag(buf: bytes | mmap.mmap) -> int:
     """The kernel's clean-exit flag from a state buffer: 0 (none), 1 (exit), 2 (uninstall)."""
     if len(buf) < CLEAN_AT + 8:
         return 0
@@ -151,7 +156,7 @@ def read_clean_flag(buf) -> int:
     return v if v in (1, 2) else 0
 
 
-def read_cell_record(buf) -> dict | None:
+def read_cell_record(buf: bytes | mmap.mmap) -> dict[str, Any] | None:
     """The last cell record from a state buffer (an ``mmap`` or the file's bytes), or ``None``
     if none was written yet or it is being written (odd ``seq``)."""
     if len(buf) < SOURCE_AT:
@@ -232,7 +237,7 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return True
     try:  # a zombie is dead for our purpose
-        with open("/proc/%d/stat" % pid, "rb") as f:
+        with open(f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
     except OSError:
         return True
@@ -253,7 +258,7 @@ def _write_json(path: str, obj: dict) -> bool:
     """Replace ``path`` with ``obj`` as JSON: a uniquely named temporary file created
     ``O_EXCL | O_NOFOLLOW``, renamed over it; the temporary file is removed on failure (disk
     full). Returns whether it was written."""
-    tmp = "%s.%d.tmp" % (path, os.getpid())
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         fd = _create(tmp)
     except OSError:
@@ -282,3 +287,90 @@ def _write_json(path: str, obj: dict) -> bool:
 
 #: Files of an instance directory a clean exit removes (:func:`_forget_clean_session`).
 CLEAN_EXIT_REMOVES = ("state", "faulthandler.log")
+
+
+class _Log:
+    """The helper's bounded segmented log, in the layout above (``fd2.<start>.log`` segments, the
+    newest two kept); never raises (a disk error stops logging, not forwarding)."""
+
+    def __init__(self, directory: str, max_bytes: int) -> None:
+        self.dir = directory
+        self.seg_bytes = max(4096, max_bytes // 2)
+        self.fd = -1
+        self.seg_size = 0
+        self.segments: list = []
+        self.seg_start = 0
+        self.error = ""
+        self._open(0)
+
+    def _open(self, start: int) -> None:
+        try:
+            if self.fd >= 0:
+                os.close(self.fd)
+            path = os.path.join(self.dir, f"fd2.{start:012d}.log")
+            self.fd = _create(path, os.O_WRONLY | os.O_APPEND)
+            self.segments.append(path)
+            self.seg_size = 0
+            self.seg_start = start
+            while len(self.segments) > 2:
+                old = self.segments.pop(0)
+                try:
+                    os.unlink(old)
+                except OSError:
+                    pass
+        except OSError as exc:
+            self.fd = -1
+            self.error = f"log: {exc}"
+
+    def _reset(self, start: int) -> None:
+        for old in self.segments:
+            try:
+                os.unlink(old)
+            except OSError:
+                pass
+        self.segments = []
+        self._open(start)
+
+    def write(self, data: bytes, offset_after: int) -> None:
+        if self.fd < 0:
+            return
+        start = offset_after - len(data)
+        if len(data) > self.seg_bytes:
+            # only the newest seg_bytes of a huge chunk fit: drop everything older so the
+            # segments on disk stay contiguous
+            data = data[len(data) - self.seg_bytes:]
+            self._reset(offset_after - len(data))
+        elif self.seg_size and self.seg_size + len(data) > self.seg_bytes:
+            self._open(start)
+        elif not self.seg_size and start != self.seg_start:
+            self._reset(start)
+        if self.fd < 0:
+            return
+        try:
+            view = memoryview(data)
+            while view:
+                k = os.write(self.fd, view)
+                view = view[k:]
+            self.seg_size += len(data)
+        except OSError as exc:
+            self.error = f"log: {exc}"
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
+
+    def tail(self, n: int) -> bytes:
+        out = b""
+        for path in reversed(self.segments):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(0, 2)
+                    size = f.tell()
+                    f.seek(max(0, size - (n - len(out))))
+                    out = f.read() + out
+            except OSError:
+                break
+            if len(out) >= n:
+                break
+        return out[-n:]

@@ -18,16 +18,16 @@ import logging
 import os
 import re
 import shutil
+import stat
+import stat as _stat
 import time
 from pathlib import Path
 from typing import Any
-import stat
-import stat as _stat
 
 from ..model.crash import CrashRecord
 from ..util.safetext import safe_text
-from . import helper as H
-from .helper import _pid_alive as alive
+from . import protocol as H
+from .protocol import _pid_alive as alive
 from .tee import read_slice, records_root
 
 log = logging.getLogger("cudnn_magic")
@@ -36,8 +36,8 @@ MAX_LOG_FOR_DIAGNOSIS = 4 << 20
 """Bytes of the record (from the last cell's start, newest win) given to ``diagnose`` (4 MiB,
 the log bound)."""
 
-MAX_LOG_FOR_DISPLAY = 16 << 10
-"""Bytes of the record's tail shown as "native log lines it printed last" (16 KiB)."""
+MAX_LOG_TAIL = 16 << 10
+"""Bytes of the record's tail kept as its ``log_tail``, shown as "native log lines it printed last" (16 KiB)."""
 
 MAX_FAULTHANDLER = 64 << 10
 """Bytes of ``faulthandler.log`` read (64 KiB; the newest, which hold the main thread)."""
@@ -206,6 +206,10 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         rec._untrusted = True  # type: ignore[attr-defined]
         return rec
     meta = _read_meta(d, rec, settle_s)
+    try:  # the connection file the capture saved beside the key's records (absent in a terminal)
+        rec.connection_file = _safe_text(_read_bytes(d.parent / CONNECTION_NAME, 4096, tail=False)).strip() or None
+    except OSError:
+        pass
     rec.kernel_pid = _num(meta.get("kernel_pid"), int) or _instance_pid(d.name)
     pv = meta.get("python_version")
     if isinstance(pv, str) and re.fullmatch(r"\d{1,3}(\.\d{1,4}){1,2}", pv):
@@ -226,7 +230,7 @@ def read_record(directory: Path | str, key: str | None = None, settle_s: float =
         rec.died = min(times)
     elif not rec.alive:
         mt = []
-        for n in names + [FAULTHANDLER_NAME, "meta.json", "state"]:
+        for n in [*names, FAULTHANDLER_NAME, "meta.json", "state"]:
             try:
                 mt.append(os.lstat(d / n).st_mtime)
             except OSError:
@@ -278,6 +282,7 @@ def _read_cell(d: Path, rec: CrashRecord, meta: dict) -> int | None:
     # the last cell: the shared state file is the truth (written by the kernel itself, there
     # even if the helper was killed); meta.json's copy is at most 2 s old
     cell = None
+    cell_offset: int | None
     try:
         buf = _read_bytes(d / "state", H.STATE_SIZE, tail=False)
         if len(buf) < H.STATE_SIZE:
@@ -304,11 +309,10 @@ def _read_cell(d: Path, rec: CrashRecord, meta: dict) -> int | None:
     except Exception as exc:  # noqa: BLE001 - garbage in the state file
         problems.append(f"state is corrupt ({type(exc).__name__})")
     mcell = meta.get("last_cell")
-    if cell is None and isinstance(mcell, dict):
-        cell = mcell
-    elif cell is not None and isinstance(mcell, dict) and _num(mcell.get("seq"), int) not in (None, cell.get("seq")) \
-            and (_num(mcell.get("seq"), int) or 0) > (cell.get("seq") or 0):
-        cell = mcell
+    if isinstance(mcell, dict):
+        mseq = _num(mcell.get("seq"), int)
+        if cell is None or (mseq not in (None, cell.get("seq")) and (mseq or 0) > (cell.get("seq") or 0)):
+            cell = mcell
     if isinstance(cell, dict):
         src = cell.get("source")
         rec.cell_source = _safe_text(src.encode("utf-8", "replace")) if isinstance(src, str) else None
@@ -355,7 +359,7 @@ def _read_log(d: Path, rec: CrashRecord, meta: dict, cell_offset: int | None) ->
         logged = _num(meta.get("offset"), int)
         if logged is not None and end < logged:
             problems.append(f"the log is shorter than recorded ({end} of {logged} bytes): truncated")
-        tail = read_slice(d, max(0, end - MAX_LOG_FOR_DISPLAY), end)
+        tail = read_slice(d, max(0, end - MAX_LOG_TAIL), end)
         rec.log_tail = _strip_prompts(_safe_text(bytes(tail)))
         start = cell_offset if cell_offset is not None and 0 <= cell_offset <= end else max(0, end - MAX_LOG_FOR_DIAGNOSIS)
         cut = max(0, end - start - MAX_LOG_FOR_DIAGNOSIS)
@@ -434,6 +438,15 @@ def _key_dir(key: str, root: Path) -> Path | None:
         log.debug("cudnn_magic: crash records of %s not read: not this user's own folder, or others may write it", kd)
         return None
     return kd
+
+
+def key_exists(key: str, root: Path | None = None) -> bool:
+    """Is there an entry named ``key`` under the records root (a key directory, read or
+    refused: a link or another user's folder is there, just not read)? ``False`` for a key that
+    is not one path component (:func:`valid_key`)."""
+    if not valid_key(key):
+        return False
+    return os.path.lexists((root or records_root()) / key)
 
 
 def _claim(directory: Path) -> bool:
@@ -590,7 +603,7 @@ def cleanup(root: Path | None = None, now: float | None = None, keep_key: str | 
                 removed.append(str(kd))
             else:
                 _prune_pending(kd, now)
-        except Exception:  # noqa: BLE001 - cleanup never harms the session
+        except Exception:  # cleanup never harms the session
             log.debug("cudnn_magic: cleanup of %s failed", kd, exc_info=True)
     return removed
 
@@ -657,5 +670,5 @@ def _prune_pending(kd: Path, now: float) -> None:
                 pass
 
 
-__all__ = ["all_crashes", "claim_previous", "cleanup", "previous_crashes", "read_record",
+__all__ = ["all_crashes", "claim_previous", "cleanup", "key_exists", "previous_crashes", "read_record",
            "valid_key"]

@@ -25,10 +25,12 @@ import array
 import fcntl
 import json
 import logging
+import math
 import mmap
 import os
 import select
 import stat
+import stat as _stat
 import struct
 import subprocess
 import sys
@@ -36,11 +38,11 @@ import termios
 import threading
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple, Optional
-import stat as _stat
+from typing import Callable, NamedTuple
 
 from ..util.kernelinfo import connection_file
 from . import helper as _helper
+from . import protocol as _protocol
 
 log = logging.getLogger("cudnn_magic")
 
@@ -50,7 +52,7 @@ DEFAULT_MAX_BYTES = 4 << 20
 KEEP_INSTANCES = 4
 """Instance directories kept per key (older ones are removed at install)."""
 
-SYNC_TIMEOUT_S = _helper.FLUSH_CAP_S + 1.0
+SYNC_TIMEOUT_S = _protocol.FLUSH_CAP_S + 1.0
 """Longest wait (seconds) for the helper's ack to a sync marker while nothing moves: the wait
 goes on as long as the helper keeps forwarding (a large backlog is shown in full)."""
 
@@ -144,11 +146,10 @@ def record_key(shell: object = None) -> str:
     if shell is not None and any(c.__name__ == "ZMQInteractiveShell" for c in type(shell).__mro__):
         try:
             name = os.path.basename(connection_file() or "")
-            if name.endswith(".json"):
-                name = name[:-5]
+            name = name.removesuffix(".json")
             if name:
                 return _safe(name)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: no connection file", exc_info=True)
     for fd in (0, 1):
         try:
@@ -186,8 +187,8 @@ class Tee:
         self._ack_buf = b""
         self._uninstalling = False
         self.last_forwarded = 0
-        self.memory_bytes = _helper.MEMORY_BYTES
-        self.spool_bytes = _helper.SPOOL_BYTES
+        self.memory_bytes = _protocol.MEMORY_BYTES
+        self.spool_bytes = _protocol.SPOOL_BYTES
         self.flag_literals: tuple[bytes, ...] = ()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class Tee:
     def install(cls, key: str, root: Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                 fallback_fd: int | None = None, meta: dict | None = None,
                 on_death: Callable[[str], None] | None = None, memory_bytes: int | None = None,
-                spool_bytes: int | None = None, flag_literals: tuple[bytes, ...] = ()) -> "Tee":
+                spool_bytes: int | None = None, flag_literals: tuple[bytes, ...] = ()) -> Tee:
         """Start the helper and point fd 2 at it.
 
         Args:
@@ -230,25 +231,25 @@ class Tee:
         try:
             self.flag_literals = tuple(x.lower() for x in flag_literals if x)
             return self._start(inst, key, max_bytes, fallback_fd, meta, on_death,
-                               _bound(memory_bytes, MEMORY_ENV, _helper.MEMORY_BYTES),
-                               _bound(spool_bytes, SPOOL_ENV, _helper.SPOOL_BYTES))
+                               _bound(memory_bytes, MEMORY_ENV, _protocol.MEMORY_BYTES),
+                               _bound(spool_bytes, SPOOL_ENV, _protocol.SPOOL_BYTES))
         except BaseException:
             # a record that was never started must not read as a kernel that died
             _remove_instance(inst)
             raise
 
     def _start(self, inst: Path, key: str, max_bytes: int, fallback_fd: int | None, meta: dict | None,
-               on_death: Callable[[str], None] | None, memory_bytes: int, spool_bytes: int) -> "Tee":
+               on_death: Callable[[str], None] | None, memory_bytes: int, spool_bytes: int) -> Tee:
         self.directory = inst
-        self.memory_bytes = max(_helper.READ_SIZE, memory_bytes)
+        self.memory_bytes = max(_protocol.READ_SIZE, memory_bytes)
         self.spool_bytes = max(0, spool_bytes)
         state_path = inst / "state"
         fd = os.open(state_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600)
         try:
-            data = memoryview(b"\0" * _helper.STATE_SIZE)
+            data = memoryview(b"\0" * _protocol.STATE_SIZE)
             while data:  # the pages are allocated now: later writes need no disk space
                 data = data[os.write(fd, data):]
-            self.state = mmap.mmap(fd, _helper.STATE_SIZE)
+            self.state = mmap.mmap(fd, _protocol.STATE_SIZE)
         finally:
             os.close(fd)
 
@@ -310,7 +311,7 @@ class Tee:
         if cb is not None:
             try:
                 cb(self.death)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.debug("cudnn_magic: on_death failed", exc_info=True)
 
     def _restore_fd2(self) -> None:
@@ -339,7 +340,7 @@ class Tee:
             if was_active:
                 try:
                     self.sync(timeout=min(timeout, SYNC_TIMEOUT_S), _force=True, limit=timeout)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.debug("cudnn_magic: final sync failed", exc_info=True)
                 self._restore_fd2()
             self._set_clean(2)
@@ -386,8 +387,8 @@ class Tee:
         if st is None:
             return
         try:
-            if not _helper.read_clean_flag(st):
-                struct.pack_into("<Q", st, _helper.CLEAN_AT, kind)
+            if not _protocol.read_clean_flag(st):
+                struct.pack_into("<Q", st, _protocol.CLEAN_AT, kind)
         except (ValueError, TypeError):  # closed mapping
             pass
 
@@ -400,14 +401,14 @@ class Tee:
         st = self.state
         if not self.active or st is None:
             return Mark(0, 0)
-        gen, offset, fwd = _helper._STATE.unpack_from(st, 0)
+        gen, offset, fwd = _protocol._STATE.unpack_from(st, 0)
         if gen & 1:  # a chunk is being counted right now: wait a moment for a stable value
             for _ in range(200):
                 time.sleep(0.0001)
-                gen, offset, fwd = _helper._STATE.unpack_from(st, 0)
+                gen, offset, fwd = _protocol._STATE.unpack_from(st, 0)
                 if not gen & 1:
                     break
-        return Mark(offset, 0, fwd, *_helper.COUNTS.unpack_from(st, _helper.COUNTS_AT))
+        return Mark(offset, 0, fwd, *_protocol.COUNTS.unpack_from(st, _protocol.COUNTS_AT))
 
     def counts(self) -> tuple[int, int, int]:
         """The helper's ``(spilled, dropped, skipped)`` byte counters so far (zeros when not
@@ -416,7 +417,7 @@ class Tee:
         if st is None:
             return (0, 0, 0)
         try:
-            return _helper.COUNTS.unpack_from(st, _helper.COUNTS_AT)
+            return _protocol.COUNTS.unpack_from(st, _protocol.COUNTS_AT)
         except (ValueError, TypeError):
             return (0, 0, 0)
 
@@ -433,7 +434,7 @@ class Tee:
             return False
         if mark.pending or fionread(self.pipe_w):
             return True
-        gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+        gen, offset, _ = _protocol._STATE.unpack_from(st, 0)
         return bool(gen & 1) or offset != mark.offset
 
     def settled(self, timeout: float = SETTLE_TIMEOUT_S) -> int | None:
@@ -460,9 +461,9 @@ class Tee:
                 return None
             now = time.monotonic()
             if not waiting:
-                gen, offset, _ = _helper._STATE.unpack_from(st, 0)
+                gen, offset, _ = _protocol._STATE.unpack_from(st, 0)
                 if not gen & 1 and not fionread(self.pipe_w):
-                    return offset
+                    return int(offset)
                 # the pipe is empty and the helper is still at its last chunk (a MiB to log, queue
                 # and look through): no writer is behind it, so its end is worth waiting for
                 if now >= start + BUSY_TIMEOUT_S:
@@ -482,11 +483,11 @@ class Tee:
         st = self.state
         if st is None or not self.active:
             return False
-        target = _QUEUED.unpack_from(st, _helper.QUEUED_AT)[0]
+        target = _QUEUED.unpack_from(st, _protocol.QUEUED_AT)[0]
         seen = -1
         deadline = nap = 0.0
         while True:
-            fwd = _helper._STATE.unpack_from(st, 0)[2]
+            fwd = _protocol._STATE.unpack_from(st, 0)[2]
             if fwd >= target:
                 return True
             now = time.monotonic()
@@ -504,7 +505,7 @@ class Tee:
         if st is None:
             return 0
         try:
-            return _FLAG.unpack_from(st, _helper.FLAGGED_AT)[0]
+            return int(_FLAG.unpack_from(st, _protocol.FLAGGED_AT)[0])
         except (ValueError, TypeError):  # closed mapping
             return 0
 
@@ -513,9 +514,9 @@ class Tee:
         st = self.state
         if st is None or os.getpid() != self.pid:  # a forked child must not overwrite the parent's cell
             return 0
-        return _helper._STATE.unpack_from(st, 0)[2]
+        return int(_protocol._STATE.unpack_from(st, 0)[2])
 
-    def note_cell(self, number: Optional[int], source: str, offset: int) -> None:
+    def note_cell(self, number: int | None, source: str, offset: int) -> None:
         """Record that a cell started, for ``meta.json``'s ``last_cell``: written into the
         shared state mapping (no syscall, no wake-up of the helper; about 1 µs). The source is
         cut to the first 8,084 bytes of UTF-8."""
@@ -523,12 +524,12 @@ class Tee:
         if st is None:
             return
         self._cell_seq += 2
-        data = source.encode("utf-8", "replace")[:_helper.FLAGGED_AT - _helper.SOURCE_AT]
-        _CELL_SEQ.pack_into(st, _helper.CELL_AT, self._cell_seq - 1)  # odd: being written
-        st[_helper.SOURCE_AT:_helper.SOURCE_AT + len(data)] = data
-        _helper.CELL_HEAD.pack_into(st, _helper.CELL_AT, self._cell_seq - 1, -1 if number is None else number,
+        data = source.encode("utf-8", "replace")[:_protocol.FLAGGED_AT - _protocol.SOURCE_AT]
+        _CELL_SEQ.pack_into(st, _protocol.CELL_AT, self._cell_seq - 1)  # odd: being written
+        st[_protocol.SOURCE_AT:_protocol.SOURCE_AT + len(data)] = data
+        _protocol.CELL_HEAD.pack_into(st, _protocol.CELL_AT, self._cell_seq - 1, -1 if number is None else number,
                                     offset, time.time(), len(data))
-        _CELL_SEQ.pack_into(st, _helper.CELL_AT, self._cell_seq)  # even, last: complete
+        _CELL_SEQ.pack_into(st, _protocol.CELL_AT, self._cell_seq)  # even, last: complete
 
     def _send_ctl(self, kind: bytes, payload: bytes) -> None:
         if self.ctl_w < 0:
@@ -572,7 +573,7 @@ class Tee:
         self._token += 1
         token = b"%d" % self._token
         try:
-            os.write(self.pipe_w, _helper.MAGIC + kind + token + b"\0")
+            os.write(self.pipe_w, _protocol.MAGIC + kind + token + b"\0")
         except OSError:
             return None
         if kind != b"S":
@@ -690,7 +691,7 @@ def _bound(value: int | None, env: str, default: int) -> int:
     if raw:
         try:
             mb = float(raw)
-            if mb >= 0 and mb == mb and mb < 1 << 30:
+            if mb >= 0 and not math.isnan(mb) and mb < 1 << 30:
                 return int(mb * (1 << 20))
         except ValueError:
             pass
@@ -723,7 +724,7 @@ def _prune(keydir: Path, keep: int) -> None:
             with os.fdopen(fd, "rb") as f:
                 raw = f.read(1 << 20) if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b"{}"
             pid = json.loads(raw).get("helper_pid")
-            if pid and _helper._pid_alive(int(pid)):
+            if pid and _protocol._pid_alive(int(pid)):
                 continue
         except (OSError, ValueError, AttributeError, TypeError):
             pass
@@ -731,9 +732,9 @@ def _prune(keydir: Path, keep: int) -> None:
             files = list(old.iterdir())
         except OSError:  # removed meanwhile (another kernel of the key pruned it)
             continue
-        for f in files:
+        for p in files:
             try:
-                f.unlink()
+                p.unlink()
             except OSError:
                 pass
         try:

@@ -9,8 +9,8 @@ import sys
 from typing import TextIO
 
 from ..engines.cluster import ClusterCheckError, cluster_check
-from ..model.cluster import ClusterReport
 from ..engines.cluster_ray import ray_check
+from ..model.cluster import ClusterReport
 
 __all__ = ["cli_cluster", "cli_ray"]
 

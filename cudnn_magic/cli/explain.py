@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import BinaryIO, Callable, TextIO
@@ -11,16 +10,18 @@ from typing import BinaryIO, Callable, TextIO
 from ..engines.diagnose import diagnose
 from ..model import Report
 from ..render.diagnosis import diagnoses_json, diagnoses_text
-from ..util.textinput import SAMPLE, binary_kind, describe
+from ..util.textinput import SAMPLE, binary_kind, describe, from_utf16
 
 __all__ = ["cli_explain"]
 
 
-def _read_log(fh: "BinaryIO") -> bytes:
+def _read_log(fh: BinaryIO) -> bytes:
     """The whole input, unless its first 64 KiB already show it is a binary (an executable, a
     shared library, an archive): then only those, so a 279 MB browser binary is refused at once
     instead of read whole."""
     head = fh.read(SAMPLE)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 log (PowerShell's >): read whole, as UTF-8
+        return from_utf16(head + fh.read())
     if len(head) < SAMPLE or binary_kind(head):
         return head  # the end already (a terminal's Ctrl-D is not sticky: never read past it), or a binary
     try:
@@ -76,6 +77,8 @@ def cli_explain(args: argparse.Namespace, out: TextIO, live_report: Callable[[],
             pass
     if info["kind"] != "text":
         if args.json:
+            import json  # start-up cost: only --json writes JSON (text is what a pasted line gets)
+
             json.dump({"diagnoses": [], "input": info}, out, indent=2)
             out.write("\n")
         print(f"cudnn-magic: {name}: {info['detail']}: nothing to explain.", file=sys.stderr)
@@ -86,6 +89,8 @@ def cli_explain(args: argparse.Namespace, out: TextIO, live_report: Callable[[],
     diagnoses = diagnose(exception="", log=data, report=report)  # bytes: scanned without a decoded copy
     del data
     if args.json:
+        import json  # start-up cost: as above
+
         json.dump(dict(diagnoses_json(diagnoses), input=info), out, indent=2)
         out.write("\n")
     else:

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from .. import fixes
 from ..engines.check import run_check
-from ..fixes.environment import kernel_context
+from ..fixes.environment import kernel_context, kernelspec_names
 from ..model import to_plain
+from ..render.where import undo_words
 from ..util.options import fix_context as _context
 
 __all__ = ["cli_fix"]
@@ -21,7 +23,12 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``cudnn-magic fix FIX_ID [--dry-run] [--yes] [--undo]``.
 
     Exit codes: 0 previewed or applied, 1 the fix failed or cannot apply (with --yes or
-    --undo), 2 usage error (unknown or missing fix id).
+    --undo; advice-only plans print the advice), 2 usage error (unknown or missing fix id,
+    ``--kernel NAME`` that names no kernelspec).
+
+    From a shell (no ``--kernel``) the environment judged is this shell's: a fix that would edit
+    a kernelspec gives the shell's own ``export``/``unset`` line instead, and names the
+    kernelspecs whose ``env`` carries the cause (``--kernel NAME`` edits that one).
     """
     out = out or sys.stdout
     fix_id = getattr(args, "fix_id", None)
@@ -31,15 +38,24 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return 2
     as_json = bool(getattr(args, "json", False))
     if getattr(args, "undo", False):
-        res = fixes.undo(fix_id)
+        res = _for_shell(fixes.undo(fix_id))
         _emit(out, res.text(), _result_dict(res), as_json)
         return 0 if res.ok else 1
 
     ctx = _context(args)
+    if ctx.get("kernel_name"):
+        specs = kernelspec_names()
+        if isinstance(specs, str) or ctx["kernel_name"] not in specs:
+            known = specs if isinstance(specs, str) else "known: " + (", ".join(sorted(specs)) or "none")
+            print(f"cudnn-magic fix: no kernelspec named {ctx['kernel_name']!r} ({known}; `jupyter kernelspec list` "
+                  "shows them)", file=sys.stderr)
+            return 2
+    else:
+        ctx["shell"] = True  # no kernel runs here: the LD_LIBRARY_PATH judged is this shell's own
     for_kernel = kernel_context(ctx)  # --kernel NAME from a shell: that kernel's start environment
     if for_kernel is not None:
         ctx = for_kernel
-    p = fixes.plan(fix_id, run_check(environ=ctx.get("environ")), context=ctx)
+    p = _for_shell(fixes.plan(fix_id, run_check(environ=ctx.get("environ")), context=ctx))
     if not getattr(args, "yes", False) or getattr(args, "dry_run", False):
         _emit(out, p.text() + ("\nRun with --yes to apply." if p.applicable else ""), p.to_dict(), as_json)
         return 0
@@ -57,9 +73,17 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
             out.write(line + "\n")
             out.flush()
 
-    res = fixes.apply(p, stream=stream)
+    res = _for_shell(fixes.apply(p, stream=stream))
     _emit(out, res.text(), _result_dict(res), as_json)
     return 0 if res.ok else 1
+
+
+_Shown = TypeVar("_Shown", fixes.FixPlan, fixes.FixResult)
+
+
+def _for_shell(x: _Shown) -> _Shown:
+    """A plan or result with its undo hint as the command to type in a shell (not the magic's)."""
+    return dataclasses.replace(x, undo_hint=undo_words(x.undo_hint, "process")) if x.undo_hint else x
 
 
 def _result_dict(res: fixes.FixResult) -> dict[str, Any]:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
 
-from ..util.options import interval_seconds, timeout_seconds
+from ..util.options import interval_seconds, positive_count, timeout_seconds
+from ..util.textout import tolerant_streams
 from ..util.version import __version__
 
 if TYPE_CHECKING:  # annotations only
@@ -77,7 +79,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="cudnn-magic", formatter_class=_Formatter,
         description="Which cuDNN is really loaded, what each framework needs, and why a run failed.",
     )
-    
+
     p.add_argument("--version", action="version", version=f"cudnn-magic {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     add_parser = sub.add_parser
@@ -138,6 +140,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("crashes"):
         cr.add_argument("--json", action="store_true", help="print the records as JSON")
         cr.add_argument("--key", default=None, help="only this record key (connection-file basename, terminal-<tty>)")
+        which = cr.add_mutually_exclusive_group()
+        which.add_argument("--last", type=positive_count, metavar="N", default=None,
+                           help="the newest N records (default 5): the newest in full, one line for each other")
+        which.add_argument("--all", action="store_true", help="every record (the newest in full, one line each other)")
     mf = sub.add_parser("manifest", help="write the verified GPU stack as a JSON manifest (or --constraints for pip)")
     if wanted("manifest"):
         add_manifest_arguments(mf)
@@ -194,7 +200,8 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         from .manifest import cli_against  # each subcommand imports only its own module
 
         return cli_against(args, out)
-    for flag, value, example in (("--dask", args.dask, "tcp://HOST:8786"), ("--ray", args.ray, "auto, ray://HOST:10001, HOST:6379")):
+    for flag, value, example in (("--dask", args.dask, "tcp://HOST:8786"),
+                                 ("--ray", args.ray, "auto, ray://HOST:10001, HOST:6379")):
         if value is not None and not value.strip():  # `--ray ""` (an unset shell variable) was the plain check
             print(f"cudnn-magic: {flag} needs the cluster's address ({example})", file=sys.stderr)
             return 2
@@ -219,15 +226,47 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the command line; returns the exit code (see module docstring)."""
+    """Run the command line; returns the exit code (see module docstring). What ``out`` and
+    ``sys.stderr`` cannot encode (``PYTHONIOENCODING=ascii``, ``LC_ALL=C``) is written as Python
+    escapes (:mod:`cudnn_magic.util.textout`), never an error."""
     out = out or sys.stdout
+    with tolerant_streams(out, sys.stdout, sys.stderr):
+        return _main(argv, out)
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean --json?)`` for the choice closest to a mistyped ``word`` (difflib's ratio at
+    least 0.6, as argparse's own ``suggest_on_error`` of Python 3.14 uses), else ""."""
+    import difflib  # only for a mistyped command line
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _mistyped_command(argv: Sequence[str]) -> str | None:
+    """The first word of ``argv`` that is not an option when it is no subcommand (``chek``), else None."""
+    for a in argv:
+        if a == "--" or a in ("-h", "--help", "--version"):
+            return None
+        if not a.startswith("-"):
+            return None if a in COMMANDS else a
+    return None
+
+
+def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser(_command_of(argv))
     try:
+        word = _mistyped_command(argv)
+        if word is not None and (hint := _did_you_mean(word, COMMANDS)):
+            parser.error(f"argument COMMAND: invalid choice: {word!r}{hint}")
         args, extra = parser.parse_known_args(argv)
         if extra:  # the subcommand's usage, not the top level's (`check --jsn`)
             sub = _subparser(parser, getattr(args, "command", None))
-            (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+            flags = [s for action in (sub or parser)._actions for s in action.option_strings]
+            first = next((e.split("=", 1)[0] for e in extra if e.startswith("--")), None)
+            hint = _did_you_mean(first, flags) if first else ""
+            (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     except SystemExit as exc:  # argparse already printed the usage message
         return 0 if exc.code == 0 else 2
     if args.command is None:
@@ -254,9 +293,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
             return cli_install_startup(args, out)
         if args.command == "crashes":
-            from .crashes import cli_crashes  # each subcommand imports only its own module
+            from .crashes import DEFAULT_LAST, cli_crashes  # each subcommand imports only its own module
 
-            return cli_crashes(as_json=args.json, out=out, key=args.key)
+            last = None if args.all else args.last or DEFAULT_LAST
+            return cli_crashes(as_json=args.json, out=out, key=args.key, last=last)
         if args.command == "manifest":
             from .manifest import cli_manifest  # each subcommand imports only its own module
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 import threading
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..fixes.pip_replay import found_by_name_advice, pip_fix_blocker
 from ..model import (
@@ -27,16 +27,15 @@ from ..model import (
     Preload,
     Report,
     Resolution,
+    Severity,
     Unavailable,
     WheelOverwrite,
 )
 from ..probes import libnames
-from ..util import pyenv
 from ..probes.frameworks import probe_frameworks
 from ..probes.installed import consumer_dirs, probe_installed, resolve
-from ..probes.loader import environ_at_start
 from ..probes.loaded import MappedState, bound_cudnn, mapped_cudnn_paths, probe_mapped
-from ..probes.loader import default_dirs, resolve_in_chain, search_steps
+from ..probes.loader import default_dirs, environ_at_start, resolve_in_chain, search_steps
 from ..probes.nvml import driver_and_gpus_within
 from ..probes.owners import probe_overwritten_wheels
 from ..probes.scope import check_scope, realpath
@@ -49,8 +48,10 @@ from ..rules.consumers import CONSUMER_FINDING_IDS as _CONSUMER_FINDING_IDS
 from ..rules.cudnn_version import try_parse
 from ..rules.folders import folder_findings
 from ..rules.requirement import cudnn_requirement
+from ..util import pyenv
 from ..util.files import collect_skipped, regular_dist_version
 from .consumer_check import check_consumers
+from .deps import deep_error_findings, deep_soft_findings
 from .framework_findings import (
     _shadow_fix,
     cpu_build_findings,
@@ -63,6 +64,7 @@ from .overwrites import canonical_name as _canonical_name
 from .overwrites import overwrite_findings
 from .overwrites import pinned_names as _pinned_names
 from .overwrites import requirement as _requirement
+from .replaced import replaced_findings
 
 # Finding ids beside the diagnosis catalogue (diagnose.CATALOGUE); stable, listed in docs/ids.md.
 FINDING_IDS = {
@@ -70,6 +72,7 @@ FINDING_IDS = {
     "cudnn-library-not-found": "a CUDA build of a framework will find no cuDNN with the soname it asks for",
     "cudnn-shadowed": "a directory earlier in the loader's search hides the cuDNN a framework ships with",
     "cudnn-multiple-copies-loaded": "libcudnn files from more than one directory are mapped in this process",
+    "cudnn-replaced-on-disk": "mapped cuDNN files were replaced or removed on disk since they were loaded (pip install -U)",
     "cudnn-wheel-overwritten": "two installed distributions list the same cuDNN files; the later install overwrote "
                                "the earlier one's (pip check says nothing)",
     "cudnn-sublibrary-load-failed": "sub-libraries of one directory have mixed versions, or one is missing",
@@ -186,19 +189,20 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
         notes.append(f"cuDNN consumer scan failed: {type(exc).__name__}: {exc}")
 
     deep_results = None
+    deep_found: list[Finding] = []
+    copy_notes: list[str] = []
     if deep:
         # each copy WITH its sub-libraries and their dependencies, in child processes
         # copies the version query already found broken are probed too: they are the crashers
         mains = [c.path for c in installed if c.is_main]
         deep_results = deep_probe(mains, env=environ)
-        for p, r in deep_results.items():
-            soft = [f"{q.library}: {q.reason}" for q in r.problems if q.severity != "error"]
-            if soft:
-                notes.append(f"deep probe of {p}: " + "; ".join(soft))
+        deep_found, copy_notes, deep_notes = deep_soft_findings(deep_results, {c.path: c for c in installed})
+        notes += deep_notes
 
     report = judge_report(
         loaded=tuple(loaded), installed=tuple(installed), frameworks=tuple(judged_fws), driver=driver, gpus=gpus,
-        ldcache=ldcache, environ=environ, notes=tuple(notes), deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
+        ldcache=ldcache, environ=environ, notes=tuple(notes),
+        deep_errors={p: r.error for p, r in (deep_results or {}).items() if r.error},
         in_use=mapped_state.in_use, overwrites=overwrites, bindings=bindings,
         folders=inv.present if inv else None, listed=inv.listed if inv else None,
     )
@@ -207,10 +211,12 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
                                      findings=report.findings + tuple(consumer_report.findings),
                                      resolutions=report.resolutions + tuple(consumer_report.resolutions))
 
+    if deep_found or copy_notes:
+        report = dataclasses.replace(report, findings=report.findings + tuple(deep_found), copy_notes=tuple(copy_notes))
     report = dataclasses.replace(report, cuda_toolkits=_safe(lambda: probe_toolkits(environ), ()))
     if runtime_ldp_change is not None:
         start_ldp, now_ldp = runtime_ldp_change
-        report = dataclasses.replace(report, findings=report.findings + (Finding(
+        report = dataclasses.replace(report, findings=(*report.findings, Finding(
             "ld-library-path-changed-at-runtime", "warning",
             "LD_LIBRARY_PATH was changed after this process started; the dynamic loader ignores the change",
             f"The loader read LD_LIBRARY_PATH={start_ldp or '(empty)'} at start; os.environ now says "
@@ -218,7 +224,7 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
             (Fix("remove-shadowing-dir", "Set LD_LIBRARY_PATH where the kernel is started",
                  "put the value in the kernelspec \"env\" (kernel.json) or the shell that starts Jupyter, then "
                  "restart the kernel", True),),
-        ),))
+        )))
     return dataclasses.replace(report, elapsed_s=time.perf_counter() - t0)
 
 
@@ -280,7 +286,7 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
         findings += list(fw.problems) + fnds
     judged, findings = served_by_another(judged, findings)
 
-    findings += _multiple_copies_findings(loaded, in_use)
+    findings += replaced_findings(loaded) + _multiple_copies_findings(loaded, in_use)
     findings += _sublibrary_findings(loaded, installed, folders, listed, environ, ldcache)
     findings += overwrite_findings(overwrites, judged, ctx.own_dirs)
     for c in installed:
@@ -291,25 +297,13 @@ def judge_report(*, loaded: tuple[LibraryCopy, ...], installed: tuple[LibraryCop
                 (Fix("remove-shadowing-dir", f"Remove {c.path} or its directory from the search path",
                      f"rm {c.path}   # or take {c.directory} out of LD_LIBRARY_PATH", False),),
             ))
-    for path, err in (deep_errors or {}).items():
-        owner = by_path.get(path, LibraryCopy(path, "", "")).owner
-        missing_dep = re.search(r"(lib(?:nvrtc|cublas|cublasLt|z|nvJitLink)[\w.-]*\.so[\w.]*): cannot open shared object", err)
-        if missing_dep:  # cuDNN itself is complete; a library it needs is not on the loader's path
-            fix = Fix("install-cudnn-deps", f"Install {missing_dep.group(1)}, which cuDNN's sub-libraries need",
-                      f"{missing_dep.group(1)} is missing: install the matching CUDA library (pip: nvidia-cuda-nvrtc-cuXX / "
-                      "nvidia-cublas-cuXX; system: the CUDA toolkit's package) into the same environment", True)
-        else:
-            fix = Fix("reinstall-cudnn", "Reinstall this cuDNN so all its sub-libraries are present",
-                      f"reinstall the package that owns {path} ({owner})", True)
-        findings.append(Finding(
-            "cudnn-sublibrary-load-failed", "error", f"Loading {path} fails",
-            f"In a child process: {err}. A framework that picks this copy fails or kills the kernel.", (fix,),
-        ))
+    sites = pyenv.purelib_dirs()
+    start_env = dict(environ if environ is not None else (environ_at_start() or os.environ))
+    findings += deep_error_findings(deep_errors or {}, by_path, start_env, sorted(sites))
     findings += driver_findings(driver, gpus, judged, loaded)
     findings += cpu_build_findings(judged, gpus, driver, sys.platform)
     # an older copy on LD_LIBRARY_PATH that hides this environment's own wheel, with no framework to
     # say it: mapped already, or what a plain load by name would get
-    sites = pyenv.purelib_dirs()
     findings += env_wheel_shadowed(installed, findings, resolve, environ, ldcache, sites, in_use)
     mapped_sonames = {u.soname for u in in_use}
     by_name = tuple(resolve(so, "a program that loads it by name", None, environ=environ, ldcache=ldcache)
@@ -416,7 +410,8 @@ def _judge_framework(fw: FrameworkBuild, ctx: _Ctx):  # type: ignore[no-untyped-
     picked_path = iu.path if iu is not None else res.picked
     fw2 = dataclasses.replace(fw, cudnn_soname=soname, cudnn_used=runtime, cudnn_used_path=picked_path,
                               verdict=verdict, rule=j.rule, detail=detail)
-    own_ok = bool(own is not None and own.version and judge(fw.checker, own.version, fw.cudnn_compiled).ok)
+    own_ok = bool(own is not None and own.version  # a framework row's checker is one of rules.compat's
+                  and judge(fw.checker, own.version, fw.cudnn_compiled).ok)  # type: ignore[arg-type]
     other_won = own is not None and picked_path is not None and realpath(picked_path) != realpath(own.path)
     cause = ""
     fixes: list[Fix] = []
@@ -574,7 +569,7 @@ def _not_found(fw: FrameworkBuild, soname: str, rule: str, res: Resolution, ctx:
     """``fw`` asks for ``soname`` and the loader finds none: an error with a GPU (its GPU code
     will not run), and the pip fix only where it would help (else why not, and what would)."""
     findings: list[Finding] = []
-    sev = "error" if ctx.gpus else "warning"
+    sev: Severity = "error" if ctx.gpus else "warning"
     fix = _install_fix(fw, ctx)
     detail = (f"{fw.name} {fw.version} asks for {soname}, and the loader's search finds none (LD_LIBRARY_PATH, "
               f"{'its RUNPATH, ' if fw.consumer_library else ''}ld.so cache, default dirs). Its GPU code will not run.")
@@ -612,7 +607,7 @@ def _sys_path_fix(preload: Preload, own_dir: str | None = None) -> Fix:
                "advice only: where sys.path comes from is outside this kernel")
 
 
-def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, ctx: "_Ctx | None") -> tuple[Fix, ...]:
+def _sys_path_fixes(preload: Preload, own_dir: str | None, fw: FrameworkBuild, ctx: _Ctx | None) -> tuple[Fix, ...]:
     """The fix for a preload found on a ``sys.path`` entry: when the entry is this environment's own
     site-packages (``sysconfig`` purelib/platlib), the copy there is a wheel pip manages, so the pip
     fix that upgrades it in place (taking site-packages off ``sys.path`` is no fix); else taking the
@@ -632,7 +627,7 @@ def _pip_sees(dist: str) -> str | None:
     return regular_dist_version(dist)  # None: not installed, or unreadable (a FIFO) metadata
 
 
-def _install_fix(fw: FrameworkBuild, ctx: "_Ctx | None" = None) -> Fix | None:
+def _install_fix(fw: FrameworkBuild, ctx: _Ctx | None = None) -> Fix | None:
     """The pip fix for ``fw``; not applicable (with the reason) when a distribution whose files
     are on disk already satisfies the requirement, since pip would change nothing then."""
 
@@ -664,7 +659,7 @@ def _found_by_name(fw: FrameworkBuild, fix: Fix) -> tuple[str, str] | None:
     return found_by_name_advice(fw, req, pyenv.purelib()) if req else None
 
 
-def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None:
+def _pip_blocker(fw: FrameworkBuild, req: str, ctx: _Ctx | None) -> str | None:
     """Why installing ``req`` would not change ``fw``'s finding (:mod:`cudnn_magic.fixes.pip_replay`:
     it overwrites another family's files, or lands where ``fw``'s loader never looks)."""
 
@@ -675,7 +670,7 @@ def _pip_blocker(fw: FrameworkBuild, req: str, ctx: "_Ctx | None") -> str | None
         dirs += [os.path.dirname(p) for p in (ctx.ldcache.get(soname, []) if ctx else [])] + list(default_dirs())
         return pip_fix_blocker(fw, req, ctx.installed if ctx else (), purelib=pyenv.purelib(),
                                search_dirs=dirs if fw.consumer_library else None)
-    except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the fix as it was
+    except Exception:  # a probe that cannot tell leaves the fix as it was
         import logging  # start-up cost: only when the replay fails
 
         logging.getLogger("cudnn_magic").debug("the pip fix replay failed", exc_info=True)
@@ -757,7 +752,8 @@ def _sublibrary_findings(loaded: Iterable[LibraryCopy], installed: Iterable[Libr
     elsewhere: dict[str, tuple[str, str, str | None]] = {}
     for c in copies:
         d = c.found_in or c.directory
-        if c.is_main and c.soname == "libcudnn.so.9" and not any(n.startswith("libcudnn_graph.so.9") for n, _ in present.get(d, ())):
+        if c.is_main and c.soname == "libcudnn.so.9" \
+                and not any(n.startswith("libcudnn_graph.so.9") for n, _ in present.get(d, ())):
             shim = os.path.join(d, c.name) if c.found_in else c.path
             r = resolve_in_chain("libcudnn_graph.so.9", "", shim, [], environ=environ, ldcache=ldcache)
             if r.picked:

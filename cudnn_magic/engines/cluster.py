@@ -26,7 +26,8 @@ import os
 import socket
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..model.cluster import ClusterReport, Status, WorkerRow
 from ..probes.loader import environ_at_start
@@ -79,7 +80,7 @@ def worker_probe() -> dict[str, Any]:
     }
     try:
         out["cudnn_magic_version"] = __version__
-        report = report_json(run_check(import_frameworks=False, deep=False))
+        report: dict[str, Any] = report_json(run_check(import_frameworks=False, deep=False))
         # Round-trip through JSON: whatever reaches the client is plain data, nothing pickled
         # of ours (tuples become lists, exactly as --json would print them).
         report = json.loads(json.dumps(report, default=str))
@@ -124,7 +125,8 @@ async def _probe_workers(client: Any, addresses: Sequence[str], timeout: float) 
             answers = await asyncio.wait_for(
                 client.run(worker_probe, workers=[addr], on_error="return", asynchronous=True), timeout)
         except (asyncio.TimeoutError, TimeoutError):
-            return addr, "timeout", f"no answer within {timeout:g} s (worker hung, busy in its event loop, or unreachable)", time.monotonic() - t0
+            return (addr, "timeout", f"no answer within {timeout:g} s (worker hung, busy in its event loop, or unreachable)",
+                    time.monotonic() - t0)
         except Exception as exc:  # noqa: BLE001 - one worker's failure is that worker's row
             return addr, "error", _reason_for(exc), time.monotonic() - t0
         dt = time.monotonic() - t0
@@ -150,7 +152,7 @@ def _check_address(address: str) -> None:
     ``distributed.comm.get_address_host_port``."""
     try:
         # optional dependency (cudnn-magic[dask]), imported only to reach a cluster
-        from distributed.comm import get_address_host_port
+        from distributed.comm.addressing import get_address_host_port
     except ImportError:
         return
     try:

@@ -45,11 +45,11 @@ import threading
 import time
 from typing import Any
 
-from .cluster import ClusterCheckError, _reason_for, worker_probe
 from ..model.cluster import ClusterReport, WorkerRow
 from ..util.files import read_regular
+from .cluster import ClusterCheckError, _reason_for, worker_probe
 
-__all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "ray_check", "parse_runtime_env"]
+__all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "parse_runtime_env", "ray_check"]
 
 RAY_INSTALL_HINT = "pip install 'cudnn-magic[ray]'"
 PROBE_NAME = "cudnn_magic_probe"  # the task's name: ``ray::cudnn_magic_probe`` in ps while it runs
@@ -212,7 +212,7 @@ def _task_reason(exc: BaseException) -> str:
     """One line for a failed probe task (Ray's error text is several lines with a traceback)."""
     name = type(exc).__name__
     text = str(exc).strip()
-    if "RuntimeEnvSetupError" in name or "runtime_env" in text.lower() and "setup" in text.lower():
+    if "RuntimeEnvSetupError" in name or ("runtime_env" in text.lower() and "setup" in text.lower()):
         lines = [ln for ln in text.splitlines() if ln.strip()]
         return f"the runtime environment could not be set up on this node: {lines[-1] if lines else name}"
     if "cudnn_magic" in text and ("ModuleNotFoundError" in text or "No module named" in text):
@@ -263,12 +263,12 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
 
 def _timeout(timeout: Any) -> float:
     try:
-        timeout = float(timeout)
+        seconds = float(timeout)
     except (TypeError, ValueError):
         raise ClusterCheckError(f"timeout must be a number of seconds, got {timeout!r}") from None
-    if not timeout > 0:
-        raise ClusterCheckError(f"timeout must be more than 0 seconds, got {timeout:g}")
-    return timeout
+    if not seconds > 0:
+        raise ClusterCheckError(f"timeout must be more than 0 seconds, got {seconds:g}")
+    return seconds
 
 
 # The child: the check connected from a process of its own; the answer (the report's JSON, or the
@@ -392,7 +392,10 @@ def _check_here(ray: Any, address: str | None, env: dict[str, Any] | None, timeo
         except Exception as exc:  # noqa: BLE001 - the cluster went away: one line
             raise ClusterCheckError(f"checking the Ray cluster failed: {type(exc).__name__}: {exc}") from None
         nodes.sort(key=lambda n: (not _is_head(n), _node_address(n)))
-        probe = ray.remote(worker_probe)
+        try:
+            probe = ray.remote(worker_probe)
+        except Exception as exc:  # noqa: BLE001 - Ray refused the task: one line
+            raise ClusterCheckError(f"checking the Ray cluster failed: {type(exc).__name__}: {exc}") from None
         options: dict[str, Any] = {"num_cpus": 0, "max_retries": 0, "name": PROBE_NAME}
         if env is not None and not own:
             options["runtime_env"] = env  # the connection's job env already holds it when we connected
@@ -413,7 +416,16 @@ def _check_here(ray: Any, address: str | None, env: dict[str, Any] | None, timeo
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            done, pending = ray.wait(pending, num_returns=1, timeout=left)
+            try:
+                done, pending = ray.wait(pending, num_returns=1, timeout=left)
+            except Exception as exc:  # noqa: BLE001 - Ray failed while waiting: each node still waited on says so
+                reason = " ".join(f"waiting for the probe failed: {type(exc).__name__}: {exc}".split())[:400]
+                for ref in pending:
+                    addr, sent = refs[ref]
+                    _cancel(ray, ref)
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "error", reason, {}, time.monotonic() - sent)
+                pending = []
+                break
             for ref in done:
                 addr, sent = refs[ref]
                 dt = time.monotonic() - sent
@@ -423,7 +435,8 @@ def _check_here(ray: Any, address: str | None, env: dict[str, Any] | None, timeo
                     rows[addr] = WorkerRow(addr, rows[addr].name, "error", _task_reason(exc), {}, dt)
                     continue
                 if not isinstance(ans, dict):
-                    rows[addr] = WorkerRow(addr, rows[addr].name, "error", f"unexpected answer of type {type(ans).__name__}", {}, dt)
+                    rows[addr] = WorkerRow(addr, rows[addr].name, "error",
+                                           f"unexpected answer of type {type(ans).__name__}", {}, dt)
                 elif ans.get("error"):
                     rows[addr] = WorkerRow(addr, rows[addr].name, "error", f"the probe failed on the node: {ans['error']}", {}, dt)
                 else:
@@ -455,5 +468,5 @@ def _cancel(ray: Any, ref: Any) -> None:
     is killed. Never raises (the task may have finished meanwhile)."""
     try:
         ray.cancel(ref, force=True)
-    except Exception:  # noqa: BLE001
+    except Exception:
         logging.getLogger("cudnn_magic").debug("ray.cancel failed", exc_info=True)

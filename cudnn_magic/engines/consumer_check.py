@@ -18,9 +18,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution
+from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, LibraryCopy, Preload, Resolution, SublibraryPick
 from ..probes import libnames
-from ..util import pyenv
 from ..probes.frameworks.consumer_facts import ConsumerFacts, CudnnRequest, chain_within
 from ..probes.frameworks.extra import probe_extra_frameworks
 from ..probes.frameworks.generic import EnvironmentScan, scan_environment
@@ -28,11 +27,12 @@ from ..probes.frameworks.pathfinder import ORDER, ORDER_SOURCE, pathfinder_pick
 from ..probes.installed import static_version
 from ..probes.loader import interpreter_loaders, resolve_in_chain, search_steps
 from ..probes.owners import owner_of
+from ..probes.scope import realpath
 from ..probes.sublibraries import ANSWERING, main_major, predict_sublibraries
 from ..probes.subprocess_probe import query_versions
 from ..rules.consumers import ConsumerNeed, clash_findings, judge_consumer
 from ..rules.cudnn_version import try_parse
-from ..probes.scope import realpath
+from ..util import pyenv
 
 __all__ = ["ConsumerReport", "check_consumers"]
 
@@ -141,7 +141,7 @@ class _Resolver:
                                    mapped=m, preloads=preloads)
             steps = search_steps(req.requester, list(req.chain), environ=env) if "/" not in req.soname else []
             searched = tuple(f"{s.directory} ({s.why})" for s in steps)
-        subs = ()
+        subs: tuple[SublibraryPick, ...] = ()
         sub_searched: tuple[str, ...] = ()
         version = None
         if res.picked:
@@ -236,7 +236,8 @@ def _probed_consumers(rep: ConsumerReport, facts: list[ConsumerFacts], scan: Env
                 covered.update(r.requester or "" for r in group)
             fresh_lib, _ = resolver.first_of(groups[0], label, vend, f.legacy_api, fresh=True)
             needs.append(ConsumerNeed(label, _major_of(libs[0]), fresh_lib.sublibraries, fresh_lib.picked, upgrade))
-        judged = judge_consumer(dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None)),
+        row = dataclasses.replace(f.row, consumer_library=f.row.consumer_library or (libs[0].path if libs else None))
+        judged = judge_consumer(row,
                                 libs, gpus=gpus, disk_dirs=_with_search_dirs(disk, libs), optional=f.optional,
                                 upgrade=upgrade, unknown=f.unknown)
         rep.frameworks.append(judged.row)
@@ -256,7 +257,7 @@ def _generic_consumers(rep: ConsumerReport, scan: EnvironmentScan, resolver: _Re
     for d in scan.distributions:
         vend = {realpath(v.path) for v in d.vendored}
         fw = known.get(_norm(d.name))
-        libs = []
+        libs: list[ConsumerLibrary] = []
         blocked: list[ConsumerLibrary] = []
         for lib in d.consumers:
             if lib.path in covered:
@@ -291,7 +292,8 @@ def _generic_consumers(rep: ConsumerReport, scan: EnvironmentScan, resolver: _Re
         major = _major_of(first)
         via_wheel = any("/nvidia/cudnn" in s for s in first.searched)
         row = FrameworkBuild(
-            name=d.name, distribution=d.name, version=d.version, imported=_imported(d), cudnn_compiled=str(major) if major else None,
+            name=d.name, distribution=d.name, version=d.version, imported=_imported(d),
+            cudnn_compiled=str(major) if major else None,
             cudnn_compiled_source=f"the soname {os.path.basename(first.path)} NEEDs ({first.soname})",
             cudnn_soname=first.soname, consumer_library=first.path, checker="soname", pip_solvable=via_wheel)
         judged = judge_consumer(row, libs, gpus=gpus, disk_dirs=_with_search_dirs(disk, libs))
@@ -311,7 +313,7 @@ def _big_frameworks(rep: ConsumerReport, frameworks: list[FrameworkBuild], resol
         if label in seen_labels or not fw.consumer_library or not fw.cudnn_soname:
             continue
         req = CudnnRequest(fw.cudnn_soname, fw.consumer_library, tuple(top), f"dlopen by {os.path.basename(fw.consumer_library)}")
-        c, res = resolver.resolve(req, label, set(), False, preloads=fw.preloads)
+        c, _res = resolver.resolve(req, label, set(), False, preloads=fw.preloads)
         rep.consumers.append(dataclasses.replace(c, distribution=f"{fw.distribution} {fw.version}", framework=fw.name))
         fresh, _ = resolver.resolve(req, label, set(), False, fresh=True, preloads=fw.preloads)
         needs.append(ConsumerNeed(label, _major_of(c), fresh.sublibraries, fresh.picked))

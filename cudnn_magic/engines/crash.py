@@ -56,9 +56,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, MAX_FAULTHANDLER, MAX_LOG_FOR_DIAGNOSIS,
-                              MAX_LOG_FOR_DISPLAY, SHOWN_NAME, _safe_text, all_crashes, claim_previous, cleanup,
-                              previous_crashes, read_record, valid_key)
+from ..capture.records import (
+    CONNECTION_NAME,
+    FAULTHANDLER_NAME,
+    MAX_FAULTHANDLER,
+    MAX_LOG_FOR_DIAGNOSIS,
+    MAX_LOG_TAIL,
+    SHOWN_NAME,
+    _safe_text,
+    all_crashes,
+    claim_previous,
+    cleanup,
+    key_exists,
+    previous_crashes,
+    read_record,
+    valid_key,
+)
 from ..capture.tee import record_key, records_root
 from ..model import Diagnosis, Report
 from ..model.crash import CrashRecord
@@ -67,10 +80,10 @@ from .diagnose import diagnose
 
 log = logging.getLogger("cudnn_magic")
 
-__all__ = ["CONNECTION_NAME", "FAULTHANDLER_NAME", "MAX_FAULTHANDLER", "MAX_LOG_FOR_DIAGNOSIS", "MAX_LOG_FOR_DISPLAY",
+__all__ = ["CONNECTION_NAME", "FAULTHANDLER_NAME", "MAX_FAULTHANDLER", "MAX_LOG_FOR_DIAGNOSIS", "MAX_LOG_TAIL",
            "SHOWN_NAME", "CrashRecord", "_safe_text", "all_crashes", "claim_previous", "cleanup",
-           "diagnose_record", "faulthandler_summary", "key_description", "last_crash", "previous_crashes", "read_record",
-           "record_key", "records_root", "valid_key"]
+           "diagnose_record", "faulthandler_summary", "key_description", "key_exists", "last_crash", "previous_crashes",
+           "read_record", "record_key", "records_root", "valid_key"]
 
 
 def diagnose_record(rec: CrashRecord, facts: Callable[[], Report | None] | None = None) -> list[Diagnosis]:
@@ -80,12 +93,12 @@ def diagnose_record(rec: CrashRecord, facts: Callable[[], Report | None] | None 
     ``restart-kernel`` is left out of the fixes: the kernel that shows the record is the restart
     (or the one that died is gone). Fills ``rec.diagnoses`` and returns it. Never raises for
     the facts (a failing check leaves the diagnosis from the text alone)."""
-    kw = dict(exception="", log=rec.log or rec.log_tail, traceback=rec.faulthandler)
+    kw = {"exception": "", "log": rec.log or rec.log_tail, "traceback": rec.faulthandler}
     found = diagnose(report=None, **kw)
     if found and facts is not None:
         try:
             found = diagnose(report=facts(), **kw) or found
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: facts for the crash diagnosis failed", exc_info=True)
     rec.diagnoses = [replace(d, fixes=tuple(f for f in d.fixes if f.id != "restart-kernel"))
                      if any(f.id == "restart-kernel" for f in d.fixes) else d for d in found]

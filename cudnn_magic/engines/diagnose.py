@@ -10,20 +10,17 @@ the versions, and computes the fixes (stable ids: :data:`FIX_IDS`).
 
 from __future__ import annotations
 
-import logging
+import os.path
 import re
 import shlex
 from dataclasses import dataclass, field, replace
-from typing import Iterable
-import os.path
-
 
 from ..fixes.advice import offer
 from ..fixes.catalogue import RUNNABLE, SPECS
 from ..fixes.frameworks import fits, in_play, raising_framework
-from .diagnosis_catalogue import CATALOGUE
-from .joins import age, join_cpu_build, join_unnamed_library
-from ..knowledge.calls import REFINES as CALL_REFINES, TITLES as CALL_TITLES, call_role
+from ..knowledge.calls import REFINES as CALL_REFINES
+from ..knowledge.calls import TITLES as CALL_TITLES
+from ..knowledge.calls import call_role
 from ..knowledge.matcher import FIX_IDS, scan
 from ..knowledge.signature import Hit
 from ..knowledge.status_codes import CUDNN8_STATUS, CUDNN9_STATUS, status_by_name
@@ -32,10 +29,11 @@ from ..rules.compat import judge
 from ..rules.consumers import CONSUMER_CHECKERS
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..rules.gpu import driver_at_least, driver_floor
+from .diagnosis_catalogue import CATALOGUE
+from .joins import age, join_cpu_build, join_unnamed_library
+from .replaced import now_on_disk
 
-__all__ = ["diagnose", "fix_advice", "gpu_unused_warnings", "FIX_IDS", "CATALOGUE"]
-
-log = logging.getLogger("cudnn_magic")
+__all__ = ["CATALOGUE", "FIX_IDS", "diagnose", "fix_advice", "gpu_unused_warnings"]
 
 # Signals that are GPU problems but not cuDNN ones: alone they never make a cuDNN diagnosis
 # nor count as the "cuDNN failure" that needs_context signatures need.
@@ -44,7 +42,7 @@ _GENERIC_IDS = frozenset({"cudnn-init-failed"})
 _SAFE = re.compile(r"[^\w.+\-(), /:]")
 
 
-def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None" = None, *,
+def diagnose(exception: str = "", log: str | bytes = "", report: Report | None = None, *,
              exc_type: str | None = None, traceback: str = "") -> list[Diagnosis]:
     """Explain a failure: strongest diagnosis first, [] when nothing cuDNN-related.
 
@@ -82,13 +80,14 @@ def diagnose(exception: str = "", log: str | bytes = "", report: "Report | None"
             log = (log[:65_536] + b"\n" + log[-65_536:]).decode("utf-8", "replace")
         context = _Context.build(exc, log if isinstance(log, str) else "", traceback or "")
         return _build(hits, report, context, warnings=False)
-    except Exception:  # noqa: BLE001 - never harm the session
-        log_ = logging.getLogger("cudnn_magic")
-        log_.debug("diagnose failed", exc_info=True)
+    except Exception:  # never harm the session
+        import logging  # start-up cost (logging with traceback and string): only when diagnose itself failed
+
+        logging.getLogger("cudnn_magic").debug("diagnose failed", exc_info=True)
         return []
 
 
-def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: bool = True) -> list[Diagnosis]:
+def gpu_unused_warnings(log: str, report: Report | None = None, *, joined: bool = True) -> list[Diagnosis]:
     """Warnings for a cell that SUCCEEDED but printed that the GPU will be skipped.
 
     TensorFlow "Cannot dlopen some GPU libraries ... Skipping registering GPU devices" (when a
@@ -118,14 +117,16 @@ def gpu_unused_warnings(log: str, report: "Report | None" = None, *, joined: boo
         context = _Context.build("", log, "")
         out = _build(hits, report, context, warnings=True)
         return [d for d in out if d.id in relevant]
-    except Exception:  # noqa: BLE001
+    except Exception:
+        import logging  # start-up cost: as in diagnose, only on a failure
+
         logging.getLogger("cudnn_magic").debug("gpu_unused_warnings failed", exc_info=True)
         return []
 
 
 #: a path of the platform whose CUDA builds differ: macOS home folders, Windows drive letters
-_PLATFORM_PATHS = ((re.compile(r"(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/", re.M), "darwin"),
-                   (re.compile(r"(?:^|[\s\"'(=])[A-Za-z]:\\[^\\\s]{1,60}\\", re.M), "win32"))
+_PLATFORM_PATHS = ((re.compile(r"(?:^|[\s\"'(=])/Users/[^/\n]{1,60}/", re.MULTILINE), "darwin"),
+                   (re.compile(r"(?:^|[\s\"'(=])[A-Za-z]:\\[^\\\s]{1,60}\\", re.MULTILINE), "win32"))
 
 
 @dataclass
@@ -136,7 +137,7 @@ class _Context:
     platform: str = ""
 
     @classmethod
-    def build(cls, exc: str, log_text: str, tb: str) -> "_Context":
+    def build(cls, exc: str, log_text: str, tb: str) -> _Context:
         # the exception's type, the innermost framework frame, then the words (bounded work)
         text = "\n".join((exc[:65_536], tb[-65_536:], log_text[:65_536], log_text[-65_536:]))
         platform = next((p for rx, p in _PLATFORM_PATHS if rx.search(text)), "")
@@ -151,7 +152,6 @@ class _Agg:
     support: list[Hit] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
-    extra_fixes: list[str] = field(default_factory=list)
     fact_fixes: list[Fix] = field(default_factory=list)
     framework: str = ""
     platform: str = ""  #: the platform the text's paths show ("win32", "darwin"), "" unknown
@@ -290,8 +290,7 @@ def _refine_by_call(aggs: dict[str, _Agg], markers: list[Hit]) -> None:
             to, how = table[a.id]
             t = aggs.get(to) or aggs.setdefault(to, _Agg(to))
             score = a.score + 5.0 if how == "first" else a.score - 6.0
-            if score > t.score:
-                t.score = score
+            t.score = max(t.score, score)
             for h in (own[0], m):
                 if all(h is not x for _, x in t.hits):
                     t.hits.append((score if h is own[0] else score - 0.5, h))
@@ -393,7 +392,7 @@ _CONSUMER_FINDING_FOR = {
 }
 
 
-def _consumer_facts(aggs: dict[str, "_Agg"], report: Report) -> None:
+def _consumer_facts(aggs: dict[str, _Agg], report: Report) -> None:
     consumer_titles = {f"{fw.name} {fw.version}" for fw in report.frameworks if fw.checker in CONSUMER_CHECKERS}
     for f in report.findings:
         targets = _CONSUMER_FINDING_FOR.get(f.id, ())
@@ -436,12 +435,32 @@ def _note_missing_driver(aggs: dict[str, _Agg], report: Report) -> None:
                                         "runtime (Colab: Runtime > Change runtime type)", restart_required=True))
 
 
+def _join_replaced(aggs: dict[str, _Agg], report: Report) -> None:
+    """cuDNN files replaced on disk under this kernel (``pip install -U`` after the first load): a
+    sub-library the mapped copy has not opened yet is opened from the new files, another release
+    than the one mapped. Said, with the restart, to the cuDNN load and version diagnoses."""
+    gone = [c for c in report.cudnn_loaded if c.replaced and c.version]
+    now = sorted({v for v in (now_on_disk(c) for c in gone) if v})
+    if not gone or not now or {c.version for c in gone} == set(now):
+        return
+    line = (f"fact: this kernel runs cuDNN {gone[0].version} from files replaced on disk since they were loaded (cuDNN "
+            f"{' and '.join(now)} there now); a sub-library it has not opened yet is opened from the new files, another "
+            "release than the one mapped; a restart loads one release")
+    for a in aggs.values():
+        if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-sublibrary-load-failed"):
+            a.facts.append(line)
+            if all(x.id != "restart-kernel" for x in a.fact_fixes):
+                a.fact_fixes.append(Fix("restart-kernel", f"Restart the kernel to load cuDNN {' and '.join(now)}",
+                                        "restart the kernel: the next load maps the files on disk now", True, True))
+
+
 def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     """Refine the generic ``cudnn-init-failed`` (and weak ones) with the live facts.
 
     Only facts that were actually read count: a report with no GPU, no NVML and no cuDNN mapped
     (a CI machine explaining a pasted log) changes nothing.
     """
+    a: _Agg | None  # the aggregate each step below refines
     _note_missing_driver(aggs, report)
     # what the text cannot decide alone: which library an unnamed load failure misses, a CPU build
     join_unnamed_library(aggs, report, _Agg)
@@ -459,10 +478,14 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
         reach = (f"; calls through it reach {lib.reached_version}"
                  if lib.reached_version and lib.reached_version != lib.version else "")
         line = f"fact: {lib.name} {lib.version or '(version unknown)'} is mapped from {lib.path} ({lib.owner}){reach}"
+        if lib.replaced:
+            line += ("; its file was replaced on disk since it was loaded, and this kernel still runs the mapped copy "
+                     f"({lib.replaced})")
         for a in aggs.values():
             if a.id in ("cudnn-version-mismatch", "cudnn-init-failed", "cudnn-library-not-found",
                         "cudnn-sublibrary-load-failed"):
                 a.facts.append(line)
+    _join_replaced(aggs, report)
     if u is not None:
         line = f"fact: the cuDNN in use is {u.version or '?'} at {u.path}" + (
             f" (its calls reach {u.reached_version})" if u.reached_version and u.reached_version != u.version else "")
@@ -514,8 +537,8 @@ def _refine_with_facts(aggs: dict[str, _Agg], report: Report) -> None:
     known = [g for g in report.gpus if g.free_bytes is not None and g.total_bytes]
     internal = aggs.get("cudnn-internal-error")
     if internal is not None and known and not full and all(
-            g.free_bytes >= 2**30 and g.free_bytes >= 0.10 * g.total_bytes for g in known):
-        g = min(known, key=lambda g: g.free_bytes)
+            (g.free_bytes or 0) >= 2**30 and (g.free_bytes or 0) >= 0.10 * (g.total_bytes or 0) for g in known):
+        g = min(known, key=lambda g: g.free_bytes or 0)
         internal.facts.append(f"fact: GPU {g.index} ({g.name}) has {_gib(g.free_bytes)} free of {_gib(g.total_bytes)} "
                               + ("(the least free of the GPUs) " if len(known) > 1 else "")
                               + "now: GPU memory did not run out")
@@ -727,7 +750,3 @@ def fix_advice(fix_id: str, versions: dict[str, str] | None = None, framework: s
         The :class:`~cudnn_magic.model.Fix`, or None for an id this module has no text for.
     """
     return offer(fix_id, _Agg(id=fix_id, versions=dict(versions or {}), framework=framework), report)
-
-
-def _iter_ids(diags: Iterable[Diagnosis]) -> list[str]:  # small helper for tests/debugging
-    return [d.id for d in diags]

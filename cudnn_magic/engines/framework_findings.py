@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from ..model import Finding, Fix, FrameworkBuild, Gpu, Unavailable
 from ..rules.compat import Judgement, judge
@@ -18,7 +19,8 @@ from ..rules.cudnn_version import try_parse
 from ..rules.gpu import cudnn_compute_capability_range, driver_at_least, driver_floor
 from ..rules.gpu_builds import gpu_build
 
-__all__ = ["own_rule", "visible_gpus", "served_by_another", "cpu_build_findings", "driver_findings", "env_wheel_shadowed"]
+__all__ = ["WheelShadow", "cpu_build_findings", "driver_findings", "env_wheel_shadowed", "own_rule", "served_by_another",
+           "visible_gpus", "wheel_shadows"]
 
 
 def visible_gpus(environ: dict[str, str] | None, gpus: tuple[Gpu, ...], fw: FrameworkBuild) -> int:
@@ -153,7 +155,7 @@ def driver_findings(driver, gpus, frameworks, loaded) -> list[Finding]:  # type:
         for v in {u for u in used if u}:
             rng = cudnn_compute_capability_range(v)
             if rng and not (rng[0] <= gpu.compute_capability <= rng[1]):
-                cc = "%d.%d" % gpu.compute_capability
+                cc = "{}.{}".format(*gpu.compute_capability)
                 out.append(Finding(
                     "gpu-arch-unsupported", "error", f"GPU {gpu.index} ({gpu.name}, compute capability {cc}) is not "
                     f"supported by cuDNN {v}",
@@ -174,55 +176,89 @@ def _shadow_fix(entry: str, own_dir: str | None = None) -> Fix:
                + (f"; the framework then finds its own copy in {own_dir}" if own_dir else "") + ".", True, True)
 
 
-def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], resolve: Any, environ: Any,
-                       ldcache: Any, site_dirs: set[str], in_use: Iterable[Any] = ()) -> list[Finding]:
-    """``cudnn-shadowed`` (warning) when no framework is there to say it: an ``LD_LIBRARY_PATH``
-    entry holds another release of a cuDNN soname that this environment's own pip wheel ships (a
-    wheel folder under ``site_dirs``), so whatever loads that soname by name (a plain ``dlopen``, a
-    framework installed later whose RUNPATH comes after ``LD_LIBRARY_PATH``) gets the other one
-    (without this, the check said OK while the same kernel's error was 9.12 loaded against 9.27 expected).
-    ``resolve`` is :func:`cudnn_magic.probes.installed.resolve` (glibc's order); ``in_use``: the
-    copies already mapped per soname (:class:`~cudnn_magic.model.CudnnInUse`), which decide instead
-    of a fresh resolution (a copy mapped from an ``LD_LIBRARY_PATH`` entry is what every later load
-    by that soname gets). Empty when a framework's own finding already says it."""
-    if any(f.id == "cudnn-shadowed" for f in findings):
-        return []
+class WheelShadow(NamedTuple):
+    """An ``LD_LIBRARY_PATH`` entry holding another release of a soname this environment's own
+    pip wheel ships (:func:`wheel_shadows`).
+
+    Attributes:
+        copy: the environment's own copy (a :class:`~cudnn_magic.model.LibraryCopy`, main library).
+        entry: the ``LD_LIBRARY_PATH`` entry as written in the variable (a folder reached through
+            a symbolic link keeps its name: what a fix takes out must match the variable's text).
+        picked: the file a load by name gets (or has mapped) from that entry.
+        version: that file's cuDNN version ("9.12.0").
+        mapped: True when ``picked`` is already mapped in this process, False when a fresh load
+            by name would get it.
+    """
+
+    copy: Any
+    entry: str
+    picked: str
+    version: str
+    mapped: bool
+
+
+def wheel_shadows(installed: Iterable[Any], resolve: Any, environ: Any, ldcache: Any, site_dirs: Iterable[str],
+                  in_use: Iterable[Any] = ()) -> list[WheelShadow]:
+    """Each cuDNN soname this environment's own pip wheel (a folder under ``site_dirs``) ships
+    that an ``LD_LIBRARY_PATH`` entry of ``environ`` supplies at another release first: the copy
+    already mapped from such an entry (``in_use``, :class:`~cudnn_magic.model.CudnnInUse` per
+    soname, decides when there is one: every later load by that soname binds to it), else what a
+    plain load by name gets (``resolve``: :func:`cudnn_magic.probes.installed.resolve`, glibc's
+    order). The one model the check's ``cudnn-shadowed`` finding and the
+    ``remove-shadowing-dir`` fix share, so the fix acts on what the check reports. Never raises
+    for a copy it cannot judge: that copy is left out."""
     if not [e for e in ((environ or {}).get("LD_LIBRARY_PATH") or "").split(":") if e]:
         return []
     installed = list(installed)
+    sites = tuple(site_dirs)
+    in_use = tuple(in_use)
     version_of = {os.path.realpath(c.path): c.version for c in installed}
-    out: list[Finding] = []
+    out: list[WheelShadow] = []
     seen: set[str] = set()
     for c in installed:
         if not c.is_main or not c.soname or c.soname in seen or not str(c.owner).startswith("pip"):
             continue
         real = os.path.realpath(c.path)
-        if not any(real.startswith(s + os.sep) for s in site_dirs):
+        if not any(real.startswith(s + os.sep) for s in sites):
             continue
         mapped = next((u for u in in_use if u.soname == c.soname), None)
         if mapped is not None:
             if not mapped.ld_library_path_entry or os.path.realpath(mapped.path) == real:
                 continue
-            picked, other, how = mapped.path, mapped.version, "is mapped in this process"
-            written = mapped.ld_library_path_entry
+            picked, other, written = mapped.path, mapped.version, mapped.ld_library_path_entry
         else:
             r = resolve(c.soname, "a program that loads it by name", None, environ=environ, ldcache=ldcache)
             if not r.picked or os.path.realpath(r.picked) == real or not r.reason.startswith("LD_LIBRARY_PATH"):
                 continue
-            picked, other, how = r.picked, version_of.get(os.path.realpath(r.picked)), ""
+            picked, other = r.picked, version_of.get(os.path.realpath(r.picked))
             written = r.reason[len("LD_LIBRARY_PATH entry "):].split(" (its ", 1)[0] \
                 if r.reason.startswith("LD_LIBRARY_PATH entry ") else None
         if not other or other == c.version:
             continue
         seen.add(c.soname)
-        # the entry as written in LD_LIBRARY_PATH (a folder reached through a symbolic link keeps its
-        # name): what the fix takes out must match the variable's text
-        entry = written or os.path.dirname(picked)
+        out.append(WheelShadow(c, written or os.path.dirname(picked), picked, other, mapped is not None))
+    return out
+
+
+def env_wheel_shadowed(installed: Iterable[Any], findings: Iterable[Finding], resolve: Any, environ: Any,
+                       ldcache: Any, site_dirs: set[str], in_use: Iterable[Any] = ()) -> list[Finding]:
+    """``cudnn-shadowed`` (warning) when no framework is there to say it: an ``LD_LIBRARY_PATH``
+    entry holds another release of a cuDNN soname that this environment's own pip wheel ships, so
+    whatever loads that soname by name (a plain ``dlopen``, a framework installed later whose
+    RUNPATH comes after ``LD_LIBRARY_PATH``) gets the other one (without this, the check said OK
+    while the same kernel's error was 9.12 loaded against 9.27 expected). The cases are
+    :func:`wheel_shadows`'s. Empty when a framework's own finding already says it."""
+    if any(f.id == "cudnn-shadowed" for f in findings):
+        return []
+    out: list[Finding] = []
+    for w in wheel_shadows(installed, resolve, environ, ldcache, site_dirs, in_use):
+        c, entry, other = w.copy, w.entry, w.version
         out.append(Finding(
             "cudnn-shadowed", "warning",
             f"LD_LIBRARY_PATH entry {entry} shadows this environment's cuDNN {c.version} ({c.owner})",
-            (f"cuDNN {other} from {entry} {how}, and every later load of {c.soname} by name binds to it"
-             if how else
+            (f"cuDNN {other} from {entry} is mapped in this process, and every later load of {c.soname} by name "
+             "binds to it"
+             if w.mapped else
              f"Whatever loads {c.soname} by name gets cuDNN {other} from {entry} first: a plain dlopen, and a "
              f"framework installed later into this environment, whose RUNPATH is searched after LD_LIBRARY_PATH")
             + f". This environment's own copy is {c.path}.",

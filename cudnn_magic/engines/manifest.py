@@ -28,7 +28,8 @@ import json
 import os
 import re
 import stat
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -81,7 +82,7 @@ def build_manifest(report: Report, distributions: Mapping[str, str], sha256: Map
         "created_by": created_by,
         "driver": {"version": drv.version, "cuda_driver_version": drv.cuda_driver_version} if drv else None,
         "gpus": [{"index": g.index, "name": g.name, "uuid": g.uuid,
-                  "compute_capability": "%d.%d" % g.compute_capability if g.compute_capability else None}
+                  "compute_capability": "{}.{}".format(*g.compute_capability) if g.compute_capability else None}
                  for g in sorted(report.gpus, key=lambda g: g.index)],
         "cudnn": [copies[p] for p in sorted(copies)],
         "frameworks": sorted(({"name": f.name, "distribution": f.distribution, "version": f.version,
@@ -148,15 +149,16 @@ def _is(kind: str, value: Any) -> bool:
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
-    ok = isinstance(value, int) and not isinstance(value, bool)
-    return ok and (kind == "int" or value >= 0)
+    return isinstance(value, int) and not isinstance(value, bool) and (kind == "int" or value >= 0)
 
 
 def _got(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return "a negative integer"
     for t, word in ((bool, "true/false"), (int, "an integer"), (float, "a number"), (str, "a string"),
                     (list, "a list"), (dict, "an object")):
         if isinstance(value, t):
-            return word if t is not int or value >= 0 else "a negative integer"
+            return word
     return "null"
 
 
@@ -190,7 +192,7 @@ def validate(data: Mapping[str, Any]) -> None:
         raise _wrong("driver", "object?", driver)
     if "findings" in data and not isinstance(data["findings"], list):
         raise _wrong("findings", "list", data["findings"])
-    records = [("driver", None, driver)] if driver is not None else []
+    records: list[tuple[str, int | None, Any]] = [("driver", None, driver)] if driver is not None else []
     records += [(key, i, r) for key in ("gpus", "cudnn", "frameworks", "findings")
                 for i, r in enumerate(data.get(key) or ())]
     for key, i, rec in records:
@@ -208,11 +210,30 @@ def validate(data: Mapping[str, Any]) -> None:
             raise _wrong(f"distributions[{_key(name)}]", "str", version)
 
 
-def _rules_now(live: Mapping[str, Any], *keys: str) -> str:
-    """What the live findings say about something named by ``keys`` (a path, a distribution
-    name or version, a framework name); the framework's verdict otherwise."""
-    hits = [f"{f['severity']} {f['id']}: {f['title']}" for f in live.get("findings", ())
-            if any(k and k in f["title"] for k in keys)]
+#: An absolute path in a finding's title (ends at white space, a bracket, a quote, a comma or ``;``).
+_PATH_IN_TEXT = re.compile(r"(?<![\w.])(/[^\s,;()\[\]'\"]+)")
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def _rules_now(live: Mapping[str, Any], *keys: str, path: str | None = None) -> str:
+    """What the live findings (the same ``check`` reports: the live manifest is built from its
+    report) say about something named by ``keys`` (a distribution name or version, a framework
+    name) or about the library file ``path``: a finding that names that file or its folder,
+    links resolved on both sides (``check`` names the ``LD_LIBRARY_PATH`` entry as it is written,
+    the manifest holds each file's real path). The framework's verdict otherwise."""
+    here = {_real(path), _real(os.path.dirname(path))} if path else set()
+    hits = []
+    for f in live.get("findings", ()):
+        title = str(f.get("title", ""))
+        named = here and any(_real(m.rstrip(".:")) in here for m in _PATH_IN_TEXT.findall(title))
+        if named or any(k and k in title for k in keys):
+            hits.append(f"{f.get('severity')} {f.get('id')}: {title}")
     if hits:
         return "rules now: " + "; ".join(hits[:2])
     return "rules now: no finding about it"
@@ -224,7 +245,8 @@ def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
     included (version, owner, sha256, size; appeared or gone; against a schema 1 manifest, the main
     libraries only), each framework (version, compiled-against, verdict), each
     tracked distribution's version. Findings are not compared themselves: each drift says what
-    the rules say now."""
+    the rules say now (:func:`_rules_now`: the live findings, ``check``'s own, that name it; a
+    library file's links are resolved to match the paths a finding names)."""
     out: list[Drift] = []
     d0, d1 = saved.get("driver") or {}, live.get("driver") or {}
     for k in ("version", "cuda_driver_version"):
@@ -245,13 +267,14 @@ def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
         a, b = c0.get(p), c1.get(p)
         if a is None or b is None:
             out.append(Drift(f"cuDNN copy {p}", "present", a and a.get("version"), b and b.get("version"),
-                             _rules_now(live, p)))
+                             _rules_now(live, path=p)))
             continue
         for k in ("version", "owner", "sha256", "size"):
             if k == "size" and (a.get(k) is None or b.get(k) is None):
                 continue  # schema 1 recorded no sizes
             if a.get(k) != b.get(k):
-                out.append(Drift(f"cuDNN copy {p}", k, a.get(k), b.get(k), _rules_now(live, p, str(b.get("owner", "")))))
+                out.append(Drift(f"cuDNN copy {p}", k, a.get(k), b.get(k),
+                                 _rules_now(live, str(b.get("owner", "")), path=p)))
     f0 = {(f["name"], f["distribution"]): f for f in saved.get("frameworks", ())}
     f1 = {(f["name"], f["distribution"]): f for f in live.get("frameworks", ())}
     for key in sorted(set(f0) | set(f1)):
@@ -274,8 +297,8 @@ def compare(saved: Mapping[str, Any], live: Mapping[str, Any]) -> list[Drift]:
 def constraints(manifest: Mapping[str, Any]) -> str:
     """A pip constraints file (``name==version`` per line) of the manifest's distributions:
     ``pip install -c FILE ...`` then rebuilds the same versions elsewhere."""
-    lines = ["# pip constraints of a cuDNN stack verified by cudnn-magic "
-             f"({manifest.get('created_by') or 'cudnn-magic'}); use: pip install -c THIS_FILE ..."]
+    lines = [("# pip constraints of a cuDNN stack verified by cudnn-magic "
+              f"({manifest.get('created_by') or 'cudnn-magic'}); use: pip install -c THIS_FILE ...")]
     lines += [f"{n}=={v}" for n, v in sorted(manifest.get("distributions", {}).items())]
     return "\n".join(lines) + "\n"
 

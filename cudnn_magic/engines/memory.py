@@ -8,16 +8,16 @@ lives in :mod:`cudnn_magic.render.memory`. Nothing here raises: with no driver,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
-import dataclasses
 
 from ..model import GpuMemory, MemorySnapshot, ProcessMemory
-from ..util.options import MAX_INTERVAL_S, MIN_INTERVAL_S, interval_seconds
 from ..probes import nvml
+from ..util.options import MAX_INTERVAL_S, MIN_INTERVAL_S, interval_seconds
 
 __all__ = ["MAX_INTERVAL_S", "MIN_INTERVAL_S", "framework_usage", "interval_seconds", "parse_visible_devices", "sample",
            "snapshot_json"]
@@ -111,8 +111,8 @@ def _match(token: str, physical: list[tuple[_Device, list[_Device]]]) -> list[_D
                 return hit or None
         return None
     if token.startswith("MIG-"):
-        hits = [m for _, migs in physical for m in migs if m.uuid and m.uuid.startswith(token)]
-        return hits if len(hits) == 1 else None
+        found = [m for _, migs in physical for m in migs if m.uuid and m.uuid.startswith(token)]
+        return found if len(found) == 1 else None
     return None
 
 
@@ -166,7 +166,7 @@ def framework_usage(visible_index: int) -> tuple[int | None, str | None]:
     tf = mods.get("tensorflow")
     if tf is not None:
         try:
-            from tensorflow.python.eager import context  # type: ignore[import-not-found]
+            from tensorflow.python.eager import context  # already imported by the user: TensorFlow is loaded
 
             if getattr(context.context(), "_context_handle", None) is not None:
                 info = tf.config.experimental.get_memory_info(f"GPU:{visible_index}")
@@ -235,7 +235,7 @@ def _read(dev: _Device, visible_index: int, pid: int) -> GpuMemory:
     )
 
 
-def sample(cuda_visible_devices: str | None | object = ..., pid: int | None = None) -> MemorySnapshot:
+def sample(cuda_visible_devices: str | object | None = ..., pid: int | None = None) -> MemorySnapshot:
     """One sample of every GPU (and MIG instance) this process can see, in bytes.
 
     Args:

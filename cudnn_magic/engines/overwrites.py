@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..model import Finding, Fix, FrameworkBuild, WheelOverwrite
 from ..util import pyenv
 
-__all__ = ["overwrite_findings", "pinned_names", "canonical_name", "requirement"]
+__all__ = ["canonical_name", "overwrite_findings", "pinned_names", "requirement"]
 
 
 def canonical_name(name: str) -> str:
@@ -92,7 +93,8 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
     for ow in overwrites:
         names = " and ".join(f"{n} {v}" for n, v in ow.distributions)
         present = f"{ow.present[0]} {ow.present[1]}" if ow.present else None
-        shown = ", ".join(os.path.basename(f) for f in ow.files[:4]) + (f" (+{len(ow.files) - 4} more)" if len(ow.files) > 4 else "")
+        shown = (", ".join(os.path.basename(f) for f in ow.files[:4])
+                 + (f" (+{len(ow.files) - 4} more)" if len(ow.files) > 4 else ""))
         if present:
             now = f"The files there now are {present}'s ({'; '.join(ow.evidence[:2]) or 'by size'})."
         elif ow.mixed:
@@ -104,7 +106,7 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
         users = []
         for fw in fws:
             own_dir = own_dirs.get(fw.name)
-            uses_dir = bool(own_dir) and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep))
+            uses_dir = bool(own_dir and (own_dir == ow.directory or own_dir.startswith(ow.directory + os.sep)))
             pinned = pinned_names(fw)
             names_claimed = {canonical_name(n) for n, _ in ow.distributions}
             if not uses_dir and not (pinned & names_claimed):
@@ -136,7 +138,8 @@ def overwrite_findings(overwrites: Iterable[WheelOverwrite], frameworks: Iterabl
                        f"against these headers now sees {present or 'either'}'s version"
                        + (f" ({next(os.path.basename(f) for f in ow.files if 'version' in os.path.basename(f))})"
                           if any("version" in os.path.basename(f) for f in ow.files) else "") + "."]
-        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). pip installed the later one over "
+        detail = (f"{names} both list {len(ow.files)} file{'s' if len(ow.files) != 1 else ''} in {ow.directory} ({shown}). "
+                  "pip installed the later one over "
                   f"the earlier one's files and keeps both records; pip check reports nothing. {now} " + " ".join(meaning))
         fixes: list[Fix] = []
         if len({_family(n) for n, _ in ow.distributions}) > 1:

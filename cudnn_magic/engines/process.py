@@ -32,15 +32,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import LibraryCopy, Report
-from .check import run_check
 from ..probes import libnames
+from ..probes.loaded import MappedState, _bind_sublibraries, in_use, mapped_copies
+from ..probes.process import (
+    ProcessReplaced,
+    ProcessUnreadable,
+    load_order,
+    mapped_files,
+    python_layout,
+    read_process,
+    runs_as,
+    verify,
+)
+from ..render.report import report_json, report_text
 from ..util import pyenv
 from ..util.files import collect_skipped
-from ..probes.loaded import _bind_sublibraries, in_use, mapped_copies, MappedState
-from ..probes.process import (load_order, mapped_files, ProcessReplaced, ProcessUnreadable, python_layout,
-                              read_process, runs_as, verify)
-from ..render.report import report_json, report_text
 from ..util.safetext import safe_text
+from .check import run_check
 
 __all__ = ["ProcessCheckError", "ProcessReport", "check_process"]
 
@@ -129,7 +137,8 @@ def check_process(pid: Any) -> ProcessReport:
     raise AssertionError("unreachable")
 
 
-def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]], names: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
+def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]],
+                  names: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
     """The cuDNN files the process mapped, as it names them, in load order where its link map was
     read (only names ``/proc/PID/maps`` shows: the link map is in the process's own memory, which it
     can write), else in address order; the path each is read at here (its own path, or through
@@ -219,8 +228,8 @@ def _check_once(pid: int) -> ProcessReport:
         report = run_check(environ=environ, mapped=mapped)
     notes += [f"skipped {p}: {why}" for p, why in sorted(skipped.items())]
     verify(facts)
-    extra = ("nothing could be read from the process at run time: what an imported framework would answer, the "
-             "version calls through a copy reach, where a loaded library's calls are bound",)
+    extra = (("nothing could be read from the process at run time: what an imported framework would answer, the "
+              "version calls through a copy reach, where a loaded library's calls are bound"),)
     report = dataclasses.replace(report, notes=tuple(report.notes) + tuple(notes) + extra)
     process = {
         "pid": pid, "uid": facts.uid, "user": facts.user, "argv": facts.argv, "executable": facts.exe,

@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
 from ..util.files import atomic_write, read_regular
 
 _MAX_CONFIG = 16 << 20  # bytes of ipython_kernel_config.py read at most

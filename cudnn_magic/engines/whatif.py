@@ -34,9 +34,10 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -49,13 +50,21 @@ from ..probes import libnames
 from ..probes.frameworks import probe_frameworks
 from ..probes.nvml import driver_and_gpus_within
 from ..probes.owners import DistRecord, RecordEntry, digest_if_small, find_overwritten_wheels, read_record
-from ..probes.pip_report import (Installed, PipError, PipPlan, _same_interpreter, installed_here, pip_dry_run, pip_inspect,
-                                 split_requirements)
+from ..probes.pip_report import (
+    Installed,
+    PipError,
+    PipPlan,
+    _same_interpreter,
+    installed_here,
+    pip_dry_run,
+    pip_inspect,
+    split_requirements,
+)
 from ..probes.wheel_record import planned_records
 from ..probes.wheel_stage import stage_consumer_wheels
 from ..rules.build_tables import tf_tested_build
-from ..rules.consumer_table import CONSUMERS
 from ..rules.compat import checker_for_tensorflow, judge
+from ..rules.consumer_table import CONSUMERS
 from ..rules.cudnn_version import try_parse
 from ..rules.wheel_folders import CUDNN_FOLDERS, canonical, cudnn_folder
 from .check import judge_report
@@ -64,7 +73,7 @@ from .consumer_check import check_consumers
 # Distribution name -> (framework name, checker key of rules.compat.RULES), from the consumer table's
 # wheel_distributions; TensorFlow's checker depends on its version (rules.compat.checker_for_tensorflow).
 _FRAMEWORK_DISTS: dict[str, tuple[str, str]] = {d: (c.name, c.checker) for c in CONSUMERS for d in c.wheel_distributions}
-_CUDNN_PIN = re.compile(r"^\s*(nvidia-cudnn(?:-jit)?-cu(\d+))\b", re.I)
+_CUDNN_PIN = re.compile(r"^\s*(nvidia-cudnn(?:-jit)?-cu(\d+))\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,8 @@ def framework_from_metadata(name: str, version: str, requires_dist: Iterable[str
         for pin in pins:
             lo = re.search(r"(?:>=|~=)\s*([0-9][0-9.]*)", pin)
             if lo and try_parse(lo.group(1)):
-                compiled, source = ".".join(lo.group(1).split(".")[:3]), f"lower bound of {pin.split(';')[0].strip()} (wheel metadata)"
+                compiled = ".".join(lo.group(1).split(".")[:3])
+                source = f"lower bound of {pin.split(';')[0].strip()} (wheel metadata)"
                 break
     if compiled is None:
         return FrameworkBuild(label, n, version, pins=pins, checker=checker,
@@ -270,7 +280,7 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
         notes += lost
         for p in removed:
             observed.pop(p, None)
-    for n, v, rec in new_records:
+    for _n, _v, rec in new_records:
         if rec is not None:
             records.append(rec)
             for e in rec.entries:
@@ -293,7 +303,7 @@ def predict(installs: Sequence[tuple[str, str, Sequence[str]]], now: Environment
     predicted = judge_environment(after, driver=driver, gpus=gpus, environ=environ, new_frameworks=new_fw_dists)
     ort = onnxruntime_over_gpu(changes, after.versions)
     if ort is not None:
-        predicted = dataclasses.replace(predicted, findings=predicted.findings + (ort,))
+        predicted = dataclasses.replace(predicted, findings=(*predicted.findings, ort))
     key = lambda f: (f.id, f.title)  # noqa: E731
     before = {key(f) for f in present.findings}
     later = {key(f) for f in predicted.findings}
@@ -343,8 +353,8 @@ def safer_candidates(result: WhatIf) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     sol = solve_cudnn(result.predicted.frameworks)
     if sol.requirement:
-        out.append((sol.requirement, "the one cuDNN wheel requirement every framework's rule and pin accepts "
-                                     "(as install-matching-cudnn computes it)"))
+        out.append((sol.requirement, ("the one cuDNN wheel requirement every framework's rule and pin accepts "
+                                      "(as install-matching-cudnn computes it)")))
     for f in result.introduced:
         if f.id != "cudnn-wheel-overwritten":
             continue
@@ -379,15 +389,15 @@ def _same_family(name: str, installed: str, spec: SpecifierSet, folder: str) -> 
     exact = [Version(s.version) for s in spec if s.operator in ("==", "===") and "*" not in s.version
              and _is_version(s.version)]
     if exact and all(e >= have for e in exact):
-        out.append((f"{name}{spec}", f"{name} already writes {folder}: the same release for its CUDA family "
-                                     "overwrites nothing of another family"))
+        out.append((f"{name}{spec}", (f"{name} already writes {folder}: the same release for its CUDA family "
+                                      "overwrites nothing of another family")))
     elif not exact and not any(s.operator in ("==", "===") for s in spec):
         narrowed = SpecifierSet(str(spec)) & SpecifierSet(f">={installed}")
-        out.append((f"{name}{narrowed}", f"{name} already writes {folder}: its CUDA family at the requested "
-                                         f"versions, not below the installed {installed}, overwrites nothing of "
-                                         "another family"))
-    out.append((f"{name}>={installed}", f"keep {name} {installed} (it already writes {folder}; never a downgrade) "
-                                        "instead of adding another CUDA family's wheel over it"))
+        out.append((f"{name}{narrowed}", (f"{name} already writes {folder}: its CUDA family at the requested "
+                                          f"versions, not below the installed {installed}, overwrites nothing of "
+                                          "another family")))
+    out.append((f"{name}>={installed}", (f"keep {name} {installed} (it already writes {folder}; never a downgrade) "
+                                         "instead of adding another CUDA family's wheel over it")))
     return out
 
 
@@ -522,8 +532,8 @@ def _with_consumers(result: WhatIf, plan: PipPlan, inst: Installed, *, gpus: boo
                                    resolved=tuple(f for f in present.findings if key(f) not in later),
                                    notes=result.notes + tuple(notes))
     except Exception as exc:  # noqa: BLE001 - the prediction stands without the consumer check
-        return dataclasses.replace(result, notes=result.notes + (f"consumer check of the prediction failed: "
-                                                                 f"{type(exc).__name__}: {exc}",))
+        note = f"consumer check of the prediction failed: {type(exc).__name__}: {exc}"
+        return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def what_if(requirements: str | Sequence[str], python: str | None = None, *, safer: bool = True,
@@ -545,6 +555,7 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
     try:
         python = python or sys.executable
         t0 = time.perf_counter()
+        inst: Installed | PipError
         if _same_interpreter(python):
             plan, inst = pip_dry_run(requirements, python), installed_here()
         else:  # another environment: ask its own pip what is installed, at the same time
@@ -571,7 +582,8 @@ def what_if(requirements: str | Sequence[str], python: str | None = None, *, saf
                          driver=driver, gpus=tuple(gpus or ()), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")},
                          requirements=words, notes=notes + file_notes, files=files)
         result = dataclasses.replace(result, pip_s=pip_s)
-        result = _with_consumers(result, plan, inst, gpus=bool(gpus), environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
+        result = _with_consumers(result, plan, inst, gpus=bool(gpus),
+                                 environ={"LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "")})
         if safer and result.introduces_error:
             opts = split[1] if not isinstance(split, PipError) else []
             unchanged = ""  # an error-free candidate pip would install nothing for: no advice to install it

@@ -48,7 +48,7 @@ kernel again), or in any new notebook. The previews say so.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: Public name -> the module of this package (or of the model) that defines it.
 _HOMES = {
@@ -65,8 +65,18 @@ _HOMES = {
 }
 
 __all__ = [
-    "FIXES", "FixPlan", "FixResult", "Step", "CudnnNeed", "Solution",
-    "plan", "apply", "undo", "framework_need", "solve_cudnn", "find_running_kernelspec",
+    "FIXES",
+    "CudnnNeed",
+    "FixPlan",
+    "FixResult",
+    "Solution",
+    "Step",
+    "apply",
+    "find_running_kernelspec",
+    "framework_need",
+    "plan",
+    "solve_cudnn",
+    "undo",
 ]
 
 
@@ -74,14 +84,44 @@ __all__ = [
 _SUBMODULES = frozenset({"advice", "applier", "catalogue", "environment", "journal", "planners", "plans", "solver"})
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+
+if TYPE_CHECKING:  # the names for type checkers and readers; at run time they load on first use (below)
+    from ..model.fixes import RESTART_NOTE as RESTART_NOTE
+    from ..model.fixes import FixPlan as FixPlan
+    from ..model.fixes import FixResult as FixResult
+    from ..model.fixes import Step as Step
+    from ..rules.requirement import CudnnNeed as CudnnNeed
+    from ..rules.requirement import framework_need as framework_need
+    from ..rules.requirement import render_requirement as render_requirement
+    from ..rules.requirement import witness as witness
+    from .applier import FIX_ENV_VARIABLES as FIX_ENV_VARIABLES
+    from .applier import apply as apply
+    from .applier import undo as undo
+    from .catalogue import ADVICE_ONLY as ADVICE_ONLY
+    from .catalogue import CATALOGUE as CATALOGUE
+    from .catalogue import DIAGNOSIS_WORDED as DIAGNOSIS_WORDED
+    from .catalogue import FIXES as FIXES
+    from .catalogue import FixSpec as FixSpec
+    from .environment import BACKUP_TAG as BACKUP_TAG
+    from .environment import KernelSpecTarget as KernelSpecTarget
+    from .environment import _is_bundled_native as _is_bundled_native
+    from .environment import _writable as _writable
+    from .environment import find_running_kernelspec as find_running_kernelspec
+    from .journal import JournalRefused as JournalRefused
+    from .plans import plan as plan
+    from .plans import planner_for as planner_for
+    from .solver import Solution as Solution
+    from .solver import solve_cudnn as solve_cudnn
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time names load on first use
+    def __getattr__(name: str) -> Any:
+        if name in _SUBMODULES:
+            return importlib.import_module(f".{name}", __name__)
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(home, __name__), name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_HOMES))

@@ -10,16 +10,18 @@ lines, ``(position, Hit)`` pairs); :class:`Facts` is the same without a diagnosi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..model import Fix, Report, Unavailable
 from ..model.fixes import FixPlan, Step
+from ..rules.cuda_deps import WHEELS as DEP_WHEELS
 from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..rules.gpu_builds import cuda_major, gpu_build
+from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 from .catalogue import FIXES, SPECS
 from .frameworks import JAX, PYTORCH, TENSORFLOW, in_play
-from ..rules.requirement import FIRST_WHEEL_CUDA, same_major_requirement
 
 
 @dataclass
@@ -81,7 +83,7 @@ def _finding_advice(fid: str) -> Callable[[Report, dict[str, Any]], FixPlan]:
         offered = [(f, x) for f in report.findings for x in f.fixes if x.id == fid]
         if not offered:
             return FixPlan(fid, FIXES[fid], False, "no finding of the current report offers this fix")
-        f, x = offered[0]
+        _f, x = offered[0]
         return _advice(fid, x.title, "\n".join(dict.fromkeys(y.action for _, y in offered)),
                        [f"{g.id}: {g.title}" for g, _ in offered], x.restart_required)
 
@@ -168,28 +170,28 @@ def install_matching_cudnn(fid: str, a: Any, report: Report | None) -> Fix | Non
 _NATIVE_CUDNN_ADVICE: dict[str, tuple[str, str]] = {
     "a native build": (
         "Install cuDNN's development files where the build looks",
-        "Install cuDNN with its headers and the unversioned libcudnn.so link (NVIDIA's cudnn9-cuda-12 / "
-        "libcudnn8-dev packages, or its tarball), then point the build at it: LIBRARY_PATH and CPATH (or the "
-        "project's CUDNN_ROOT / CUDNN_INCLUDE_DIR / CUDNN_LIBRARY, Caffe's Makefile.config, darknet's "
-        "Makefile), and LD_LIBRARY_PATH for running the result. A source written for another cuDNN major "
-        "needs that major's release, or a release of the project written for this one."),
+        ("Install cuDNN with its headers and the unversioned libcudnn.so link (NVIDIA's cudnn9-cuda-12 / "
+         "libcudnn8-dev packages, or its tarball), then point the build at it: LIBRARY_PATH and CPATH (or the "
+         "project's CUDNN_ROOT / CUDNN_INCLUDE_DIR / CUDNN_LIBRARY, Caffe's Makefile.config, darknet's "
+         "Makefile), and LD_LIBRARY_PATH for running the result. A source written for another cuDNN major "
+         "needs that major's release, or a release of the project written for this one.")),
     "cudarc (Rust)": (
         "Make cuDNN loadable under a name cudarc tries",
-        "Install cuDNN for the CUDA major cudarc was built for (NVIDIA's package, conda's cudnn, or the "
-        "nvidia-cudnn-cuXX wheel) and put its lib folder on LD_LIBRARY_PATH (PATH on Windows); a cuDNN that "
-        "has only libcudnn.so.9 needs its development package (which adds libcudnn.so) or a newer cudarc."),
+        ("Install cuDNN for the CUDA major cudarc was built for (NVIDIA's package, conda's cudnn, or the "
+         "nvidia-cudnn-cuXX wheel) and put its lib folder on LD_LIBRARY_PATH (PATH on Windows); a cuDNN that "
+         "has only libcudnn.so.9 needs its development package (which adds libcudnn.so) or a newer cudarc.")),
     "CUDA.jl (Julia)": (
         "Give CUDA.jl a cuDNN",
-        "In Julia: import Pkg; Pkg.add(\"cuDNN\") with a CUDA runtime it detects (CUDA.versioninfo()); for a "
-        "local toolkit (CUDA.set_runtime_version!(local_toolkit=true)) install cuDNN into that toolkit."),
+        ("In Julia: import Pkg; Pkg.add(\"cuDNN\") with a CUDA runtime it detects (CUDA.versioninfo()); for a "
+         "local toolkit (CUDA.set_runtime_version!(local_toolkit=true)) install cuDNN into that toolkit.")),
     "Julia (Libdl)": (
         "Give Julia a complete cuDNN",
-        "Reinstall the cuDNN artifact (import Pkg; Pkg.add(\"cuDNN\"), or remove the broken artifact folder and "
-        "instantiate again); on Windows the folder of the cuDNN DLLs and the DLLs they need must be loadable."),
+        ("Reinstall the cuDNN artifact (import Pkg; Pkg.add(\"cuDNN\"), or remove the broken artifact folder and "
+         "instantiate again); on Windows the folder of the cuDNN DLLs and the DLLs they need must be loadable.")),
     "JavaCPP (Java)": (
         "Give JavaCPP the cuDNN its preset was built for",
-        "Add the org.bytedeco cuda preset's redist artifact (classifier <platform>-redist), which bundles cuDNN, "
-        "or install the cuDNN major the preset names and put its folder on PATH / java.library.path."),
+        ("Add the org.bytedeco cuda preset's redist artifact (classifier <platform>-redist), which bundles cuDNN, "
+         "or install the cuDNN major the preset names and put its folder on PATH / java.library.path.")),
 }
 
 
@@ -209,7 +211,10 @@ def reinstall_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
     if major is not None and major >= 8:
         cuda = 12 if major >= 9 else 11
         req = f"nvidia-cudnn-cu{cuda}>={major},<{major + 1}"
-        from packaging.requirements import InvalidRequirement, Requirement  # start-up cost: only when this fix is worded
+        from packaging.requirements import (  # start-up cost: only when this fix is worded
+            InvalidRequirement,
+            Requirement,
+        )
 
         try:
             req = str(Requirement(req))
@@ -226,6 +231,25 @@ def reinstall_cudnn(fid: str, a: Any, report: Report | None) -> Fix | None:
                restart_required=True, applicable=False, reason="which cuDNN major is not known from the text")
 
 
+def _wheel(stem: str, major: int) -> tuple[str, str]:
+    """The pip requirement and site-packages folder of the CUDA ``major`` wheel of ``stem``
+    (``nvrtc``, ``cublas``): :data:`cudnn_magic.rules.cuda_deps.WHEELS`, the ``-cu11`` names before."""
+    if (stem, major) in DEP_WHEELS:
+        return DEP_WHEELS[(stem, major)]
+    name = {"nvrtc": "nvidia-cuda-nvrtc", "cublas": "nvidia-cublas"}[stem]
+    return f"{name}-cu{major}", {"nvrtc": "nvidia/cuda_nvrtc/lib", "cublas": "nvidia/cublas/lib"}[stem]
+
+
+def _cuda_major_of(dep: str) -> int | None:
+    """The CUDA major a library name carries (``libnvrtc.so.12`` -> 12, ``nvrtc64_120_0.dll`` -> 12,
+    ``libnvrtc-builtins.so.12.4`` -> 12, ``cublas64_12.dll`` -> 12), or None (unversioned)."""
+    m = re.search(r"\.so\.(\d{2})(?:\.|$)|64_(\d{2})\d?(?:_\d+)?\.dll$", dep)
+    if not m:
+        return None
+    major = int(m.group(1) or m.group(2))
+    return major if 10 <= major <= 19 else None
+
+
 def install_cudnn_deps(fid: str, a: Any, report: Report | None) -> Fix | None:
     """``install-cudnn-deps``, worded for this diagnosis."""
     v = _target_cudnn(a)
@@ -240,13 +264,41 @@ def install_cudnn_deps(fid: str, a: Any, report: Report | None) -> Fix | None:
                    "wheel, the CUDA toolkit's lib64 otherwise): ln -s libnvrtc.so.<version> libnvrtc.so, or install "
                    "the CUDA toolkit's NVRTC development package, which adds that link; then restart the kernel",
                    restart_required=True, applicable=False, reason="a symbolic link in the environment's files")
+    named = _cuda_major_of(dep)
+    if re.fullmatch(r"libnvrtc\.so", dep):
+        # the unversioned name (cuDNN 8's sub-libraries and cuDNN 9's graph library carry it beside
+        # libnvrtc.so.%d): no wheel ships it, so a pip install alone changes nothing
+        versioned = f"libnvrtc.so.{cuda}" if cuda >= 12 else "libnvrtc.so.<version>"
+        folder = _wheel("nvrtc", cuda)[1]
+        return Fix(fid, "Make libnvrtc.so (unversioned) resolvable for cuDNN",
+                   f"In the folder that holds {versioned} (site-packages/{folder} for the pip wheel, the CUDA "
+                   f"toolkit's lib64 otherwise): ln -s {versioned} libnvrtc.so, or install the CUDA toolkit's NVRTC "
+                   "development package, which adds that link; when that folder is not on cuDNN's RUNPATH (cuDNN 8's "
+                   "wheels name nvidia/nvrtc/lib, a folder no wheel installs), also export LD_LIBRARY_PATH to it "
+                   "before starting Jupyter; then restart the kernel",
+                   restart_required=True, applicable=False, reason="a symbolic link in the environment's files")
     if "nvrtc" in dep:
-        pkg = f"nvidia-cuda-nvrtc-cu{cuda}"
+        major = named or cuda
+        req, folder = _wheel("nvrtc", major)
+        if dep.endswith(".dll"):
+            return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
+                       f"python -m pip install {req}   # PyTorch adds the wheels' folders (site-packages\\nvidia\\"
+                       "...\\bin) to the DLL search; otherwise put that folder on PATH",
+                       restart_required=True, applicable=True)
+        if v is not None and v.major < 9:
+            # cuDNN 8.9.7's wheel: RUNPATH $ORIGIN/../../nvrtc/lib, not the nvidia/cuda_nvrtc/lib the NVRTC wheel fills
+            return Fix(fid, "Install NVRTC and put its folder on LD_LIBRARY_PATH for cuDNN 8",
+                       f"python -m pip install {req}, then export LD_LIBRARY_PATH=<site-packages>/{folder} before "
+                       "starting Jupyter (or the program)",
+                       restart_required=True, applicable=False,
+                       reason="cuDNN 8's RUNPATH names no folder an NVRTC wheel installs into: LD_LIBRARY_PATH must")
         return Fix(fid, "Install NVRTC, which cuDNN's convolution sub-library loads",
-                   f"python -m pip install {pkg}   # or make libnvrtc.so resolvable (a symlink to the versioned file)",
+                   f"python -m pip install {req}   # cuDNN's pip wheel finds it through its RUNPATH; a cuDNN "
+                   f"installed otherwise also needs LD_LIBRARY_PATH=<site-packages>/{folder}",
                    restart_required=True, applicable=True)
     if "cublas" in dep:
-        return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install nvidia-cublas-cu{cuda}",
+        req, _folder = _wheel("cublas", named or cuda)
+        return Fix(fid, "Install cuBLAS, which cuDNN needs", f"python -m pip install {req}",
                    restart_required=True, applicable=True)
     if re.match(r"libz\.so(\.|$)", dep):  # Linux: cuDNN 8 links libz.so.1 (cuDNN 8 Linux installation guide)
         return Fix(fid, "Install zlib (libz.so.1), which cuDNN 8 needs",
@@ -290,7 +342,7 @@ def free_gpu_memory(fid: str, a: Any, report: Report | None) -> Fix | None:
     PyTorch out-of-memory error is recoverable in the same kernel (the caching allocator,
     ``torch.cuda.empty_cache``); TensorFlow and JAX hold what they reserved until exit."""
     play = in_play(a.framework, report)
-    if play == {PYTORCH}:
+    if play == frozenset({PYTORCH}):
         return Fix(fid, "Free GPU memory in this kernel",
                    "PyTorch recovers from running out of memory: del the tensors and models you no longer "
                    "need (outputs and losses kept in lists too), then gc.collect(); torch.cuda.empty_cache() "
@@ -330,7 +382,7 @@ def restart_kernel(fid: str, a: Any, report: Report | None) -> Fix | None:
     diagnosis = getattr(a, "id", "")
     play = in_play(a.framework, report)
     if diagnosis == "gpu-out-of-memory":
-        if play == {PYTORCH}:
+        if play == frozenset({PYTORCH}):
             return None
         return Fix(fid, "Restart the kernel to release reserved GPU memory", _RESERVED,
                    restart_required=True, applicable=True)
@@ -448,7 +500,8 @@ def _cuda_build_fix(fid: str, a: Any, report: Report | None) -> Fix | None:
                    restart_required=True, applicable=False, reason="a different build of the framework")
     if not build.command:
         return None  # no CUDA build for this platform: nothing to install (the note is in the summary's words)
-    cuda = f" for CUDA {cuda_major(driver_cuda)}" if cuda_major(driver_cuda) else " (CUDA 12 assumed: nvidia-smi's header says which)"
+    cuda = (f" for CUDA {cuda_major(driver_cuda)}" if cuda_major(driver_cuda)
+            else " (CUDA 12 assumed: nvidia-smi's header says which)")
     where = "" if platform else " (Linux; on native Windows and macOS see the note)"
     return Fix(fid, f"Install the CUDA build of {fw}{cuda}",
                f"{build.command}   # {build.note}{where}", restart_required=True, applicable=False,

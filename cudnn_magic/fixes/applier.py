@@ -4,29 +4,41 @@ in the undo journal (:mod:`cudnn_magic.fixes.journal`) first."""
 
 from __future__ import annotations
 
-import shlex
+import contextlib
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import threading
 import time
 from typing import Any, Callable
-import contextlib
 
 from packaging.version import InvalidVersion, Version
 
-from ..util.files import file_lock
-from ..util.kernelinfo import kernel_app as _kernel_app
 from ..model.fixes import FixPlan, FixResult, Step
 from ..rules.requirement import _CUDNN_DIST
+from ..util.files import file_lock
+from ..util.kernelinfo import kernel_app as _kernel_app
 from .environment import BACKUP_TAG, _load_spec, _python
-from .journal import (_BACKUP_NAME, _CREATED_NAME, _NOFOLLOW, JournalRefused, _atomic_write, _journal_load,
-                      _journal_locked, _journal_path, _journal_pop, _journal_push, _journal_save, _lock_path,
-                      _read_or_none, _read_regular)
-
+from .journal import (
+    _BACKUP_NAME,
+    _CREATED_NAME,
+    _NOFOLLOW,
+    JournalRefused,
+    _atomic_write,
+    _journal_load,
+    _journal_locked,
+    _journal_path,
+    _journal_pop,
+    _journal_push,
+    _journal_save,
+    _lock_path,
+    _read_or_none,
+    _read_regular,
+)
 
 # The undo journal (``<state dir>/undo.json``) is a file on disk that anything running as the
 # user can write, so undo trusts nothing in it. It re-derives what it may do and refuses the
@@ -429,7 +441,7 @@ def _undo_kernelspec(fix_id: str, rec: dict[str, Any]) -> str:
             raise _refuse(f"the backup {backup!r} is not a kernel.json.cudnn-magic-backup-<stamp> file beside {norm}")
     with file_lock(_lock_path(norm), norm):
         try:
-            current, mode = _read_regular(norm)
+            current, _mode = _read_regular(norm)
         except FileNotFoundError:
             raise RuntimeError(f"{norm} no longer exists; not touching anything") from None
         if hashlib.sha256(current).hexdigest() != rec.get("after_sha256"):
@@ -467,8 +479,8 @@ def _env_difference(before: bytes, after: bytes) -> set[str] | None:
         return None
     if {k: v for k, v in a.items() if k != "env"} != {k: v for k, v in b.items() if k != "env"}:
         return None
-    ea = a.get("env") if isinstance(a.get("env"), dict) else {}
-    eb = b.get("env") if isinstance(b.get("env"), dict) else {}
+    ea = e if isinstance(e := a.get("env"), dict) else {}
+    eb = e if isinstance(e := b.get("env"), dict) else {}
     return {k for k in set(ea) | set(eb) if ea.get(k) != eb.get(k)}
 
 
@@ -553,7 +565,7 @@ def _known_interpreters() -> dict[str, str]:
         specs = KernelSpecManager().find_kernel_specs()
     except Exception:  # noqa: BLE001
         return out
-    bare = {"python", f"python{sys.version_info[0]}", "python%d.%d" % sys.version_info[:2]}
+    bare = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
     for name, d in specs.items():
         spec = _load_spec(name, d)
         argv = spec.get("argv") if isinstance(spec, dict) else None

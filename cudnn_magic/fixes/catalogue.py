@@ -8,7 +8,7 @@ one-line advice (:data:`ADVICE`, used by :mod:`cudnn_magic.knowledge` and
 (:data:`RUNNABLE`), the buttons that only show advice (:data:`ADVICE_ONLY`), the fixes whose
 plan shows the diagnosis's or the finding's own words. Adding a fix is one entry here plus its
 planner in :mod:`cudnn_magic.fixes.planners` (and, when diagnoses offer it, its wording in
-:mod:`cudnn_magic.fixes.advice`); ``tests/test_fix_catalogue.py`` checks that every id used
+:mod:`cudnn_magic.fixes.advice`); ``tests/unit/fixes/test_fix_catalogue.py`` checks that every id used
 anywhere is here and that every name given here exists.
 
 Pure data: no imports beyond the standard library, so the knowledge tables can read it cheaply.
@@ -93,8 +93,8 @@ CATALOGUE: tuple[FixSpec, ...] = (
         advice=('install a library cuDNN itself needs (libnvrtc, libcublas, zlib/zlibwapi, libcuda)'),
         runs=False, button='show', words='diagnosis',
         offer='install_cudnn_deps',
-        notes=("cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; match the cuXX "
-                'suffix to your CUDA major',)),
+        notes=(("cuDNN 9's sub-libraries load libcublas/libcublasLt, libnvrtc and libz; match the cuXX "
+                'suffix to your CUDA major'),)),
     FixSpec(
         'allow-memory-growth',
         title=('let TensorFlow/JAX grow GPU memory instead of preallocating it (in-process when the '
@@ -140,8 +140,8 @@ CATALOGUE: tuple[FixSpec, ...] = (
         advice=('call .contiguous() on the input before the cuDNN op'),
         runs=False, button='show', words='diagnosis',
         offer='make_contiguous', frameworks=('PyTorch',),
-        notes=('cuDNN kernels need dense memory; views made by .transpose(), .permute() or slicing are not'
-                ' dense until .contiguous() copies them',)),
+        notes=(('cuDNN kernels need dense memory; views made by .transpose(), .permute() or slicing are not'
+                ' dense until .contiguous() copies them'),)),
     FixSpec(
         'same-device',
         title=('advice: move tensors and the module to one device'),
@@ -182,8 +182,8 @@ CATALOGUE: tuple[FixSpec, ...] = (
                 'rebuild with cuDNN found)'),
         runs=False, button='show', words='diagnosis',
         offer='install_cudnn_build',
-        notes=('a build compiled without cuDNN stays without it when cuDNN is installed later: the '
-                'framework itself has to be the GPU build (or rebuilt with cuDNN found)',)),
+        notes=(('a build compiled without cuDNN stays without it when cuDNN is installed later: the '
+                'framework itself has to be the GPU build (or rebuilt with cuDNN found)'),)),
     FixSpec(
         'upgrade-consumer',
         title=('advice: install the release of a cuDNN consumer (CTranslate2, ...) whose cuDNN agrees'
@@ -234,5 +234,14 @@ DIAGNOSIS_WORDED: frozenset[str] = frozenset(s.id for s in CATALOGUE if s.words 
 FINDING_WORDED: dict[str, str] = {s.id: s.title for s in CATALOGUE if s.words == "finding"}
 """Advice-only fixes offered by ``%cudnn_check``'s cuDNN consumer findings, in their words."""
 
-__all__ = ["ADVICE", "ADVICE_ONLY", "CATALOGUE", "DIAGNOSIS_WORDED", "FINDING_WORDED", "FIXES", "FixSpec", "RUNNABLE",
-           "SPECS"]
+__all__ = [
+    "ADVICE",
+    "ADVICE_ONLY",
+    "CATALOGUE",
+    "DIAGNOSIS_WORDED",
+    "FINDING_WORDED",
+    "FIXES",
+    "RUNNABLE",
+    "SPECS",
+    "FixSpec",
+]

@@ -16,12 +16,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from ..rules.requirement import _DIST_NAME
 from ..util.files import load_json_regular, read_regular_whole, regular_dist_version
 from ..util.kernelinfo import connection_file
-from ..rules.requirement import _DIST_NAME
 
-
-"""A distribution name as PEP 508 allows it (checked before a name goes into a command)."""
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,63}$")
 """An environment variable name a fix may set."""
 BACKUP_TAG = ".cudnn-magic-backup-"
@@ -39,7 +37,7 @@ def _pip_check(python: str) -> str | None:
             f"pip is not installed in this kernel's environment ({sys.prefix}); "
             "install it with `python -m ensurepip` or use the environment's own package manager")
     try:
-        r = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"cannot run {python}: {exc}"
     return None if r.returncode == 0 else f"pip is not installed for {python}"
@@ -54,7 +52,7 @@ def _installed_version(python: str, dist: str) -> str | None:
     else:
         code = "import sys, importlib.metadata as m\ntry: print(m.version(sys.argv[1]))\nexcept Exception: pass"
         try:
-            raw = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=60).stdout.strip()
+            raw = subprocess.run([python, "-c", code, dist], capture_output=True, text=True, timeout=60, check=False).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return None
     try:
@@ -96,7 +94,7 @@ def kernel_start_environ(spec: dict[str, Any], base: dict[str, str]) -> dict[str
     from string import Template  # start-up cost: only when a kernelspec's start is modelled
 
     env = dict(base)
-    spec_env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
+    spec_env = e if isinstance(e := spec.get("env"), dict) else {}
     for k, v in spec_env.items():
         if isinstance(k, str) and isinstance(v, str):
             env[k] = Template(v).safe_substitute(base)
@@ -122,6 +120,36 @@ def kernel_context(context: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(argv, list) and argv and not _same_exe(str(argv[0]), _python(context), target.spec_dir):
         words += f"; its argv[0] {argv[0]} is not {_python(context)}, whose packages were read"
     return {**context, "environ": kernel_start_environ(target.spec, dict(os.environ)), "kernel_environ": words}
+
+
+def kernelspec_names() -> dict[str, str] | str:
+    """Every kernelspec jupyter_client finds (``KernelSpecManager().find_kernel_specs()``: name ->
+    resource directory, in its search order), or why they cannot be listed."""
+    try:
+        # start-up cost: Jupyter's path and kernelspec modules, only on this path
+        from jupyter_client.kernelspec import KernelSpecManager
+    except ImportError:
+        return "jupyter_client is not installed, so kernelspecs cannot be found"
+    try:
+        return dict(KernelSpecManager().find_kernel_specs())
+    except Exception as exc:  # noqa: BLE001
+        return f"listing kernelspecs failed: {exc}"
+
+
+def kernelspecs_setting(name: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(kernelspec name, spec)`` of every kernelspec whose ``env`` sets the variable ``name``
+    (what a kernel started from it gets on top of the server's environment); unreadable specs
+    are left out. Never raises."""
+    specs = kernelspec_names()
+    if isinstance(specs, str):
+        return []
+    out = []
+    for n, d in specs.items():
+        spec = _load_spec(n, d)
+        env = spec.get("env") if isinstance(spec, dict) else None
+        if isinstance(spec, dict) and isinstance(env, dict) and isinstance(env.get(name), str):
+            out.append((n, spec))
+    return out
 
 
 @dataclass(frozen=True)
@@ -151,7 +179,7 @@ def _same_exe(a: str, b: str, spec_dir: str = "") -> bool:
     """Does argv[0] ``a`` run interpreter ``b``? jupyter_client replaces a bare ``python``/
     ``python3``/``python3.X`` argv[0] with the server's interpreter (``format_kernel_cmd``), so
     such a spec counts when it lives under this interpreter's prefix."""
-    if a in {"python", f"python{sys.version_info[0]}", "python%d.%d" % sys.version_info[:2]}:
+    if a in {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}:
         prefix = os.path.realpath(sys.prefix) + os.sep
         return os.path.realpath(b) == os.path.realpath(sys.executable) and os.path.realpath(spec_dir).startswith(prefix)
     found = shutil.which(a) if not os.path.isabs(a) else a
@@ -271,7 +299,7 @@ def _native_resources() -> str | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "resources")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "resources")
 
 
 def _is_bundled_native(spec_dir: str) -> bool:

@@ -4,17 +4,14 @@ nothing (see :mod:`cudnn_magic.fixes.applier` for what an undo re-derives)."""
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
+import stat as _stat
 import time
 from typing import Any
-import stat as _stat
-
 
 from ..util.files import atomic_write, file_lock
-
 
 _atomic_write = atomic_write  # one name for every atomic write of the fix registry
 
@@ -104,14 +101,6 @@ def _read_or_none(path: str) -> bytes | None:
         raise
 
 
-def _sha(path: str) -> str | None:
-    try:
-        data = _read_or_none(path)
-    except (OSError, RuntimeError):
-        return None
-    return hashlib.sha256(data).hexdigest() if data is not None else None
-
-
 def _journal_load(path: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """The journal (``{}`` when there is none). Raises RuntimeError when it exists but is not a
     regular file or not a JSON object: it is then left alone, and so is every fix."""
@@ -127,7 +116,8 @@ def _journal_load(path: str | None = None) -> dict[str, list[dict[str, Any]]]:
     except (ValueError, UnicodeDecodeError):
         raise RuntimeError(f"the undo journal {path} is not valid JSON; move it aside (nothing was changed)") from None
     if not isinstance(data, dict):
-        raise RuntimeError(f"the undo journal {path} is not a JSON object; move it aside (nothing was changed)")
+        # a bad file, not a bad argument: the same RuntimeError as any other unreadable journal
+        raise RuntimeError(f"the undo journal {path} is not a JSON object; move it aside (nothing was changed)")  # noqa: TRY004
     return data
 
 

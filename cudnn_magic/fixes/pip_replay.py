@@ -22,7 +22,8 @@ folder table):
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -78,7 +79,7 @@ def pip_fix_blocker(fw: Any, requirement: str, installed: Iterable[Any], *, pure
             return (f"{canonical(r.name)} writes {folder}, where {d[0]} {d[1]} is installed: pip would write its files "
                     f"over {d[0]}'s, and whatever loads them gets the other CUDA family's cuDNN "
                     f"(cudnn-magic check --what-if \"{requirement}\" predicts cudnn-wheel-overwritten)")
-    if search_dirs is None or getattr(fw, "preloads", ()) or fw.name in ("PyTorch", "JAX", "CuPy"):
+    if search_dirs is None or getattr(fw, "preloads", None) or fw.name in ("PyTorch", "JAX", "CuPy"):
         return None  # loads cuDNN by path from sys.path: a wheel in site-packages is found
     if _real(lib) in {_real(d) for d in search_dirs if d}:
         return None
@@ -104,8 +105,8 @@ def found_by_name_advice(fw: Any, requirement: str, purelib: str) -> tuple[str, 
         return (f"Install {requirement} and make ONNX Runtime load it",
                 f"python -m pip install '{requirement}'; then {onnxruntime_ways(fw, lib)}")
     return (f"Install {requirement} and put its folder on LD_LIBRARY_PATH",
-            f"python -m pip install '{requirement}', then add {lib} to LD_LIBRARY_PATH in the kernelspec \"env\" "
-            "(kernel.json) or the shell that starts Jupyter, and start the kernel fresh")
+            (f"python -m pip install '{requirement}', then add {lib} to LD_LIBRARY_PATH in the kernelspec \"env\" "
+             "(kernel.json) or the shell that starts Jupyter, and start the kernel fresh"))
 
 
 def onnxruntime_ways(fw: Any, lib: str) -> str:

@@ -19,6 +19,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from ..engines.check import run_check
+from ..engines.framework_findings import wheel_shadows
 from ..model import Report
 from ..model.fixes import RESTART_NOTE, FixPlan, Step
 from ..probes.installed import resolve
@@ -26,6 +28,7 @@ from ..rules.consumer_table import framework_probes
 from ..rules.gpu import driver_at_least, driver_floor
 from ..rules.requirement import _DIST_NAME, FIRST_WHEEL_CUDA, CudnnNeed, framework_need, witness
 from ..util.kernelinfo import kernel_app as _kernel_app
+from ..util.pyenv import purelib_dirs
 from .advice import _advice
 from .environment import (
     _ENV_NAME,
@@ -38,6 +41,7 @@ from .environment import (
     _python,
     find_running_kernelspec,
     kernel_start_environ,
+    kernelspecs_setting,
 )
 from .journal import _journal_load
 from .solver import solve_cudnn
@@ -198,7 +202,7 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
                     resolutions.append(r)
         except Exception as exc:  # noqa: BLE001
             notes.append(f"loader resolution failed: {exc}")
-    hits: list[str] = []
+    hits = []
     intended: str | None = None
     if not resolutions and report.cudnn_in_use is None:
         # No consumer whose search shows the shadowing (no framework installed, or none that asks)
@@ -259,6 +263,19 @@ def _shadowing(report: Report, env: dict[str, str], ctx: dict[str, Any]) -> tupl
             intended = intended or os.path.dirname(others[0].path)
             notes.append(f"the cuDNN in use, {u.version or '?'} at {u.path}, came from LD_LIBRARY_PATH entry "
                          f"{u.ld_library_path_entry}; it hides {others[0].path} (cuDNN {others[0].version})")
+    if not hits:
+        # No framework whose search shows it: an entry holding another release of a soname this
+        # environment's own pip wheel ships (the check's ``cudnn-shadowed`` without a framework;
+        # the same model, so the fix acts on what the check reports)
+        for w in wheel_shadows(report.cudnn_installed, resolve, env, None, purelib_dirs(),
+                               report.cudnn_in_use_by_soname):
+            for e in entries:
+                if os.path.realpath(e) == os.path.realpath(w.entry) and e not in hits:
+                    hits.append(e)
+            intended = intended or os.path.dirname(w.copy.path)
+            notes.append(f"{w.copy.soname} loaded by name {'is mapped' if w.mapped else 'resolves'} from {w.picked} "
+                         f"(cuDNN {w.version}, LD_LIBRARY_PATH entry {w.entry}), which hides this environment's own "
+                         f"{w.copy.path} (cuDNN {w.copy.version}, {w.copy.owner})")
     return hits, intended, notes
 
 
@@ -281,6 +298,8 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     hits, intended, notes = _shadowing(report, env, ctx)
     if where != "here":
         notes.insert(0, f"judged {where}")
+    if ctx.get("shell") and not ctx.get("kernel_name"):
+        return _shell_shadow_plan(report, ctx, env, hits, intended, notes)
     if not hits:
         why = (f"the named directory is not on LD_LIBRARY_PATH {where}" if ctx.get("directory") else
                f"no directory on LD_LIBRARY_PATH shadows a different cuDNN {where}")
@@ -290,7 +309,7 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if isinstance(target, str):
         return FixPlan(fid, title, False, target, notes=tuple(notes), restart_required=True)
     mode = str(ctx.get("mode") or ("prepend" if intended and any(_has_other_libs(h) for h in hits) else "remove"))
-    spec_env = target.spec.get("env") if isinstance(target.spec.get("env"), dict) else {}
+    spec_env = e if isinstance(e := target.spec.get("env"), dict) else {}
     hit_real = {os.path.realpath(h) for h in hits}
     if where == "here":
         # the restart loop: the spec was fixed, but this kernel was restarted, not
@@ -303,13 +322,16 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
                            "again",
                            (Step("restart", "Start the kernel fresh from its kernelspec", snippet=RESTART_NOTE),),
                            True, tuple(notes))
-    if "LD_LIBRARY_PATH" in spec_env and any(os.path.realpath(t) in hit_real for t in str(spec_env["LD_LIBRARY_PATH"]).split(":") if t):
+    if "LD_LIBRARY_PATH" in spec_env \
+            and any(os.path.realpath(t) in hit_real for t in str(spec_env["LD_LIBRARY_PATH"]).split(":") if t):
         tokens = str(spec_env["LD_LIBRARY_PATH"]).split(":")
         notes.append("the kernelspec's own LD_LIBRARY_PATH lists the directory; only that entry changes")
     else:
         tokens = env.get("LD_LIBRARY_PATH", "").split(":")
         notes.append("LD_LIBRARY_PATH is inherited from the Jupyter server; the kernelspec gets this kernel's full "
-                     "value without the directory")
+                     "value without the directory" if where == "here" else
+                     "the kernelspec does not set LD_LIBRARY_PATH, so its kernels inherit the Jupyter server's; this "
+                     "shell's value stands in for the server's: the kernelspec gets it without the directory")
     if mode == "prepend" and intended:
         new_tokens = [intended] + [t for t in tokens if t and os.path.realpath(t) != os.path.realpath(intended)]
         title = f"Put {intended} ahead of {', '.join(hits)} in LD_LIBRARY_PATH"
@@ -329,13 +351,79 @@ def remove_shadow_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
         eff = [t for t in now if os.path.realpath(t) not in hit_real]
         if mode == "prepend" and intended:
             eff = [intended] + [t for t in now if os.path.realpath(t) != os.path.realpath(intended)]
-        why, checked = verify_environ(env, dict(env, LD_LIBRARY_PATH=":".join(eff)), report, fid,
+        blocked, checked = verify_environ(env, dict(env, LD_LIBRARY_PATH=":".join(eff)), report, fid,
                                       python=_kernel_python(target.spec))
         notes += checked
-        if why:
-            return FixPlan(fid, title, False, why, steps, True, tuple(notes), undo_hint=undo_hint,
+        if blocked:
+            return FixPlan(fid, title, False, blocked, steps, True, tuple(notes), undo_hint=undo_hint,
                            payload={"kernelspec": payload})
     return FixPlan(fid, title, True, "", steps, True, tuple(notes), undo_hint=undo_hint, payload={"kernelspec": payload})
+
+
+def _shell_shadow_plan(report: Report, ctx: dict[str, Any], env: dict[str, str], hits: list[str],
+                       intended: str | None, notes: list[str]) -> FixPlan:
+    """``remove-shadowing-dir`` from a shell (``ctx["shell"]``: the command line, or IPython in a
+    terminal, with no kernelspec named): the ``LD_LIBRARY_PATH`` judged is this shell's own, which
+    no kernelspec edit changes and which a child process cannot change in the shell that started
+    it. The plan is advice: the exact ``export``/``unset`` line for this shell (checked like a
+    kernelspec edit: a fresh process started with it must no longer have the finding), and each
+    kernelspec whose own ``env`` puts a shadowing folder first, with the command that fixes it."""
+    fid = "remove-shadowing-dir"
+    carriers = _kernelspecs_that_shadow(ctx, hits)
+    steps = [Step("advice", f"Kernelspec {name!r} puts {', '.join(dirs)} first on LD_LIBRARY_PATH in the kernels it "
+                            "starts: fix it with",
+                  snippet=f"cudnn-magic fix {fid} --kernel {shlex.quote(name)}") for name, dirs in carriers]
+    if not hits:
+        why = ("the named directory is not on this shell's LD_LIBRARY_PATH" if ctx.get("directory") else
+               "no directory on this shell's LD_LIBRARY_PATH shadows a different cuDNN")
+        if carriers:
+            why += "; " + ", ".join(f"kernelspec {n!r}" for n, _ in carriers) + " puts one first (below)"
+        return FixPlan(fid, "Stop a directory from shadowing cuDNN", False, why, tuple(steps), notes=tuple(notes))
+    hit_real = {os.path.realpath(h) for h in hits}
+    now = [t for t in env.get("LD_LIBRARY_PATH", "").split(":") if t]
+    title = f"Take {', '.join(hits)} out of LD_LIBRARY_PATH"
+    if intended and any(_has_other_libs(h) for h in hits):
+        new = [intended] + [t for t in now if os.path.realpath(t) != os.path.realpath(intended)]
+        title = f"Put {intended} ahead of {', '.join(hits)} in LD_LIBRARY_PATH"
+        notes.append(f"{', '.join(hits)} also holds other libraries, so it stays, after {intended}")
+    else:
+        new = [t for t in now if os.path.realpath(t) not in hit_real]
+    value = ":".join(new)
+    line = f"export LD_LIBRARY_PATH={shlex.quote(value)}" if value else "unset LD_LIBRARY_PATH"
+    steps.insert(0, Step("advice", "The shadowing comes from this shell's LD_LIBRARY_PATH: run this in the shell, "
+                                   "then start Jupyter or the program again from it (and take the directory out where "
+                                   "the variable is set: ~/.bashrc, a module file, the job script)", snippet=line))
+    if ctx.get("verify", True):
+        after = {k: v for k, v in env.items() if k != "LD_LIBRARY_PATH"}
+        if value:
+            after["LD_LIBRARY_PATH"] = value
+        blocked, checked = verify_environ(env, after, report, fid)
+        notes += checked
+        if blocked:
+            return FixPlan(fid, title, False, blocked, tuple(steps), notes=tuple(notes))
+    return FixPlan(fid, title, False, "advice only: a command cannot change the environment of the shell that "
+                   "started it; the line below does, in that shell", tuple(steps), notes=tuple(notes))
+
+
+def _kernelspecs_that_shadow(ctx: dict[str, Any], hits: list[str]) -> list[tuple[str, list[str]]]:
+    """``(name, folders)`` of each kernelspec whose own ``env`` LD_LIBRARY_PATH puts a folder
+    first that shadows a different cuDNN in the environment it starts its kernels with (judged
+    as ``--kernel NAME`` judges it), or that lists one of ``hits``."""
+    hit_real = {os.path.realpath(h) for h in hits}
+    out = []
+    for name, spec in kernelspecs_setting("LD_LIBRARY_PATH"):
+        kenv = kernel_start_environ(spec, dict(os.environ))
+        own = [t for t in str(spec["env"]["LD_LIBRARY_PATH"]).split(":") if t and not t.startswith("$")]
+        listed = [t for t in own if os.path.realpath(t) in hit_real]
+        if not listed:
+            try:
+                khits, _, _ = _shadowing(run_check(environ=kenv), kenv, {})
+            except Exception:  # noqa: BLE001 - a spec that cannot be judged is not named
+                continue
+            listed = [t for t in own if os.path.realpath(t) in {os.path.realpath(k) for k in khits}]
+        if listed:
+            out.append((name, listed))
+    return out
 
 
 def _kernel_python(spec: dict[str, Any]) -> str:
@@ -422,8 +510,8 @@ def memory_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 def restart_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     fid = "restart-kernel"
     in_kernel = ctx.get("in_kernel", _kernel_app() is not None)
-    notes = ["The kernel process stops after this cell's reply; the Jupyter server's restarter starts it again with "
-             "the same connection file, and the notebook stays open. Variables are lost."]
+    notes = [("The kernel process stops after this cell's reply; the Jupyter server's restarter starts it again with "
+              "the same connection file, and the notebook stays open. Variables are lost.")]
     pending = [e for e in _journal_load().get("remove-shadowing-dir", []) + _journal_load().get("allow-memory-growth", [])
                if e.get("kind") == "kernelspec"]
     if pending:
@@ -479,8 +567,8 @@ def driver_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
     if not floors:
         return _advice("upgrade-driver", "Upgrade the NVIDIA driver",
                        "install a driver that supports the CUDA version your framework was built with",
-                       ["CUDA 13.x needs >= 580; 12.x >= 525.60.13; 11.x >= 450.80.02 (Linux; NVIDIA CUDA "
-                        "minor-version compatibility)"])
+                       [("CUDA 13.x needs >= 580; 12.x >= 525.60.13; 11.x >= 450.80.02 (Linux; NVIDIA CUDA "
+                         "minor-version compatibility)")])
 
     best, fw = floors[0]
     for f, w in floors[1:]:
@@ -558,7 +646,7 @@ def cudnn_fallback_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
 
 
 def cuda_build_plan(report: Report, ctx: dict[str, Any]) -> FixPlan:
-    caps = sorted({"%d.%d" % g.compute_capability for g in report.gpus if g.compute_capability})
+    caps = sorted({"{}.{}".format(*g.compute_capability) for g in report.gpus if g.compute_capability})
     notes = [f"this machine's GPUs have compute capability {', '.join(caps)}"] if caps else []
     for fw in report.frameworks:
         if fw.cuda_compute_capabilities:

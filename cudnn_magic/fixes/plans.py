@@ -22,7 +22,7 @@ def planner_for(fix_id: str) -> Planner:
     Raises:
         KeyError: ``fix_id`` is not in the catalogue.
         LookupError: the spec names no planner and no words (a catalogue error;
-            ``tests/test_fix_catalogue.py`` keeps it from happening).
+            ``tests/unit/fixes/test_fix_catalogue.py`` keeps it from happening).
     """
     spec = SPECS[fix_id]
     if spec.planner:

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from packaging.specifiers import SpecifierSet
 

@@ -21,8 +21,9 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..engines.whatif import what_if
 from ..model import Finding, Report
@@ -93,7 +94,7 @@ def verify_pip(words: Sequence[str], python: str, report: Report, fid: str) -> t
 def _child_check(python: str, env: dict[str, str], timeout: float) -> dict[str, Any] | str:
     try:
         proc = subprocess.run([python, "-m", "cudnn_magic", "check", "--json"], capture_output=True, text=True,
-                              env=env, timeout=timeout)
+                              env=env, timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"cannot run the check in a fresh process: {exc}"
     try:
@@ -124,8 +125,8 @@ def verify_environ(before: dict[str, str], after: dict[str, str], report: Report
     left = _stays(b.get("findings") or (), want)
     if left:
         return f"a fresh process started with the change still has the finding: {left[0][:300]}", []
-    return None, ["checked before it is offered: the check in a fresh process started with the change shows the "
-                  "finding gone (and present without it)"]
+    return None, [("checked before it is offered: the check in a fresh process started with the change shows the "
+                   "finding gone (and present without it)")]
 
 
 def verify_restart(environ: dict[str, str], report: Report, fid: str = "restart-kernel", *,
@@ -143,8 +144,8 @@ def verify_restart(environ: dict[str, str], report: Report, fid: str = "restart-
     if left:
         return (f"a fresh process started the same way has the same finding ({left[0][:300]}): a restart changes "
                 "nothing; take the cause out of the start environment first"), []
-    return None, ["checked before it is offered: the check in a fresh process started the same way shows the "
-                  "finding gone"]
+    return None, [("checked before it is offered: the check in a fresh process started the same way shows the "
+                   "finding gone")]
 
 
 __all__ = ["targets", "verify_environ", "verify_pip", "verify_restart"]

@@ -42,8 +42,8 @@ SIGNATURES = (
     sig(
         "tf-ignoring-gpu-capability", "gpu-arch-unsupported", "arch",
         ["ignoring visible gpu device"],
-        [r"Ignoring visible gpu device[^\n]{0,200}compute capability (?P<compute_capability>\d{1,2}\.\d)"
-         r"[^\n]{0,40}minimum required Cuda capability is (?P<min_sm>\d{1,2}\.\d)"],
+        [(r"Ignoring visible gpu device[^\n]{0,200}compute capability (?P<compute_capability>\d{1,2}\.\d)"
+          r"[^\n]{0,40}minimum required Cuda capability is (?P<min_sm>\d{1,2}\.\d)")],
         70.0, warning_only=True, warning=True,
         title="TensorFlow ignores this GPU: compute capability {compute_capability} is below its minimum {min_sm}",
         title_plain="TensorFlow ignores this GPU (compute capability too low)",
@@ -53,8 +53,8 @@ SIGNATURES = (
     sig(
         "paddle-arch-not-in-build", "gpu-arch-unsupported", "arch",
         ["which is not compatible with paddle installation with arch"],
-        [r"The GPU architecture in your current machine is (?P<gpu_arch>\w{2,20}), which is not compatible with Paddle "
-         r"installation with arch:\s{0,2}(?P<build_archs>[\d ]{2,60})"],
+        [(r"The GPU architecture in your current machine is (?P<gpu_arch>\w{2,20}), which is not compatible with Paddle "
+          r"installation with arch:\s{0,2}(?P<build_archs>[\d ]{2,60})")],
         86.0, needs_context=True, framework="PaddlePaddle", gate="gpu",
         title="This GPU ({gpu_arch}) is not among the architectures this PaddlePaddle build has kernels for",
         title_plain="This GPU is not among the architectures this PaddlePaddle build has kernels for",

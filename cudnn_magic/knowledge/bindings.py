@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import re
 
+from ..rules.cudnn_version import try_parse
 from .signature import sig
 from .status_codes import decode_status
-from ..rules.cudnn_version import try_parse
 
 NOT_FOUND_FIXES = ("install-matching-cudnn", "remove-shadowing-dir")
 
@@ -65,17 +65,17 @@ API_SUMMARY = (
     "CUDNN include and library paths), or use a release of the project written for this cuDNN."
 )
 
-_SUB = re.compile(r"cudnn_(?:ops|cnn|adv|graph|engines|heuristic)", re.I)
+_SUB = re.compile(r"cudnn_(?:ops|cnn|adv|graph|engines|heuristic)", re.IGNORECASE)
 
 
-def _main_or_sub(groups, line):
+def _main_or_sub(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """The file named decides: a ``cudnn_*`` sub-library (``cudnn_cnn_infer64_8.dll``) or the main one."""
     if _SUB.search(groups.get("soname", "")):
         return "cudnn-sublibrary-load-failed", 92.0
     return None
 
 
-def _javacpp_trial(groups, line):
+def _javacpp_trial(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """JavaCPP's debug log tries every name in turn ("Debug: Failed to load for cudnn@.8: ..."):
     one failed try is no failure."""
     if "failed to load for" in line.lower():
@@ -89,7 +89,7 @@ _DLIB_WEIGHT = {
 }
 
 
-def _dlib_status(groups, line):
+def _dlib_status(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """dlib prints the status number beside its own reason string: the number decides
     (cuDNN 8 numbering below 1000, cuDNN 9's above)."""
     try:
@@ -102,7 +102,7 @@ def _dlib_status(groups, line):
     return st.diagnosis, _DLIB_WEIGHT.get(st.diagnosis, 66.0)
 
 
-def _opencv_versions(groups, line):
+def _opencv_versions(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """OpenCV's checkVersions: 4.4-4.5.0 compare the encoded numbers exactly (a newer patch warns
     too); later releases print major.minor and warn when incompatible, but until opencv#25841 (4.11)
     they decoded cuDNN 9's encoding as "90.1" against a build's "9.1": the same release, no mismatch."""
@@ -173,7 +173,8 @@ SIGNATURES = (
         ["could not load library"],
         [r"could not load library \"(?:[^\"\n]{0,400}[/\\])?(?P<soname>(?:lib)?cudnn[\w.\-]{0,60})\""],
         90.0, framework="Julia (Libdl)", names_missing="cudnn", refine=_main_or_sub, gate="librar",
-        extras=[r"^\s{0,6}(?P<error>The specified module could not be found\.|Access is denied\.|[\w.\-]{1,80}: cannot open shared object file[^\n]{0,80})"],
+        extras=[(r"^\s{0,6}(?P<error>The specified module could not be found\.|Access is denied\.|"
+                 r"[\w.\-]{1,80}: cannot open shared object file[^\n]{0,80})")],
         window=2,
         title="Julia could not load {soname}",
         title_plain="Julia could not load a cuDNN library",
@@ -279,8 +280,8 @@ SIGNATURES = (
     sig(
         "opencv-cudnn-reports-version", "cudnn-version-mismatch", "bindings",
         ["cudnn reports version"],
-        [r"cuDNN reports version (?P<loaded>\d{1,6}(?:\.\d{1,3})?) which (?:does not match with|is not compatible with) "
-         r"the version (?P<compiled>\d{1,6}(?:\.\d{1,3})?) with which OpenCV was built"],
+        [(r"cuDNN reports version (?P<loaded>\d{1,6}(?:\.\d{1,3})?) which (?:does not match with|is not compatible with) "
+          r"the version (?P<compiled>\d{1,6}(?:\.\d{1,3})?) with which OpenCV was built")],
         90.0, framework="OpenCV", refine=_opencv_versions,
         title="OpenCV's DNN module loaded cuDNN {loaded}, {age} the {compiled} it was built with",
         title_plain="OpenCV's DNN module loaded another cuDNN than the one it was built with",
@@ -296,8 +297,8 @@ SIGNATURES = (
     sig(
         "dlib-cudnn-call-failed", "cudnn-internal-error", "bindings",
         ["cudnn_"],
-        [r"Error while calling (?P<call>cudnn\w{1,60})\([^\n]{0,300}?\) in file [^\n]{0,300}?cudnn_dlibapi\.cpp:\d{1,6}\.?"
-         r"\s{0,3}code:\s{0,2}(?P<status_code>\d{1,5}),\s{0,2}reason:\s{0,2}(?P<reason>[^\n]{0,120})"],
+        [(r"Error while calling (?P<call>cudnn\w{1,60})\([^\n]{0,300}?\) in file [^\n]{0,300}?cudnn_dlibapi\.cpp:\d{1,6}\.?"
+          r"\s{0,3}code:\s{0,2}(?P<status_code>\d{1,5}),\s{0,2}reason:\s{0,2}(?P<reason>[^\n]{0,120})")],
         66.0, generic=True, refine=_dlib_status, framework="dlib",
         title_plain="dlib's cuDNN call failed",
         summary="dlib's CUDA build checks every cuDNN call and throws dlib::cudnn_error with the status number "

@@ -28,7 +28,7 @@ from __future__ import annotations
 from .signature import sig
 
 
-def _tf_no_kernel(groups, line):
+def _tf_no_kernel(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """'Registered devices: [CPU, GPU]' with no GPU kernel for a Cudnn* op: the GPU device is a
     non-CUDA plugin (DirectML, Metal), which has no cuDNN at all - not a cuDNN fault."""
     devices = groups.get("devices", "")
@@ -151,7 +151,8 @@ SIGNATURES = (
     sig(
         "theano-mixed-dnn-version", "cudnn-version-mismatch", "builds",
         ["mixed dnn version"],
-        [r"Mixed dnn version\.?\s{0,3}The header is version (?P<compiled>\d{3,5}) while the library is version (?P<loaded>\d{3,5})"],
+        [(r"Mixed dnn version\.?\s{0,3}The header is version (?P<compiled>\d{3,5}) "
+          r"while the library is version (?P<loaded>\d{3,5})")],
         97.0, framework="Theano",
         title="The cuDNN library loaded ({loaded}) is not the release of the cudnn.h Theano compiled with ({compiled})",
         title_plain="The cuDNN library and header Theano found are different releases",

@@ -40,10 +40,10 @@ from .signature import sig
 ROLES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), r) for p, r in (
     (r"^(?:cudnnCreate|createCuDNNHandle|getCudnnHandle|CuDNNHandle|get_handle|create|cudnn_handle)$", "handle"),
     (r"^(?:cudnnSetStream|setStream|set_stream)$", "stream"),
-    (r"^(?:create_execution_plans?|check_support|build_plans|build_operation_graph|get_heuristics|"
-     r"cudnnBackendFinalize|finalize:(?:EXECUTION_PLAN|ENGINECFG|ENGINE|ENGINEHEUR|OPERATIONGRAPH|OPERATION\w*))$", "plan"),
-    (r"^(?:cudnnFind\w{0,40}Algorithm\w{0,10}|cudnnGet\w{0,40}Algorithm(?:_v7)?|find\w{0,40}Algorithm\w{0,10}|"
-     r"get\w{0,40}Algorithm(?:_v7)?)$", "algo-search"),
+    ((r"^(?:create_execution_plans?|check_support|build_plans|build_operation_graph|get_heuristics|"
+      r"cudnnBackendFinalize|finalize:(?:EXECUTION_PLAN|ENGINECFG|ENGINE|ENGINEHEUR|OPERATIONGRAPH|OPERATION\w*))$"), "plan"),
+    ((r"^(?:cudnnFind\w{0,40}Algorithm\w{0,10}|cudnnGet\w{0,40}Algorithm(?:_v7)?|find\w{0,40}Algorithm\w{0,10}|"
+      r"get\w{0,40}Algorithm(?:_v7)?)$"), "algo-search"),
 ))
 
 #: How a call's role refines the id a bare status gave: ``{role: {status id: (id, how)}}``.
@@ -99,15 +99,13 @@ def call_role(name: str) -> str | None:
     return None
 
 
-def _finalize(groups, line):
+def _finalize(groups: dict[str, str], line: str) -> None:
     desc = groups.get("descriptor", "").upper()
     groups["call"] = f"finalize:{desc}" if desc else "cudnnBackendFinalize"
-    return None
 
 
-def _caffe_setup(groups, line):
+def _caffe_setup(groups: dict[str, str], line: str) -> None:
     groups["call"] = "cudnnCreate"  # a CuDNN layer's LayerSetUp is where Caffe creates its handles
-    return None
 
 
 _REFINED = ("cudnn-init-failed", "cudnn-stream-set-failed", "cudnn-unsupported-config", "gpu-out-of-memory")
@@ -196,6 +194,7 @@ SIGNATURES = (
          r"\{\{node (?:[\w\-]{1,60}/){0,8}(?P<call>Cudnn\w{1,40})\}\}", r"\b(?P<call>CudnnRNN\w{0,20})\b",
          r"__cudnn\$(?P<call>\w{1,40})"],
         0.0, supports=(), cudnn_path=True,
-        source="op and kernel names of cuDNN code paths (PyTorch cudnn_convolution, TensorFlow CudnnRNN, XLA __cudnn$conv, Caffe CuDNN layers)",
+        source="op and kernel names of cuDNN code paths (PyTorch cudnn_convolution, TensorFlow CudnnRNN, "
+               "XLA __cudnn$conv, Caffe CuDNN layers)",
     ),
 )

@@ -51,7 +51,7 @@ SUMMARY = (
 )
 
 
-def _tf_devices(groups, line):
+def _tf_devices(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """An ``XLA_GPU`` device is a CUDA build whose GPU device was skipped (its libraries did not
     load), not a CPU build; a ``GPU`` device listed means the placement failed for another reason."""
     devices = groups.get("devices", "").upper()
@@ -60,7 +60,7 @@ def _tf_devices(groups, line):
     return None
 
 
-def _providers(groups, line):
+def _providers(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """A provider list that holds CUDA is a CUDA build (ORT's message for other reasons)."""
     if "CUDAEXECUTIONPROVIDER" in groups.get("providers", "").upper().replace(" ", ""):
         return (None, 0.0)
@@ -97,7 +97,8 @@ SIGNATURES = (
         ["torch.cuda.is_available() is false"],
         [r"Attempting to deserialize object on (?:a )?CUDA device(?: \d{1,2})? but torch\.cuda\.is_available\(\) is False"],
         50.0, framework="PyTorch",
-        title_plain="PyTorch cannot use CUDA here (torch.cuda.is_available() is False): a CPU-only build, or no NVIDIA GPU and driver",
+        title_plain="PyTorch cannot use CUDA here (torch.cuda.is_available() is False): a CPU-only build, "
+                    "or no NVIDIA GPU and driver",
         summary="torch.load met tensors saved on a GPU and this PyTorch reports no CUDA: either it is a CPU-only "
         "build (a +cpu version; collect_env's 'CUDA used to build PyTorch: None'), or it is a CUDA build on a "
         "machine without an NVIDIA GPU or driver. With a GPU here, install PyTorch's CUDA build; without one, "
@@ -122,9 +123,11 @@ SIGNATURES = (
     sig(
         "tf-no-gpu-device-registered", "framework-cpu-build", "cpu_builds",
         ["explicit"],
-        [r"Could not satisfy explicit device specification '/(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2}' "
-         r"because no devices matching that specification are registered in this process(?:;\s{0,2}available devices:\s{0,2}(?P<devices>[^\n\]]{1,400}))?",
-         r"explicitly assigned to /(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2} but available devices are \[(?P<devices>[^\]\n]{1,400})\]"],
+        [(r"Could not satisfy explicit device specification '/(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2}' "
+          r"because no devices matching that specification are registered in this process"
+          r"(?:;\s{0,2}available devices:\s{0,2}(?P<devices>[^\n\]]{1,400}))?"),
+         (r"explicitly assigned to /(?:job:localhost/replica:0/task:0/)?device:GPU:\d{1,2} "
+          r"but available devices are \[(?P<devices>[^\]\n]{1,400})\]")],
         72.0, framework="TensorFlow", refine=_tf_devices, gate="gpu",
         title_plain="TensorFlow registered no GPU device: a CPU-only build, or its GPU libraries did not load",
         summary=SUMMARY + " TensorFlow also registers no GPU when its CUDA build cannot load the CUDA or cuDNN "
@@ -148,8 +151,10 @@ SIGNATURES = (
     sig(
         "ort-cuda-provider-not-available", "framework-cpu-build", "cpu_builds",
         ["executionprovider"],
-        [r"Specified provider 'CUDAExecutionProvider' is not in available provider names\.?\s{0,3}Available providers:\s{0,2}'(?P<providers>[^'\n]{1,300})'",
-         r"Asked to use CUDAExecutionProvider as an ONNX Runtime execution provider, but the available execution providers are \[(?P<providers>[^\]\n]{1,300})\]",
+        [(r"Specified provider 'CUDAExecutionProvider' is not in available provider names\.?\s{0,3}"
+          r"Available providers:\s{0,2}'(?P<providers>[^'\n]{1,300})'"),
+         (r"Asked to use CUDAExecutionProvider as an ONNX Runtime execution provider, "
+          r"but the available execution providers are \[(?P<providers>[^\]\n]{1,300})\]"),
          r"This ORT build has \[(?P<providers>[^\]\n]{1,300})\] enabled"],
         74.0, framework="ONNX Runtime", refine=_providers, warning=True,
         title_plain="ONNX Runtime is the CPU build (the onnxruntime wheel, not onnxruntime-gpu): no CUDA provider",

@@ -26,7 +26,7 @@ SUMMARY = (
 FIXES = ("allow-memory-growth", "install-matching-cudnn", "upgrade-driver", "restart-kernel")
 
 
-def _handle(groups, line):
+def _handle(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """Status of handle creation decides the diagnosis (ALLOC_FAILED is memory)."""
     status = groups.get("status", "").upper()
     if groups.get("op", "").lower() == "destroy":
@@ -40,7 +40,7 @@ def _handle(groups, line):
     return None
 
 
-def _before_handle(groups, line):
+def _before_handle(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     err = groups.get("cuda_error", "").lower()
     if "insufficientdriver" in err or "driver version is insufficient" in err or groups.get("code") == "35":
         return "cuda-driver-too-old", 84.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 #: cuDNN 8's "Could not locate zlibwapi.dll". Long, specific literals: each is one fast pass
 #: and matches few ordinary lines. A line that also holds the keyword of a signature reading
 #: fields from the lines after its own (``window``: JAX's "Outdated cuDNN installation found"
-#: then "Installed version: 8600") keeps those lines. ``tests/test_warning_prefilter.py`` checks
+#: then "Installed version: 8600") keeps those lines. ``tests/unit/knowledge/test_warning_prefilter.py`` checks
 #: that every wording of the knowledge tables and the corpus gets the same warnings through
 #: :func:`keyword_lines` as over the whole text.
 WARNING_LITERALS: tuple[bytes, ...] = (

@@ -59,12 +59,12 @@ SUB_SUMMARY = (
 )
 SUB_FIXES = ("reinstall-cudnn", "remove-shadowing-dir", "install-cudnn-deps")
 
-_SUBLIB = re.compile(r"cudnn_(?:ops|cnn|adv|graph|engines|heuristic|ext)", re.I)
+_SUBLIB = re.compile(r"cudnn_(?:ops|cnn|adv|graph|engines|heuristic|ext)", re.IGNORECASE)
 _DEP = re.compile(r"(?P<dep>libnvrtc[\w.\-]{0,40}|libcublas(?:Lt)?[\w.\-]{0,30}|libz\.so[\w.]{0,10}|zlibwapi\.dll|"
-                  r"libcuda\.so[\w.]{0,10}|nvcuda\.dll|nvrtc[\w\-]{0,20}\.dll|cublas(?:Lt)?64[\w]{0,10}\.dll)", re.I)
+                  r"libcuda\.so[\w.]{0,10}|nvcuda\.dll|nvrtc[\w\-]{0,20}\.dll|cublas(?:Lt)?64[\w]{0,10}\.dll)", re.IGNORECASE)
 
 
-def _dso(groups, line):
+def _dso(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """A dlerror/cannot-open line names either the main library or a sub-library."""
     name = groups.get("soname", "")
     if _SUBLIB.search(name):
@@ -72,16 +72,15 @@ def _dso(groups, line):
     return None
 
 
-def _cudnn_loader(groups, line):
+def _cudnn_loader(groups: dict[str, str], line: str) -> None:
     """cuDNN's own loader: which file failed and why (missing itself, a dependency, a symbol)."""
     err = groups.get("error", "")
     dep = _DEP.search(err)
     if dep:
         groups["dependency"] = dep.group("dep")
-    return None
 
 
-def _paddle_third_party(groups, line):
+def _paddle_third_party(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     if "cudnn" not in groups.get("soname", "").lower():
         return (None, 0.0)
     return None
@@ -94,8 +93,8 @@ SIGNATURES = (
     sig(
         "cudnn-could-not-load-library", "cudnn-sublibrary-load-failed", "loading",
         ["could not load library", "could not locate cudnn"],
-        [r"Could not load library (?P<library>(?:lib)?cudnn_?\w{0,40}(?:\.so(?:\.\d{1,4}){0,3}|\.dll)?)\.?\s{0,3}"
-         r"(?:Error code (?P<error_code>\d{1,6})|Error:?\s{0,3}(?P<error>[^\n]{0,300}))?",
+        [(r"Could not load library (?P<library>(?:lib)?cudnn_?\w{0,40}(?:\.so(?:\.\d{1,4}){0,3}|\.dll)?)\.?\s{0,3}"
+          r"(?:Error code (?P<error_code>\d{1,6})|Error:?\s{0,3}(?P<error>[^\n]{0,300}))?"),
          r"Could not locate (?P<library>cudnn\w{0,40}\.dll)"],
         97.0,
         also=(("cudnn-library-not-found", 70.0),),
@@ -279,9 +278,11 @@ SIGNATURES = (
         "other-library-cannot-open", "cudnn-library-not-found", "loading",
         ["cannot open shared object", "is not found or cannot be loaded", "could not load library",
          "could not locate"],
-        [rf"(?P<other_library>lib{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}\.so(?:\.\d{{1,4}}){{0,3}}):\s{{0,3}}cannot open shared object file",
+        [(rf"(?P<other_library>lib{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}\.so(?:\.\d{{1,4}}){{0,3}}):"
+          r"\s{0,3}cannot open shared object file"),
          rf"Library (?P<other_library>{_NOT_CUDNN}[\w.\-]{{1,60}}) is not found or cannot be loaded",
-         rf"Could not (?:load library|locate) (?P<other_library>{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}(?:\.so(?:\.\d{{1,4}}){{0,3}}|\.dll))"],
+         (rf"Could not (?:load library|locate) "
+          rf"(?P<other_library>{_NOT_CUDNN}[A-Za-z][\w\-]{{0,40}}(?:\.so(?:\.\d{{1,4}}){{0,3}}|\.dll))")],
         0.0, names_missing="other", gate="librar",
         source="glibc dlopen errors, CTranslate2 and cuDNN-style loaders naming a non-cuDNN library",
     ),

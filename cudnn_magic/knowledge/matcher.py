@@ -22,8 +22,8 @@ import bisect
 import importlib
 import itertools
 import re
-from typing import Callable, Iterable, Iterator
-import logging
+from collections.abc import Iterable, Iterator
+from typing import Callable, cast
 
 from ..fixes.catalogue import ADVICE
 from .signature import Hit, Signature
@@ -54,7 +54,7 @@ def signatures() -> tuple[Signature, ...]:
         out: list[Signature] = []
         for fam in FAMILIES:
             mod = importlib.import_module(f"{__package__}.{fam}")
-            out.extend(getattr(mod, "SIGNATURES"))
+            out.extend(mod.SIGNATURES)
         out.sort(key=lambda s: s.generic)  # stable: family order kept, generic ones last
         sigs = tuple(out)
         _CACHE["sigs"] = sigs
@@ -152,10 +152,7 @@ def _match_line(line: str, sig_ids: Iterable[int], sigs: tuple[Signature, ...], 
                     continue
         if not s.generic and not s.supports and weight > 0:
             claimed = True  # markers (weight 0) never hide the status name on their line
-        if windowed:
-            quoted = line[max(0, m.start() - 120): m.end() + 200]
-        else:
-            quoted = line
+        quoted = line[max(0, m.start() - 120): m.end() + 200] if windowed else line
         b0 = base + len(line[: m.start()].encode("utf-8", "surrogatepass"))
         b1 = b0 + len(m.group(0).encode("utf-8", "surrogatepass"))
         hits.append(Hit(s, diagnosis, weight, _evidence(quoted), groups, source, b0, (b0, b1)))
@@ -182,16 +179,17 @@ def scan(text: str | bytes, source: str = "log", *, warnings: bool = False, join
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
         hits = _scan_chunked(data, source, warnings) if len(data) > SCAN_CHUNK else _scan_data(data, source, warnings)
         if joined and len(data) <= MAX_JOIN_BYTES and b"\n" in data and _maybe_wrapped(data, hits):
-            joined, covered = _scan_joined(data, source, warnings, hits)
-            if joined:
+            joined_hits, covered = _scan_joined(data, source, warnings, hits)
+            if joined_hits:
                 # a match cut short by the wrap ("compiled with: 8." / "8.1.0") is superseded by
                 # the whole match of the same signature over the joined lines
                 hits = [h for h in hits if not any(
                     name == h.signature.name and a <= h.position < b for name, a, b in covered)]
-                hits.extend(joined)
+                hits.extend(joined_hits)
                 hits.sort(key=lambda h: h.position)  # text order, joined matches at their first line
         return hits
-    except Exception:  # noqa: BLE001
+    except Exception:
+        import logging  # start-up cost (logging with traceback and string): only when the scan itself failed
 
         logging.getLogger("cudnn_magic").debug("knowledge scan failed", exc_info=True)
         return []
@@ -205,7 +203,7 @@ WARNING_MAX_LINES = 2048  #: lines kept at most per literal (the first half and 
 
 def _windowed_keywords() -> dict[bytes, int]:
     """Keywords of signatures with a ``window``, and that window (lines after the keyword's)."""
-    out = _CACHE.get("windowed")
+    out = cast("dict[bytes, int] | None", _CACHE.get("windowed"))
     if out is None:
         out = {}
         for s in signatures():
@@ -214,11 +212,18 @@ def _windowed_keywords() -> dict[bytes, int]:
                     kw = k.encode("utf-8")
                     out[kw] = max(out.get(kw, 0), s.window)
         _CACHE["windowed"] = out
-    return out  # type: ignore[return-value]
+    return out
+
+
+def _reach(windowed: dict[bytes, int]) -> int:
+    """How far past the end of a literal :func:`keyword_lines` may look: the rest of its line
+    (up to :data:`MAX_LINE`) and a windowed signature's lines after it (each up to ``MAX_LINE``
+    and its newline)."""
+    return (max(windowed.values(), default=0) + 1) * (MAX_LINE + 1) + 1
 
 
 def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, tail: int = WARNING_TAIL,
-                  find: Callable[[bytes, bytes, int], int] | None = None) -> bytes:
+                  find: Callable[[bytes, bytes, int], int] | None = None, before: int | None = None) -> bytes:
     """The lines of ``data`` that hold one of ``literals`` (case-insensitive), plus the lines
     after one that also holds a windowed signature's keyword, plus the whole lines within the
     last ``tail`` bytes (a line that starts exactly ``tail`` bytes before the end included), in
@@ -234,16 +239,23 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
     printed a megabyte of ordinary log costs a few passes over its bytes
     (``benchmarks/bench_cell_overhead.py``). ``find(haystack, needle, start)`` replaces
     ``bytes.find`` for the literal passes (the capture passes the C library's ``memmem``).
+
+    ``before``: no occurrence of a literal ends after this offset of ``data`` (the capture
+    helper's flag: the end of the last chunk that held one). Only the bytes up to it, and the
+    line ends and windows that can follow a literal there (:func:`_reach`), are lower-cased and
+    searched; the result is the same as without it. A 1 MiB log whose literals sit in its
+    start-up lines is then searched over its first chunk, not the whole MiB.
     """
     if not data:
         return b""
-    low = data.lower() if isinstance(data, bytes) else bytes(data).lower()
+    n = len(data)
+    windowed = _windowed_keywords()
+    limit = n if before is None else min(n, max(0, before) + _reach(windowed))
+    low = (data[:limit] if limit < n else data).lower() if isinstance(data, bytes) else bytes(data[:limit]).lower()
     if find is None:
         find = bytes.find
-    n = len(low)
     spans: list[tuple[int, int]] = []
     half = WARNING_MAX_LINES // 2
-    windowed = _windowed_keywords()
 
     def line_at(p: int) -> tuple[int, int]:
         a = low.rfind(b"\n", max(0, p - MAX_LINE), p) + 1
@@ -286,7 +298,7 @@ def keyword_lines(data: bytes, literals: Iterable[bytes] = WARNING_LITERALS, *, 
         return b""
     if tail:
         t = max(0, n - tail)
-        nl = low.find(b"\n", t - 1) if t else -1  # t - 1: a line that starts exactly at the cut is whole
+        nl = data.find(b"\n", t - 1) if t else -1  # t - 1: a line that starts exactly at the cut is whole
         t = t if t == 0 or nl < 0 else nl + 1
         if t < n:
             spans.append((t, n))
@@ -339,7 +351,7 @@ def _scan_chunked(data: bytes, source: str, warnings: bool) -> list[Hit]:
         key = (h.signature.name, h.span)
         if key not in once or len(h.line) > len(once[key].line):
             once[key] = h
-    latest: dict[tuple, Hit] = {}
+    latest: dict[tuple[str, str, tuple[tuple[str, str], ...]], Hit] = {}
     for h in once.values():  # in text order: the later place wins
         latest[(h.signature.name, h.line.lower(), tuple(sorted(h.groups.items())))] = h
     by_sig: dict[str, list[Hit]] = {}
@@ -385,7 +397,7 @@ def _maybe_wrapped(data: bytes, hits: list[Hit]) -> bool:
         long: set[int] = set()
         floor = width * 0.8
         for lines in _chunk_lines(data):
-            near = set(x for x in lines if len(x) >= floor)  # distinct, before hashing
+            near = {x for x in lines if len(x) >= floor}  # distinct, before hashing
             long.update(map(hash, near))
             at.update(hash(x) for x in near if len(x) == width)
         if len(at) >= 2 and len(at) * 2 >= len(long):
@@ -522,9 +534,9 @@ def _scan_data(data: bytes, source: str, warnings: bool) -> list[Hit]:
                 q = nxt
             return out
 
-        for a, b, ids in windows:
+        for a, b, window_ids in windows:
             line = _decode(data[a:b])
-            hits.extend(_match_line(line, ids, sigs, source, a, following, warnings, windowed))
+            hits.extend(_match_line(line, window_ids, sigs, source, a, following, warnings, windowed))
     hits.sort(key=lambda h: h.position)
     return hits
 

@@ -30,7 +30,7 @@ NEARLY_FULL_FRACTION = 0.05
 NEARLY_FULL_BYTES = 256 * 1024 * 1024
 
 
-def _memory_usage(groups, line):
+def _memory_usage(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     try:
         free, total = int(groups["free"]), int(groups["total"])
     except (KeyError, ValueError):

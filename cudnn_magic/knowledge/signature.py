@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable
 
 __all__ = ["Hit", "LazyPattern", "Refine", "Signature", "sig"]
 
 
-Refine = Callable[[Mapping[str, str], str], "tuple[str | None, float] | None"]
+Refine = Callable[[dict[str, str], str], "tuple[str | None, float] | None"]
+"""``refine(groups, line)``: may add decoded fields to ``groups``; returns ``(diagnosis or None,
+weight)``, or None to keep the defaults."""
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,14 @@ class Signature:
     diagnosis: str
     family: str
     keywords: tuple[str, ...]
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[re.Pattern[str] | LazyPattern, ...]
     weight: float
     title: str = ""
     title_plain: str = ""
     summary: str = ""
     fixes: tuple[str, ...] = ()
     also: tuple[tuple[str, float], ...] = ()
-    extras: tuple[re.Pattern[str], ...] = ()
+    extras: tuple[re.Pattern[str] | LazyPattern, ...] = ()
     window: int = 0
     needs_context: bool = False
     supports: tuple[str, ...] = ()
@@ -101,7 +104,7 @@ class LazyPattern:
     of a few compiles only theirs (a one-line ``cudnn-magic explain`` compiled every one: about
     40 ms of its 123; ``benchmarks/bench_explain.py``)."""
 
-    __slots__ = ("_source", "_flags", "_compiled")
+    __slots__ = ("_compiled", "_flags", "_source")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source, self._flags = pattern, flags
@@ -139,7 +142,7 @@ class LazyPattern:
 
 
 def sig(name: str, diagnosis: str, family: str, keywords: Iterable[str], patterns: Iterable[str],
-        weight: float, *, extras: Iterable[str] = (), flags: int = re.IGNORECASE, **kw) -> Signature:
+        weight: float, *, extras: Iterable[str] = (), flags: int = re.IGNORECASE, **kw: Any) -> Signature:
     """Build a :class:`Signature`; ``patterns`` and ``extras`` (case-insensitive) are compiled when
     a line holding one of its ``keywords`` first needs them (:class:`LazyPattern`)."""
     return Signature(

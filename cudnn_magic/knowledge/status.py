@@ -38,7 +38,6 @@ from __future__ import annotations
 from .signature import sig
 from .status_codes import decode_status, diagnosis_for_status
 
-
 # --------------------------------------------------------------------------- the status wordings
 
 # weight of a status name by the diagnosis it points to (specific names are stronger)
@@ -57,7 +56,7 @@ _STATUS_WEIGHT = {
 }
 
 
-def _by_name(groups, line):
+def _by_name(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     name = groups.get("status", "").upper()
     if name == "CUDNN_STATUS_SUCCESS":
         # "CuDNN error: CUDNN_STATUS_SUCCESS" (old PyTorch) is a failure reported with an
@@ -74,7 +73,7 @@ def _by_name(groups, line):
     return diag, _STATUS_WEIGHT.get(diag, 60.0)
 
 
-def _by_camel(groups, line):
+def _by_camel(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """``cudnnStatusArchMismatch`` (Python/Julia wrappers) -> ``CUDNN_STATUS_ARCH_MISMATCH``."""
     camel = groups.get("camel", "")
     name = "CUDNN_STATUS_" + "".join("_" + c if c.isupper() and i else c for i, c in enumerate(camel)).upper()
@@ -82,7 +81,7 @@ def _by_camel(groups, line):
     return _by_name(groups, line)
 
 
-def _by_number(groups, line):
+def _by_number(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     try:
         code = int(groups.get("status_code", ""))
     except ValueError:
@@ -113,7 +112,7 @@ FRONTEND_CODES: dict[str, str] = {
 }
 
 
-def _frontend_code(groups, line):
+def _frontend_code(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """An error_code_t name decides; CUDNN_BACKEND_API_FAILED / CUDA_API_FAILED defer to the
     cuDNN or CUDA status printed with them (the status-name signature)."""
     diag = FRONTEND_CODES.get(groups.get("fe_code", "").upper())
@@ -309,8 +308,8 @@ SIGNATURES = (
     sig(
         "status-camel-case", "cudnn-internal-error", "status",
         ["cudnnstatus"],
-        [r"\bcudnnStatus(?P<camel>NotInitialized|AllocFailed|BadParam|InternalError|InvalidValue|ArchMismatch|"
-         r"MappingError|ExecutionFailed|NotSupported|LicenseError|RuntimePrerequisiteMissing|VersionMismatch)\b"],
+        [(r"\bcudnnStatus(?P<camel>NotInitialized|AllocFailed|BadParam|InternalError|InvalidValue|ArchMismatch|"
+          r"MappingError|ExecutionFailed|NotSupported|LicenseError|RuntimePrerequisiteMissing|VersionMismatch)\b")],
         60.0, generic=True, refine=_by_camel, flags=0,
         title_plain="A cuDNN call failed with {status}",
         source="cuDNN Python/Julia wrappers naming cudnnStatus_t values in CamelCase (libcudnn.cudnnStatusArchMismatch)",

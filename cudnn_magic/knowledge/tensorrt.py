@@ -38,7 +38,7 @@ from .signature import sig
 _V = r"\d{1,2}(?:\.\d{1,4}){1,3}"
 
 
-def _side(groups, line):
+def _side(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """Which side is older decides the weight: an older loaded copy is the risk TensorRT warns of;
     a newer one of the same major is a difference it tolerates (still the mismatch kind)."""
     loaded, linked = try_parse(groups.get("loaded", "")), try_parse(groups.get("compiled", ""))
@@ -51,7 +51,7 @@ def _side(groups, line):
     return "cudnn-version-mismatch", 72.0
 
 
-def _myelin(groups, line):
+def _myelin(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """Myelin of TensorRT 8.0-8.2 calls cuBLASLt "cuDNN": a major of 10 or more is no cuDNN."""
     v = try_parse(groups.get("compiled", "")) or try_parse(groups.get("loaded", ""))
     if v is None or v.major >= 10:

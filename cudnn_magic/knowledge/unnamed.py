@@ -28,16 +28,16 @@ import re
 
 from .signature import sig
 
-_CUDNN_FILE = re.compile(r"[/\\\"']cudnn\w{0,40}\.dll|^cudnn\w{0,40}\.dll", re.I)
+_CUDNN_FILE = re.compile(r"[/\\\"']cudnn\w{0,40}\.dll|^cudnn\w{0,40}\.dll", re.IGNORECASE)
 
 
-def _dotnet_sub(groups, line):
+def _dotnet_sub(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """.NET names the cuDNN file it was asked to load: a ``cudnn_*`` one is a sub-library."""
     name = groups.get("soname", "").replace("\\", "/").rsplit("/", 1)[-1].lower()
     return ("cudnn-sublibrary-load-failed", 92.0) if name.startswith(("cudnn_", "libcudnn_")) else None
 
 
-def _not_cudnn(groups, line):
+def _not_cudnn(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """A named cuDNN DLL is family "loading"'s: this one stays for other modules only."""
     if _CUDNN_FILE.search(groups.get("module", "")):
         return (None, 0.0)
@@ -72,8 +72,8 @@ SIGNATURES = (
     sig(
         "dotnet-unable-to-load-dll", "unnamed-library-load-failed", "unnamed",
         ["dll"],
-        [r"Unable to load (?:DLL|shared library) '(?!(?:[^'\n]{0,160}[/\\])?(?:lib)?cudnn)(?P<module>[^'\n]{1,160})'"
-         r"(?: or one of its dependencies)?:?\s{0,3}(?P<reason>[^\n]{0,160})"],
+        [(r"Unable to load (?:DLL|shared library) '(?!(?:[^'\n]{0,160}[/\\])?(?:lib)?cudnn)(?P<module>[^'\n]{1,160})'"
+          r"(?: or one of its dependencies)?:?\s{0,3}(?P<reason>[^\n]{0,160})")],
         40.0, unnamed_load=True, framework=".NET",
         title=".NET could not load {module} or a library it needs (the message does not say which)",
         title_plain=".NET could not load a native library or one of its dependencies (the message does not say which)",

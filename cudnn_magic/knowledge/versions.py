@@ -51,10 +51,10 @@ SUMMARY = (
 FIXES = ("install-matching-cudnn", "remove-shadowing-dir", "import-order")
 
 
-_UNDEFINED_IN = re.compile(r"(?P<file>[^\s:'\"()]{1,300}?\.(?:so|dylib)[\w.]{0,20}):\s{0,2}undefined symbol:", re.I)
+_UNDEFINED_IN = re.compile(r"(?P<file>[^\s:'\"()]{1,300}?\.(?:so|dylib)[\w.]{0,20}):\s{0,2}undefined symbol:", re.IGNORECASE)
 
 
-def _undefined_symbol(groups, line):
+def _undefined_symbol(groups: dict[str, str], line: str) -> tuple[str | None, float] | None:
     """The file that lacks the symbol decides: a ``libcudnn_*`` sub-library resolved against a
     different release (``libcudnn_cnn_train.so.8: undefined symbol``) is a sub-library mix; a
     framework's own extension (``libtorch_cuda.so: undefined symbol: cudnnGetLibConfig, version
@@ -72,8 +72,10 @@ SIGNATURES = (
     sig(
         "tf-loaded-runtime", "cudnn-version-mismatch", "versions",
         ["loaded runtime cudnn library"],
-        [rf"Loaded runtime CuDNN library:?\s{{0,4}}(?P<loaded>{_V})(?:\s{{0,4}}\(compatibility version (?P<loaded_compat>\d{{1,6}})\))?"
-         rf"\s{{0,4}}but source was compiled with:?\s{{0,4}}(?P<compiled>{_V})(?:\s{{0,4}}\(compatibility version (?P<compiled_compat>\d{{1,6}})\))?",
+        [(rf"Loaded runtime CuDNN library:?\s{{0,4}}(?P<loaded>{_V})"
+          rf"(?:\s{{0,4}}\(compatibility version (?P<loaded_compat>\d{{1,6}})\))?"
+          rf"\s{{0,4}}but source was compiled with:?\s{{0,4}}(?P<compiled>{_V})"
+          rf"(?:\s{{0,4}}\(compatibility version (?P<compiled_compat>\d{{1,6}})\))?"),
          rf"Loaded runtime CuDNN library:?\s{{0,4}}(?P<loaded>{_V})"],
         100.0,
         title="The cuDNN loaded at runtime ({loaded}) {relation} the {compiled} {framework} was built with",
@@ -96,8 +98,9 @@ SIGNATURES = (
     sig(
         "pytorch-incompatibility", "cudnn-version-mismatch", "versions",
         ["cudnn version incompatibility", "cudnn version mismatch: pytorch"],
-        [rf"cuDNN version (?:incompatibility|mismatch):\s{{0,3}}PyTorch was compiled\s{{1,4}}against\s{{1,3}}(?P<compiled>{_T}|{_V})"
-         rf"\s{{1,3}}but\s{{1,3}}(?:found runtime version|linked against)\s{{1,3}}(?P<loaded>{_T}|{_V})",
+        [(rf"cuDNN version (?:incompatibility|mismatch):\s{{0,3}}PyTorch was compiled"
+          rf"\s{{1,4}}against\s{{1,3}}(?P<compiled>{_T}|{_V})"
+          rf"\s{{1,3}}but\s{{1,3}}(?:found runtime version|linked against)\s{{1,3}}(?P<loaded>{_T}|{_V})"),
          r"cuDNN version (?:incompatibility|mismatch):\s{0,3}PyTorch"],
         100.0,
         title="The cuDNN loaded at runtime ({loaded}) {relation} the {compiled} PyTorch was built with",
@@ -148,7 +151,8 @@ SIGNATURES = (
     sig(
         "mxnet-lib-mismatch", "cudnn-version-mismatch", "versions",
         ["cudnn lib mismatch"],
-        [r"cuDNN lib mismatch:\s{0,3}linked-against version (?P<loaded>\d{1,6})\s{0,3}!=\s{0,3}compiled-against version (?P<compiled>\d{1,6})"],
+        [(r"cuDNN lib mismatch:\s{0,3}linked-against version (?P<loaded>\d{1,6})"
+          r"\s{0,3}!=\s{0,3}compiled-against version (?P<compiled>\d{1,6})")],
         98.0,
         title="The cuDNN linked at runtime ({loaded}) differs from the {compiled} MXNet was built with",
         title_plain="The cuDNN loaded is not the one MXNet was built with",

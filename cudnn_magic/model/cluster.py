@@ -124,7 +124,7 @@ class WorkerRow:
 _SEV_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _version_key(v: str) -> tuple:
+def _version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else -1 for p in v.split("."))
 
 
@@ -132,8 +132,8 @@ def _short(p: Any) -> str:
     """A path for a table cell: ``~`` for the home directory."""
     if not p:
         return "?"
-    p, home = str(p), os.path.expanduser("~")
-    return "~" + p[len(home):] if home and p.startswith(home + os.sep) else p
+    s, home = str(p), os.path.expanduser("~")
+    return "~" + s[len(home):] if home and s.startswith(home + os.sep) else s
 
 
 def _short_pathlist(v: str) -> str:
@@ -248,7 +248,7 @@ class ClusterReport(Displayed):
                 "elapsed_s": round(self.elapsed_s, 4), "workers": workers, "differences": self.majority_diff()}
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "ClusterReport":
+    def from_json(cls, doc: dict[str, Any]) -> ClusterReport:
         """The report :meth:`to_json` wrote (the child process of a Ray check hands it back so):
         each entry's keys other than the ones :meth:`to_json` adds are the row's data.
 
@@ -284,7 +284,7 @@ class ClusterReport(Displayed):
             parts.append(f"{errs} with error findings")
         return " -- ".join(parts)
 
-    def _noted_workers(self) -> list[tuple[WorkerRow, list[dict], str | None]]:
+    def _noted_workers(self) -> list[tuple[WorkerRow, list[dict[str, Any]], str | None]]:
         """(worker, its findings above severity info, its LD_LIBRARY_PATH note) for each worker
         that has either: what both renderings list under "Findings per worker"."""
         rows = []

@@ -5,8 +5,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .display import Displayed
+
+if TYPE_CHECKING:  # annotations only: a crash record loads without the report's types
+    from .report import Diagnosis
 
 __all__ = ["CrashRecord"]
 
@@ -17,6 +21,9 @@ class CrashRecord(Displayed):
 
     Attributes:
         key: the record key (see :func:`cudnn_magic.render.crash.key_description`).
+        connection_file: the kernel's connection file as the capture saved it in
+            ``<key>/connection`` (a Jupyter kernel's ``kernel-<id>.json``), or ``None``
+            (terminal IPython, records of older cudnn-magic).
         directory: the record's instance directory.
         kernel_pid: the dead kernel's process id (``None`` if unknown).
         started: when that kernel installed the capture (epoch seconds) or ``None``.
@@ -27,7 +34,7 @@ class CrashRecord(Displayed):
         cell_started: when that cell started (epoch seconds) or ``None``.
         log: the native stderr from that cell's start to the end of the record (newest
             :data:`cudnn_magic.capture.records.MAX_LOG_FOR_DIAGNOSIS` bytes), display-safe text.
-        log_tail: the newest :data:`cudnn_magic.capture.records.MAX_LOG_FOR_DISPLAY` bytes of the record, display-safe text.
+        log_tail: the newest :data:`cudnn_magic.capture.records.MAX_LOG_TAIL` bytes of the record, display-safe text.
         log_missing: bytes of that cell's output no longer in the bounded log (rotated away).
         faulthandler: the Python stack(s) faulthandler wrote at the fatal signal, or "".
         python_version: the dead kernel's Python as a tuple such as ``(3, 11, 7)`` (from the
@@ -45,6 +52,7 @@ class CrashRecord(Displayed):
 
     key: str
     directory: str
+    connection_file: str | None = None
     kernel_pid: int | None = None
     started: float | None = None
     died: float | None = None
@@ -56,19 +64,19 @@ class CrashRecord(Displayed):
     log_missing: int = 0
     faulthandler: str = ""
     faulthandler_on: bool = False
-    python_version: tuple | None = None
+    python_version: tuple[int, ...] | None = None
     problems: list[str] = field(default_factory=list)
     shown: bool = False
     clean_exit: bool = False
     alive: bool = False
-    diagnoses: list = field(default_factory=list)
+    diagnoses: list[Diagnosis] = field(default_factory=list)
 
     @property
     def crashed(self) -> bool:
         """Dead without a clean exit."""
         return not self.alive and not self.clean_exit
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (diagnoses as their ids)."""
         d = asdict(self)
         d["diagnoses"] = [getattr(x, "id", str(x)) for x in self.diagnoses]

@@ -21,6 +21,17 @@ RESTART_NOTE = (
 )
 
 
+#: The environment variables a plan's JSON keeps of its ``context["environ"]`` (the environment it
+#: judged): the loader's and Python's search paths and the variables the fixes set
+#: (``LD_LIBRARY_PATH`` for ``remove-shadowing-dir``, the allocator switches of
+#: ``allow-memory-growth``). Every other variable of the shell (``PATH``, CA bundles, tokens) is
+#: left out: a plan is pasted into issues.
+PLAN_ENVIRON_SHOWN = frozenset({
+    "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME", "CUDA_VISIBLE_DEVICES",
+    "TF_FORCE_GPU_ALLOW_GROWTH", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+})
+
+
 @dataclass(frozen=True)
 class Step:
     """One thing a fix does, spelled out for the preview.
@@ -96,8 +107,12 @@ class FixPlan(Displayed):
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (no private payload)."""
+        """JSON-ready form (no private payload; of ``context["environ"]`` only the variables of
+        :data:`PLAN_ENVIRON_SHOWN`)."""
         d = {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "payload"}
+        env = self.context.get("environ")
+        if isinstance(env, dict):  # only what the plan reads or changes (:data:`PLAN_ENVIRON_SHOWN`)
+            d["context"]["environ"] = {k: str(v) for k, v in sorted(env.items()) if k in PLAN_ENVIRON_SHOWN}
         d["action"] = self.action
         return d
 

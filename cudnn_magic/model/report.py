@@ -8,9 +8,9 @@ and sent across processes (``to_json()`` gives the JSON contract of docs/json.md
 from __future__ import annotations
 
 import dataclasses
+import os.path
 from dataclasses import dataclass, field
 from typing import Any, Literal
-import os.path
 
 from .display import Displayed
 
@@ -70,6 +70,10 @@ class LibraryCopy:
         found_in: the folder the file was found in when that is not its real folder (a folder
             of soname symbolic links pointing elsewhere); None otherwise. The loader opens the
             file through that folder, so that folder is judged as one release.
+        replaced: for a mapped copy: why the file at ``path`` now is not the file mapped (replaced
+            or removed on disk since it was loaded, e.g. by ``pip install -U``), with the release
+            the file there now holds; None when it is the one mapped. ``version`` is then the
+            mapped copy's own (``probes/replaced.py``), never the new file's.
     """
 
     path: str
@@ -87,6 +91,7 @@ class LibraryCopy:
     owner_evidence: str | None = None
     load_order: int | None = None
     found_in: str | None = None
+    replaced: str | None = None
 
     @property
     def directory(self) -> str:
@@ -333,7 +338,7 @@ class FrameworkBuild:
     pip_solvable: bool = True
     preloads: tuple[Preload, ...] = ()
     loading: str = ""
-    problems: tuple["Finding", ...] = ()
+    problems: tuple[Finding, ...] = ()
     own_rule: str = ""
     facts: tuple[tuple[str, str], ...] = ()
     cpu_build: bool = False
@@ -458,7 +463,9 @@ class Report(Displayed):
     ``cudnn_in_use_by_soname``), None when no cuDNN is mapped. ``wheels_overwritten`` lists
     files that two installed distributions both claim. ``cudnn_by_name``: for each cuDNN soname on
     disk that nothing has mapped yet, what a program that loads it by name would get here (glibc's
-    order: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default folders).
+    order: ``LD_LIBRARY_PATH``, the ``ld.so`` cache, the default folders). ``copy_notes``: what the
+    deep probe learnt about a copy that is no problem (one sentence per copy: the sub-libraries its
+    package does not ship), shown with the copies.
     """
 
     cudnn_loaded: tuple[LibraryCopy, ...] = ()
@@ -477,6 +484,7 @@ class Report(Displayed):
     wheels_overwritten: tuple[WheelOverwrite, ...] = ()
     cuda_toolkits: tuple[CudaToolkit, ...] = ()
     cudnn_by_name: tuple[Resolution, ...] = ()
+    copy_notes: tuple[str, ...] = ()
 
     @property
     def worst_severity(self) -> Severity | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import BinaryIO
+
 from ..util.files import open_regular
 
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
@@ -19,7 +21,7 @@ class NotElf(ValueError):
     """The file is not a readable ELF shared object (raised by :func:`read_dynamic`)."""
 
 
-def _seek(fh, offset: int) -> None:
+def _seek(fh: BinaryIO, offset: int) -> None:
     """Seek to ``offset`` (bytes from the start), where an offset no file can reach (2^63 and
     above, from a corrupt header: ``seek`` refuses it with ValueError or OverflowError) is the
     end of the file, so the read that follows finds nothing there, as past any other end."""

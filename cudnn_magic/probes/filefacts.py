@@ -20,9 +20,10 @@ import os
 import threading
 import time
 from typing import Any
+
 from ..util.disk_cache import load, store
 
-__all__ = ["get", "put", "flush", "MISSING"]
+__all__ = ["MISSING", "flush", "get", "put"]
 
 #: What :func:`get` answers when nothing valid is stored.
 MISSING = object()

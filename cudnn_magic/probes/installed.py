@@ -27,8 +27,8 @@ from typing import Any
 
 from ..model import LibraryCopy, Resolution
 from ..rules.cudnn_version import try_parse
-from . import libnames
 from ..util import pyenv
+from . import libnames
 from .loader import Preload, elf_facts, expand_entry, read_ldcache, resolve_in_chain
 from .owners import Ownership, ownership, pip_version_of
 from .scope import exists, listdir, realpath
@@ -208,7 +208,7 @@ def _listed_here(dist: Any, folder: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def static_version(real: str, owner: str, ownership: "Ownership | None" = None) -> tuple[str | None, str | None]:
+def static_version(real: str, owner: str, ownership: Ownership | None = None) -> tuple[str | None, str | None]:
     """(version, where it came from) of the file ``real`` itself, without calling it, so that
     no other copy can answer for it. In order:
 
@@ -245,11 +245,12 @@ def static_version(real: str, owner: str, ownership: "Ownership | None" = None) 
         if ev:
             return ev, f"cudnn_graph_version of the libcudnn_graph.so.{major} beside it"
     hv = libnames.header_version(os.path.dirname(real))
-    if hv:
-        if major is None or hv[0].split(".")[0] == str(major):
-            return hv[0], os.path.basename(hv[1])
+    if hv and (major is None or hv[0].split(".")[0] == str(major)):
+        return hv[0], os.path.basename(hv[1])
     if wheel and (ownership is None or "differs" not in (ownership.evidence or "")):
-        return wheel, "wheel version" if ownership is None else f"wheel {owner.split(': ', 1)[-1]} ({ownership.evidence}; content not checked)"
+        if ownership is None:
+            return wheel, "wheel version"
+        return wheel, f"wheel {owner.split(': ', 1)[-1]} ({ownership.evidence}; content not checked)"
     return None, None
 
 

@@ -15,8 +15,8 @@ import stat
 from functools import lru_cache
 
 from ..util.files import file_kind, note_skipped, open_regular
-from .elf import NotElf, read_symbol_bytes
 from . import filefacts
+from .elf import NotElf, read_symbol_bytes
 
 _NAME = re.compile(r"^lib(cudnn(?:_[a-z_]+)?)\.so(?:\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)?$")
 # auditwheel renames a library it vendors into a wheel's ``<pkg>.libs`` folder to
@@ -66,7 +66,7 @@ def is_main(name: str) -> bool:
 def is_vendored_name(name: str) -> bool:
     """True for a cuDNN file renamed by auditwheel/delvewheel (``libcudnn-463fd6d5.so.8.9.7``,
     ``cudnn64_8-1a2b3c4d.dll``): a copy some other distribution vendors into its wheel."""
-    return bool(_HASHED.match(name)) or bool(re.match(r"^cudnn(?:_[a-z_]+?)?64_\d+-[0-9a-f]+\.dll$", name, re.I))
+    return bool(_HASHED.match(name)) or bool(re.match(r"^cudnn(?:_[a-z_]+?)?64_\d+-[0-9a-f]+\.dll$", name, re.IGNORECASE))
 
 
 def soname_of(name: str) -> str:
@@ -100,7 +100,7 @@ def header_version(lib_dir: str) -> tuple[str, str] | None:
                     text = fh.read(200_000)
             except OSError:
                 continue
-            vals = dict((k.decode(), int(v)) for k, v in _HDR.findall(text))
+            vals = {k.decode(): int(v) for k, v in _HDR.findall(text)}
             if {"MAJOR", "MINOR", "PATCHLEVEL"} <= vals.keys():
                 return f"{vals['MAJOR']}.{vals['MINOR']}.{vals['PATCHLEVEL']}", path
     return None
@@ -142,10 +142,15 @@ def embedded_version(path: str) -> str | None:
 
 @lru_cache(maxsize=256)
 def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
-    parsed = parse_name(os.path.basename(path))
-    if not parsed or parsed[1] is None:
+    return embedded_version_in(path, os.path.basename(path))
+
+
+def embedded_version_in(path: str, name: str) -> str | None:
+    """:func:`embedded_version` of the file opened at ``path`` (``/proc/self/map_files/...``: the
+    very file a mapping holds) for a sub-library named ``name``. Uncached; never raises."""
+    parsed = parse_name(name)
+    if not parsed or parsed[0] == "cudnn" or parsed[1] is None:
         return None
-    major = parsed[1]
     try:
         raw = read_symbol_bytes(path, f"{parsed[0]}_version", 4)
         if raw is None:
@@ -154,7 +159,12 @@ def _embedded_version(path: str, _stamp: tuple[int, int, int]) -> str | None:
             little = fh.read(6)[5:6] != b"\x02"
     except (OSError, NotElf, ValueError):
         return None
-    v = int.from_bytes(raw, "little" if little else "big")
+    return decode_embedded(int.from_bytes(raw, "little" if little else "big"), parsed[1])
+
+
+def decode_embedded(v: int, major: int) -> str | None:
+    """The release a sub-library's ``cudnn_<stem>_version`` constant ``v`` says, for a file of
+    soname major ``major`` (layouts in :func:`embedded_version`), or None when it does not agree."""
     if v >> 16 == major and (v >> 8) & 0xFF < 100 and v & 0xFF < 100:
         return f"{major}.{(v >> 8) & 0xFF}.{v & 0xFF}"
     if major >= 9 and v // 10000 == major:

@@ -39,9 +39,10 @@ from ..rules.cudnn_version import CudnnVersion, try_parse
 from ..util.files import regular_or_reason
 from . import libnames
 from .elf import NotElf, read_dynamic, symbol_slots
-from .loader import environ_at_start
 from .installed import static_version
+from .loader import environ_at_start
 from .owners import ownership
+from .replaced import MappedObject, mapped_objects, mapped_version
 from .subprocess_probe import query_versions
 
 
@@ -63,7 +64,7 @@ def loaded_objects() -> list[str]:
     def cb(info, _size, _data):  # type: ignore[no-untyped-def]
         name = info.contents.dlpi_name
         if name:
-            names.append(name.decode("utf-8", "replace"))
+            names.append(os.fsdecode(name))
         return 0
 
     libc = ctypes.CDLL(None)
@@ -86,7 +87,7 @@ def _load_bases() -> dict[str, int]:
     def cb(info, _size, _data):  # type: ignore[no-untyped-def]
         name = info.contents.dlpi_name
         if name:
-            out.setdefault(os.path.realpath(name.decode("utf-8", "replace")), info.contents.dlpi_addr or 0)
+            out.setdefault(os.path.realpath(os.fsdecode(name)), info.contents.dlpi_addr or 0)
         return 0
 
     ctypes.CDLL(None).dl_iterate_phdr(cb_type(cb), None)
@@ -117,7 +118,7 @@ def bound_cudnn(library: str, prefix: str = "cudnn") -> dict[str, tuple[str, ...
             info = _DlInfo()
             if not value or not libc.dladdr(ctypes.c_void_p(value), ctypes.byref(info)) or not info.dli_fname:
                 continue
-            target = os.path.realpath(info.dli_fname.decode("utf-8", "replace"))
+            target = os.path.realpath(os.fsdecode(info.dli_fname))
             if target == real:
                 continue  # the PLT stub: not bound yet
             out.setdefault(target, [])
@@ -128,44 +129,13 @@ def bound_cudnn(library: str, prefix: str = "cudnn") -> dict[str, tuple[str, ...
         return None
 
 
-def _maps_paths(maps_path: str) -> list[str]:
-    paths: list[str] = []
-    with open(maps_path, "rb") as fh:
-        for line in fh:
-            if b"libcudnn" not in line:
-                continue
-            parts = line.split(None, 5)
-            if len(parts) < 6:
-                continue
-            p = parts[5].strip().decode("utf-8", "replace")
-            if p.endswith(" (deleted)"):
-                p = p[: -len(" (deleted)")]
-            if libnames.is_cudnn_name(os.path.basename(p)) and p not in paths:
-                paths.append(p)
-    return paths
-
-
 def mapped_cudnn_paths(maps_path: str = "/proc/self/maps") -> tuple[list[str], str | None]:
     """Real paths of every mapped ``libcudnn*`` file, in load order (``dl_iterate_phdr``; a
-    file only ``/proc/self/maps`` shows comes last), and a note when a source could not be
-    read. Never raises."""
-    notes: list[str] = []
-    ordered: list[str] = []
-    try:
-        for name in loaded_objects():
-            if libnames.is_cudnn_name(os.path.basename(name)):
-                real = os.path.realpath(name)
-                if real not in ordered:
-                    ordered.append(real)
-    except Exception as exc:  # noqa: BLE001
-        notes.append(f"dl_iterate_phdr failed ({exc}); load order unknown")
-    try:
-        for p in _maps_paths(maps_path):
-            if p not in ordered:
-                ordered.append(p)
-    except OSError as exc:
-        notes.append(f"{maps_path} unreadable ({exc.strerror or exc}); used dl_iterate_phdr")
-    return ordered, "; ".join(notes) or None
+    file only ``/proc/self/maps`` shows comes last), each mapped file once (a file replaced on disk
+    since, whose mapping ``/proc/self/maps`` names by a stash path, is the path it was loaded by:
+    :func:`~.replaced.mapped_objects`), and a note when a source could not be read. Never raises."""
+    objects, notes = mapped_objects(maps_path)
+    return list(dict.fromkeys(o.path for o in objects)), "; ".join(notes) or None
 
 
 def _answering_sublib(major: int | None, mapped_names: set[str]) -> bool:
@@ -263,7 +233,8 @@ def global_definition(symbol: str = "cudnnGetVersion", version_name: str | None 
         libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
         if not libc.dladdr(ctypes.c_void_p(addr), ctypes.byref(info)) or not info.dli_fname:
             return None
-        return os.path.realpath(info.dli_fname.decode("utf-8", "replace"))
+        fname: bytes = info.dli_fname
+        return os.path.realpath(os.fsdecode(fname))
     except Exception:  # noqa: BLE001
         return None
 
@@ -278,8 +249,9 @@ def _elf_soname(path: str) -> str:
 
 def _versioned_sublib_unmapped(shim: str, version: str | None, mapped: set[str]) -> str | None:
     """A shim opens ``libcudnn_graph.so.<its full version>`` first, then ``.<major.minor>``,
-    then the soname (docs/facts.md "cuDNN on a machine without a GPU", seen under ``LD_DEBUG``). A file by such a longer name beside it that is
-    not mapped would be loaded anew by a call: return it (then the call is not made here)."""
+    then the soname (docs/facts.md "cuDNN on a machine without a GPU", seen under ``LD_DEBUG``). A
+    file by such a longer name beside it that is not mapped would be loaded anew by a call: return
+    it (then the call is not made here)."""
     v = try_parse(version) if version else None
     if v is None:
         return None
@@ -309,15 +281,23 @@ def _ld_entry(directory: str, ld_library_path: str) -> str | None:
     return None
 
 
-def mapped_copies(paths: list[str]) -> list[LibraryCopy]:
+def mapped_copies(paths: list[str], objects: list[MappedObject] | None = None) -> list[LibraryCopy]:
     """Each mapped file (real paths, load order) as a :class:`LibraryCopy` with its own version
     read from the file (:func:`~.installed.static_version`), or, for a main library whose file does
     not say or whose first call could abort, from a child process that loads its folder alone.
-    ``reached_version`` and ``bound_to`` are left to the caller. Never raises."""
+    A path whose file was replaced on disk since it was mapped (``objects``, this process's:
+    :func:`~.replaced.mapped_objects`) gets the mapped copy's own release
+    (:func:`~.replaced.mapped_version`), owner "unknown", and ``replaced`` with the release the
+    file there now holds. ``reached_version`` and ``bound_to`` are left to the caller. Never
+    raises."""
     copies: list[LibraryCopy] = []
     child_needed: list[int] = []
+    gone = {o.path: o for o in objects or () if o.replaced}
     for i, p in enumerate(paths):
         name = os.path.basename(p)
+        if p in gone:
+            copies.append(_replaced_copy(gone[p], objects or [], i))
+            continue
         own = ownership(p)
         version, vsource = static_version(p, own.owner, own)
         copies.append(LibraryCopy(
@@ -343,6 +323,25 @@ def mapped_copies(paths: list[str]) -> list[LibraryCopy]:
     return copies
 
 
+def _replaced_copy(obj: MappedObject, objects: list[MappedObject], order: int) -> LibraryCopy:
+    """A mapped file whose path now holds another file: the mapped copy's own release, and what is
+    there now (read from the new file, as what a restart would map from that path)."""
+    name = os.path.basename(obj.loaded_as)
+    version, how = mapped_version(obj, objects)
+    now = None
+    if os.path.exists(obj.path):
+        own = ownership(obj.path)
+        now, _src = static_version(obj.path, own.owner, own)
+    there = (f"; the file there now is cuDNN {now}" if now else
+             "; no file is there now" if not os.path.exists(obj.path) else "; the release of the file there now is unknown")
+    return LibraryCopy(
+        path=obj.path, name=name, soname=libnames.soname_of(name), version=version,
+        version_source=how if version else None, owner="unknown", source="mapped", loaded=True,
+        is_main=libnames.is_main(name), error=None if version else f"release of the mapped copy unknown: {how}",
+        owner_evidence="not read: the file at this path is no longer the one mapped", load_order=order,
+        replaced=(obj.replaced or "replaced on disk") + there)
+
+
 def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None = None) -> MappedState:
     """Every mapped ``libcudnn*`` file as a :class:`LibraryCopy` (``loaded=True``, in load
     order) with its own version, the version calls through it reach, and the sub-libraries it
@@ -360,16 +359,18 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
     if ld_library_path is None:
         start = environ_at_start()
         ld_library_path = (start if start is not None else os.environ).get("LD_LIBRARY_PATH", "")
-    paths, note = mapped_cudnn_paths(maps_path)
-    if note:
-        st.notes.append(note)
+    objects, obj_notes = mapped_objects(maps_path)
+    st.notes += obj_notes
+    paths = list(dict.fromkeys(o.path for o in objects))
+    loaded_as = {o.path: o.loaded_as for o in objects}
     mapped = set(paths)
     names = {os.path.basename(p) for p in paths}
-    copies = mapped_copies(paths)
+    copies = mapped_copies(paths, objects)
     # The version calls through each main library reach, asked in this process only when safe.
     own_neighbour: set[str] = set()  # shims that would open a graph by a longer name beside them
+    asked = False  # whether a version call was made here (only then can the mapped set have changed)
     for i, c in enumerate(copies):
-        if not c.is_main or c.error:
+        if not c.is_main or (c.error and not c.replaced):
             continue
         parsed = libnames.parse_name(c.name)
         major = parsed[1] if parsed else None
@@ -380,14 +381,19 @@ def probe_mapped(maps_path: str = "/proc/self/maps", ld_library_path: str | None
             st.notes.append(f"{c.path}: not asked in this process (its first call could load {longer})")
             own_neighbour.add(c.path)
             continue
-        v, err = _noload_query(c.path)
-        if v is not None:
+        asked = True
+        v, err = _noload_query(loaded_as.get(c.path, c.path))  # the name glibc holds: matched, nothing opened
+        if v is not None and c.replaced and c.version is None:  # nothing else speaks for the mapped copy
+            copies[i] = dataclasses.replace(c, reached_version=str(v), version=str(v), error=None, version_source=(
+                "cudnnGetVersion through the mapped copy (RTLD_NOLOAD handle; the file on disk was replaced)"))
+        elif v is not None:
             copies[i] = dataclasses.replace(c, reached_version=str(v))
         elif err:
             st.notes.append(f"{c.path}: {err}")
-    after, _ = mapped_cudnn_paths(maps_path)
-    for p in after:
-        if p not in mapped:  # honesty: say so if a call here made a shim open a sub-library
+    # honesty: say so if a call here made a shim open a sub-library (read again only after a
+    # call: without one, nothing of this process's own doing can have mapped a library since)
+    for p in [o.path for o in mapped_objects(maps_path)[0]] if asked else ():
+        if p not in mapped:
             st.notes.append(f"the version query made a shim open {p}")
     copies = _bind_sublibraries(copies, own_neighbour)
     st.copies = tuple(copies)

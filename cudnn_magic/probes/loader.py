@@ -7,7 +7,7 @@ the library that asks is often not the one whose RPATH finds it: CTranslate2 4.4
 through the RPATH ``$ORIGIN/../ctranslate2.libs`` of ``_ext.*.so``, the module that loaded it.
 
 The order, per glibc ``elf/dl-load.c`` ``_dl_map_object`` (verified against ``LD_DEBUG=libs``
-in ``tests/test_consumers_native.py``):
+in ``tests/unit/probes/test_consumers_native.py``):
 
 1. a loaded object whose name or SONAME equals the request is reused (``_dl_name_match_p``);
 2. a name with a ``/`` is opened as a path;
@@ -46,16 +46,26 @@ from functools import lru_cache
 from typing import Any
 
 from ..model import Preload, Resolution
-from ..util.files import file_kind, note_skipped, read_regular
 from ..util import pyenv
-from .elf import ElfDynamic, NotElf, read_dynamic
-from .scope import exists, realpath, stat as _scoped_stat
-from .filefacts import racy
-from . import filefacts
 from ..util.disk_cache import file_key, load, store
+from ..util.files import file_kind, note_skipped, read_regular
+from . import filefacts
+from .elf import ElfDynamic, NotElf, read_dynamic
+from .filefacts import racy
+from .scope import exists, realpath
+from .scope import stat as _scoped_stat
 
-__all__ = ["elf_facts", "LoaderStep", "Preload", "search_steps", "resolve_in_chain", "interpreter_loaders",
-           "expand_entry", "default_dirs", "DEFAULT_DIRS"]
+__all__ = [
+    "DEFAULT_DIRS",
+    "LoaderStep",
+    "Preload",
+    "default_dirs",
+    "elf_facts",
+    "expand_entry",
+    "interpreter_loaders",
+    "resolve_in_chain",
+    "search_steps",
+]
 
 #: glibc's built-in default directories when ``ld.so --list-diagnostics`` cannot be asked (glibc
 #: before 2.33, another libc): the multiarch directories Debian and Ubuntu configure first, then
@@ -150,7 +160,7 @@ def _read_ldcache(path: str) -> tuple[dict[str, list[str]], str | None]:
         def cstr(o: int) -> str | None:
             o += start
             end = data.find(b"\0", o)
-            return data[o:end].decode("utf-8", "replace") if end >= 0 else None
+            return os.fsdecode(data[o:end]) if end >= 0 else None  # a path: round-trips to its bytes
 
         for i in range(min(nlibs, 200_000)):
             _flags, key, value, _osv, _hwcap = struct.unpack_from("<iIIIQ", data, off + i * 24)
@@ -184,7 +194,7 @@ def environ_at_start(path: str = "/proc/self/environ") -> dict[str, str] | None:
     for item in raw.split(b"\0"):
         key, sep, value = item.partition(b"=")
         if sep:
-            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+            env[os.fsdecode(key)] = os.fsdecode(value)  # as os.environ decodes it (PEP 383): a path round-trips
     return env
 
 
@@ -255,14 +265,14 @@ def rtld_facts() -> RtldFacts:
             import subprocess  # start-up cost: only the loader model needs it, once per process
 
             env = {"LC_ALL": "C"}
-            diag = subprocess.run([rtld, "--list-diagnostics"], capture_output=True, text=True, timeout=5, env=env)
+            diag = subprocess.run([rtld, "--list-diagnostics"], capture_output=True, text=True, timeout=5, env=env, check=False)
             dirs = _parse_system_dirs(diag.stdout) if diag.returncode == 0 else ()
             lib = _diag_value(diag.stdout, "dl_dst_lib") if diag.returncode == 0 else None
             plat = _diag_value(diag.stdout, "dl_platform") if diag.returncode == 0 else None
             sub: tuple[str, ...] = ()
             if true:
                 dbg = subprocess.run([rtld, true], capture_output=True, text=True, timeout=5,
-                                     env={**env, "LD_DEBUG": "libs", "LD_LIBRARY_PATH": _PROBE_DIR})
+                                     env={**env, "LD_DEBUG": "libs", "LD_LIBRARY_PATH": _PROBE_DIR}, check=False)
                 sub = _parse_subdirs(dbg.stderr)
             facts = RtldFacts(dirs or facts.system_dirs, lib or facts.dst_lib, plat or facts.platform,
                               sub or facts.subdirs)
@@ -468,12 +478,23 @@ def _rpath(facts: ElfDynamic | str) -> tuple[str, ...]:
     return facts.rpath
 
 
+#: This interpreter's own :func:`interpreter_loaders`: the libpython it was started with is mapped
+#: for the life of the process, so it is read from the memory map once.
+_own_loaders: list[str] | None = None
+
+
 def interpreter_loaders() -> list[str]:
     """The objects above a Python extension module in its loader chain: the shared libpython
     that calls ``dlopen`` for ``import`` (when the interpreter uses one), then the executable.
-    Read from ``/proc/self/maps``; ``[sys.executable]`` where that is unavailable."""
+    Read from ``/proc/self/maps`` (once per process for this interpreter; each time for another
+    process's); ``[sys.executable]`` where that is unavailable."""
+    global _own_loaders
+    own = pyenv.target() is None
+    if own and _own_loaders is not None:
+        return list(_own_loaders)
     exe = _exe()
     out: list[str] = []
+    read = False
     try:
         with open(pyenv.maps_path(), "rb") as fh:
             for line in fh:
@@ -481,14 +502,17 @@ def interpreter_loaders() -> list[str]:
                     continue
                 p = line.split(None, 5)
                 if len(p) == 6:
-                    path = p[5].strip().decode("utf-8", "replace")
+                    path = os.fsdecode(p[5].strip())
                     if os.path.basename(path).startswith("libpython") and path not in out:
                         out.append(path)
                         break
+        read = True
     except OSError:
         pass
     if exe:
         out.append(exe)
+    if own and read:
+        _own_loaders = list(out)
     return out
 
 
@@ -709,8 +733,8 @@ def resolve_pathfinder(spec: Any, consumer: str, *, site_dirs: list[str] | None 
                 for so in spec.sonames:
                     p = os.path.join(s, rel, so)
                     if os.path.isfile(p):
-                        found = (p, f"site-packages: {os.path.join(s, rel)} (cuda-pathfinder searches the NVIDIA wheels "
-                                    "before the OS loader)")
+                        found = (p, (f"site-packages: {os.path.join(s, rel)} (cuda-pathfinder searches the NVIDIA wheels "
+                                     "before the OS loader)"))
                         break
                 if found:
                     break

@@ -22,21 +22,20 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from ..model import Driver, Gpu, Unavailable
-from .loader import environ_at_start, read_ldcache
-from .loader import dlopen_blocker
+from .loader import dlopen_blocker, environ_at_start, read_ldcache
 
 __all__ = [
     "NA",
     "MemoryInfo",
     "ProcessInfo",
+    "decode_cuda_driver_version",
     "driver_and_gpus",
     "init_error",
+    "memory_info",
+    "mig_devices",
     "nvml_query",
     "nvml_try",
-    "memory_info",
     "running_processes",
-    "mig_devices",
-    "decode_cuda_driver_version",
 ]
 
 _lock = threading.RLock()
@@ -160,7 +159,7 @@ def _nvml_blocked() -> tuple[str, str] | None:
 
 
 def _import_pynvml() -> Any:
-    import pynvml  # noqa: PLC0415 - imported lazily on purpose (keep %load_ext light)
+    import pynvml  # imported lazily on purpose (keep %load_ext light)
 
     return pynvml
 
@@ -453,21 +452,12 @@ def _gpu(index: int) -> Gpu:
     )
 
 
-def _reset_for_tests() -> None:
-    """Forget the cached init state and fallbacks (tests only; NVML itself stays loaded)."""
-    global _initialized, _init_failure
-    with _lock:
-        _initialized = False
-        _init_failure = None
-        _fallbacks.clear()
-
-
 #: Seconds a caller waits for NVML before it is told NVML is not answering (a lost GPU, a driver
 #: stuck in the kernel: NVML calls can block for minutes).
 NVML_DEADLINE_S = 5.0
 #: The start of the reason given when NVML did not answer in time.
 NOT_ANSWERING = "NVML is not answering"
-_inflight: dict[str, "_Answer"] = {}
+_inflight: dict[str, _Answer] = {}
 _inflight_lock = threading.Lock()
 
 
@@ -475,7 +465,7 @@ class _Answer:
     """One NVML query's outcome, filled in by its worker thread (what ``concurrent.futures.Future``
     does here, without importing it: that and ``logging`` cost about 5 ms of every check)."""
 
-    __slots__ = ("_event", "value", "error")
+    __slots__ = ("_event", "error", "value")
 
     def __init__(self) -> None:
         self._event = threading.Event()

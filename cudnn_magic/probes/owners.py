@@ -22,23 +22,22 @@ environment predicted from ``pip install --dry-run --report`` can be judged the 
 
 from __future__ import annotations
 
-import base64
 import glob
-import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping
 
 from ..model import WheelOverwrite
 from ..rules.consumer_table import CONSUMERS
-from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
 from ..util import pyenv
-from .record_scan import is_native_name, native_lines
-from .scope import realpath, stat as scoped_stat
+from ..util.files import file_kind, load_json_regular, note_skipped, open_regular, read_regular
 from . import filefacts
+from .record_scan import is_native_name, native_lines
+from .scope import realpath
+from .scope import stat as scoped_stat
 
 #: Words in a ``.dist-info`` name that make it worth reading: cuDNN itself and every consumer of the
 #: consumer table (its import name and distributions).
@@ -88,6 +87,11 @@ def file_digest(path: str) -> str:
     Raises:
         OSError: the file cannot be read.
     """
+    # start-up cost (hashlib loads OpenSSL's libcrypto): a digest is taken only when an ownership
+    # question needs the file's bytes, which a check with its file facts cached never asks
+    import base64
+    import hashlib
+
     h = hashlib.sha256()
     with open_regular(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -109,21 +113,22 @@ def find_overwritten_wheels(distributions: Iterable[DistRecord], observed: Mappi
 
     Returns:
         One :class:`~cudnn_magic.model.WheelOverwrite` per set of distributions that list the
-        same files (``directory`` is the folder holding all those files), sorted by folder. ``present`` is the one distribution whose ``RECORD`` digest matches every
+        same files (``directory`` is the folder holding all those files), sorted by folder.
+        ``present`` is the one distribution whose ``RECORD`` digest matches every
         observed file that tells the claimants apart; None (``mixed`` True) when some files
         match one and some another, None (``mixed`` False) when no observed hash decides.
     """
     claims: dict[str, dict[tuple[str, str], RecordEntry]] = {}
     sizes_of: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (name, version) -> [(abspath, bytes)]
     roots: dict[tuple[str, str], str] = {}
-    for d in distributions:
-        roots.setdefault((d.name, d.version), d.root)
-        for e in d.entries:
+    for rec in distributions:
+        roots.setdefault((rec.name, rec.version), rec.root)
+        for e in rec.entries:
             if ".dist-info/" in e.path.replace(os.sep, "/"):
                 continue
-            p = d.abspath(e)
-            claims.setdefault(p, {})[(d.name, d.version)] = e
-            sizes_of.setdefault((d.name, d.version), []).append((p, e.size or 0))
+            p = rec.abspath(e)
+            claims.setdefault(p, {})[(rec.name, rec.version)] = e
+            sizes_of.setdefault((rec.name, rec.version), []).append((p, e.size or 0))
     groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for path, by_dist in claims.items():
         if len(by_dist) < 2:

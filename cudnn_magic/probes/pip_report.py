@@ -26,8 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -130,7 +131,7 @@ def pip_version(python: str) -> tuple[int, ...] | PipError:
             pass
     try:
         proc = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60,
-                              env=_env())
+                              env=_env(), check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return PipError("pip-failed", f"cannot run {python} -m pip: {exc}")
     m = re.match(r"pip (\d+)\.(\d+)", proc.stdout)
@@ -296,7 +297,7 @@ def pip_dry_run(requirements: str | Sequence[str], python: str | None = None, ti
                "--disable-pip-version-check", "--no-input", "--no-color", *ONLY_WHEELS, *opts, *reqs]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env(), check=False)
         except subprocess.TimeoutExpired:
             return PipError("pip-failed", f"pip did not answer within {timeout:.0f} s")
         except OSError as exc:
@@ -334,7 +335,7 @@ def classify_failure(output: str, reqs: Sequence[str] = (), opts: Sequence[str] 
         return PipError("index-unreachable", f"the package index cannot be reached ({where}): nothing was resolved, "
                                              "nothing installed", tail)
     if "ResolutionImpossible" in output or "conflicting dependencies" in output or "conflict is caused by" in output:
-        cause = re.findall(r"^\s+(\S.*depends on .*)$", output, re.M)
+        cause = re.findall(r"^\s+(\S.*depends on .*)$", output, re.MULTILINE)
         summary = "pip's resolver found a conflict: " + ("; ".join(c.strip() for c in cause[:3]) or _last_line(output))
         explained = conflict_lines(output)
         return PipError("conflict", "\n".join([summary, *("  " + ln for ln in explained)]), tail)
@@ -365,7 +366,7 @@ def conflict_lines(output: str, limit: int = 6) -> list[str]:
     else:
         picked = [ln.strip()[len("ERROR: "):] for ln in lines if ln.strip().startswith("ERROR: Cannot install")][:1]
     if len(picked) > limit:
-        picked = picked[:limit - 1] + [f"  ... ({len(picked) - limit + 1} more lines from pip)"]
+        picked = [*picked[:limit - 1], f"  ... ({len(picked) - limit + 1} more lines from pip)"]
     return [ln[:300] for ln in picked]
 
 
@@ -375,7 +376,7 @@ def pip_inspect(python: str | None = None, timeout: float = 120.0) -> Installed 
     python = python or sys.executable
     try:
         proc = subprocess.run([python, "-m", "pip", "inspect", "--disable-pip-version-check", "--no-color"],
-                              capture_output=True, text=True, timeout=timeout, env=_env())
+                              capture_output=True, text=True, timeout=timeout, env=_env(), check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return PipError("pip-failed", f"cannot run pip inspect: {exc}")
     if proc.returncode != 0:

@@ -29,8 +29,19 @@ from dataclasses import dataclass, field
 from ..util.files import NotRegularFile, read_regular
 from .elf import NotElf, read_dynamic, read_symbol_bytes
 
-__all__ = ["ProcessFacts", "ProcessUnreadable", "ProcessReplaced", "read_process", "load_order", "python_layout",
-           "PythonLayout", "parse_python_argv", "verify", "runs_as", "mapped_files"]
+__all__ = [
+    "ProcessFacts",
+    "ProcessReplaced",
+    "ProcessUnreadable",
+    "PythonLayout",
+    "load_order",
+    "mapped_files",
+    "parse_python_argv",
+    "python_layout",
+    "read_process",
+    "runs_as",
+    "verify",
+]
 
 
 class ProcessUnreadable(Exception):
@@ -43,7 +54,7 @@ class ProcessReplaced(ProcessUnreadable):
     two programs. The caller reads it again."""
 
 
-def verify(facts: "ProcessFacts") -> None:
+def verify(facts: ProcessFacts) -> None:
     """Raise unless the pid still names the process and program that was read.
 
     Raises:
@@ -545,8 +556,8 @@ def cpython_proof(facts: ProcessFacts, maps: list[tuple[str, str, int]]) -> tupl
     except (OSError, NotElf, ValueError) as exc:
         return None, f"its executable {facts.exe} is not a CPython interpreter (not a readable ELF program: {exc})"
     for path, _dev, _ino in maps:
-        if path.endswith(" (deleted)") or os.path.basename(path) not in needed and not any(
-                os.path.basename(path).startswith(n) for n in needed):
+        if path.endswith(" (deleted)") or (os.path.basename(path) not in needed and not any(
+                os.path.basename(path).startswith(n) for n in needed)):
             continue
         try:
             soname = read_dynamic(path).soname
@@ -627,9 +638,12 @@ def _ask(argv: list[str], exe: str, env: dict[str, str], ids: tuple[int, int] | 
     """Run ``argv`` with the program ``exe``, in ``/`` with ``env`` only, in a session of its own
     (killed whole after ``timeout`` seconds), as ``ids`` (uid, gid; no supplementary group) when
     given."""
-    extra = {} if ids is None else {"user": ids[0], "group": ids[1], "extra_groups": []}
+    user: int | None = None if ids is None else ids[0]
+    group: int | None = None if ids is None else ids[1]
+    extra_groups: list[int] | None = None if ids is None else []  # no supplementary group
     proc = subprocess.Popen(argv, executable=exe, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, **extra)
+                            stderr=subprocess.PIPE, start_new_session=True, user=user, group=group,
+                            extra_groups=extra_groups)
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
@@ -643,7 +657,7 @@ def _ask(argv: list[str], exe: str, env: dict[str, str], ids: tuple[int, int] | 
 
 
 def python_layout(facts: ProcessFacts, timeout: float = 20.0,
-                  maps: list[tuple[str, str, int]] | None = None) -> PythonLayout | None | str:
+                  maps: list[tuple[str, str, int]] | None = None) -> PythonLayout | str | None:
     """The ``sys.path`` the process's Python interpreter built at start, or a sentence saying why
     there is none (not a CPython interpreter, not runnable here), or None.
 
@@ -701,8 +715,8 @@ def python_layout(facts: ProcessFacts, timeout: float = 20.0,
     try:
         data = json.loads(proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
         if not isinstance(data, dict) or not isinstance(data.get("path"), list):
-            raise ValueError("not the expected answer")
-    except (ValueError, IndexError):
+            raise TypeError("not the expected answer")
+    except (ValueError, TypeError, IndexError):
         last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:300]
         return f"its interpreter {executable} gave no answer (exit {proc.returncode}: {last})"
     cwd_abs = facts.cwd or "/"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["native_lines", "is_native_name"]
+__all__ = ["is_native_name", "native_lines"]
 
 _NATIVE = re.compile(r"(\.so(\.\d+)*|\.pyd|\.dll)$", re.IGNORECASE)
 _NEEDLES = (b".so", b".pyd", b".dll")

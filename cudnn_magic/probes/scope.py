@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 from .filefacts import flush, racy
 
@@ -42,7 +42,7 @@ def realpath(path: str) -> str:
     memo = getattr(_local, "memo", None)
     if memo is None or not path.startswith("/"):
         return os.path.realpath(path)
-    hit = memo.get(path)
+    hit: str | None = memo.get(path)
     if hit is None:
         hit = memo[path] = os.path.realpath(path)
     return hit

@@ -24,7 +24,7 @@ from .loader import resolve_in_chain
 from .owners import owner_of, ownership
 from .scope import realpath
 
-__all__ = ["SUBLIBRARIES", "predict_sublibraries", "answering_version", "ANSWERING"]
+__all__ = ["ANSWERING", "SUBLIBRARIES", "answering_version", "predict_sublibraries"]
 
 #: (soname, what cuDNN uses it for, needed for the first convolution). cuDNN 8: the infer
 #: libraries serve inference, the train ones back-propagation (cuDNN 8 API reference, "API
@@ -141,7 +141,7 @@ def sub_names(soname: str, major: int | None, main_version: str | None) -> list[
     stem = soname[: -len(".9")]
     v = main_version.split(".") if main_version else []
     names = [f"{stem}.{'.'.join(v[:3])}", f"{stem}.{'.'.join(v[:2])}"] if len(v) >= 3 and v[0] == "9" else []
-    return names + [soname, stem]
+    return [*names, soname, stem]
 
 
 def _resolve_sub(soname: str, main: str, chain: list[str], major: int | None, main_version: str | None, *,

@@ -15,8 +15,6 @@ import dataclasses
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -103,6 +101,8 @@ def _parse(path: str, proc_rc: int | None, stdout: str, stderr: str) -> ChildRes
         if proc_rc is None:
             return ChildResult(path, error="timed out")
         if proc_rc < 0:
+            import signal  # start-up cost: a child's death is rare; a check that starts none never needs it
+
             try:
                 sig = signal.Signals(-proc_rc).name
             except ValueError:
@@ -137,7 +137,8 @@ def _would_block(path: str) -> str | None:
         return None
     for n in sorted(names):
         p = os.path.join(d, n)
-        if os.path.exists(p) and not os.path.isdir(p) and regular_or_reason(p) is not None:  # a broken link or a folder: skipped by the loader
+        # a broken link or a folder: skipped by the loader
+        if os.path.exists(p) and not os.path.isdir(p) and regular_or_reason(p) is not None:
             return f"not loaded: {p} beside it is not a regular file (the loader would block opening it)"
     return None
 
@@ -193,9 +194,11 @@ def _may_load(paths: list[str]) -> bool:
     if pyenv.may_load_libraries():
         return True
     me = os.geteuid()
+    env = pyenv.target()
+    who = f"process {env.pid}" if env is not None else "the process checked"
     for p in dict.fromkeys(paths):
         note_skipped(p, f"not loaded: its version is not in the file, and loading it to ask would run its code as this "
-                        f"user (uid {me}), not as the user of process {pyenv.target().pid}; run the check as that "
+                        f"user (uid {me}), not as the user of {who}; run the check as that "
                         "user to have it asked")
     return False
 
@@ -240,6 +243,10 @@ def query_versions(paths: list[str], timeout_s: float = 10.0, env: dict[str, str
             todo.setdefault(key if key is not None else ("path", p), []).append(p)
     if not todo:
         return out
+    # start-up cost (subprocess with signal and selectors): only when a version must be asked of
+    # a child; a check whose versions are all read from the files or cached starts none
+    import subprocess
+
     deadline = time.monotonic() + timeout_s  # one limit for the whole batch
 
     def one(path: str) -> ChildResult:
@@ -370,7 +377,11 @@ class DeepProblem:
     ``symbol-version``, ``mixed-versions``, ``version-check-failed``, ``other-copy-mapped``,
     ``died`` (signal or timeout), ``load-failed`` (any other loader error) — severity "error";
     ``absent-optional`` (a cuDNN 9 sub-library this package does not ship, e.g. the JIT wheel
-    has no ``libcudnn_ops``) and ``no-driver`` (``libcuda.so.1`` missing) — severity "note".
+    has no ``libcudnn_ops``) and ``no-driver`` (``libcuda.so.1`` missing) — severity "note";
+    ``absent-aborts`` (such a sub-library, and the release's ``libcudnn.so.9`` aborts the process
+    on a call it serves instead of returning ``CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE``:
+    the 9.12 JIT wheel, measured with glibc's ``LD_DEBUG=libs``; 9.27 returns the status) —
+    severity "warning".
     ``library`` is the file name concerned (``libcudnn_graph.so.9``, or the function name for
     calls), ``reason`` a sentence with the loader's or cuDNN's own words.
     """
@@ -510,6 +521,8 @@ def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], check
         if rc is None:
             how = f"timed out after {timeout_s:g} s"
         elif rc < 0:
+            import signal  # start-up cost: a child's death is rare; a check that starts none never needs it
+
             try:
                 how = f"the process died ({signal.Signals(-rc).name})"
             except ValueError:
@@ -517,8 +530,19 @@ def _parse_deep(path: str, major: int | None, problems: list[DeepProblem], check
         else:
             how = f"the child exited with status {rc}"
         what = stage or "starting"
-        problems.append(DeepProblem(what.split(" ", 1)[-1] if stage else os.path.basename(path), "died",
-                                    f"{how} while {what}: {tail or 'no message'}"))
+        fn = what.split(" ", 1)[-1] if stage and stage.startswith("calling ") else ""
+        stem = next((s for f, s in checks if f == fn), "")
+        unable = re.search(r"Unable to load any of \{libcudnn_" + re.escape(stem) + r"\.so", stderr) if stem else None
+        if unable and stem not in stems_present and stem not in REQUIRED.get(major or 0, ()):
+            # the package does not ship it, and this release's shim aborts instead of returning a
+            # status (cuDNN 9.12's jit wheel; 9.27's returns ..._SUBLIBRARY_UNAVAILABLE): not a broken install
+            problems.append(DeepProblem(
+                f"libcudnn_{stem}.so.{major}", "absent-aborts",
+                f"not shipped in this package, and this cuDNN release ends the process when a call it serves is "
+                f"made: {fn} printed \"{tail}\", then {how}; the sub-libraries after it were not called", "warning"))
+        else:
+            problems.append(DeepProblem(what.split(" ", 1)[-1] if stage else os.path.basename(path), "died",
+                                        f"{how} while {what}: {tail or 'no message'}"))
     for fn, code in calls:
         stem = next((s for f, s in checks if f == fn), "")
         st = decode_status(code, major)
@@ -581,11 +605,13 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
     procs: dict[str, tuple] = {}
     if not _may_load(paths):
         return {}
+    import subprocess  # start-up cost: only --deep starts these children
+
     for p in dict.fromkeys(paths):
         major, subs, problems, checks = deep_plan(p)
         blocked = _would_block(p)
         if blocked is not None:
-            procs[p] = (None, major, subs, problems + [DeepProblem(os.path.basename(p), "load-failed", blocked)], checks)
+            procs[p] = (None, major, subs, [*problems, DeepProblem(os.path.basename(p), "load-failed", blocked)], checks)
             continue
         try:
             proc = subprocess.Popen(
@@ -594,7 +620,7 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
                 text=True, errors="replace", env=env if env is not None else os.environ.copy(),
             )
         except OSError as exc:
-            procs[p] = (None, major, subs, problems + [DeepProblem(os.path.basename(p), "died",
+            procs[p] = (None, major, subs, [*problems, DeepProblem(os.path.basename(p), "died",
                                                                    f"could not start a child process: {exc}")], checks)
             continue
         procs[p] = (proc, major, subs, problems, checks)
@@ -614,6 +640,6 @@ def deep_probe(paths: list[str], timeout_s: float = DEEP_TIMEOUT_S,
         try:
             out[p] = _parse_deep(p, major, list(problems), checks, subs, rc, so, se, timeout_s)
         except Exception as exc:  # noqa: BLE001 - a probe never raises
-            out[p] = DeepResult(p, major, tuple(problems) + (DeepProblem(os.path.basename(p), "died",
-                                                                          f"unreadable child output: {exc}"),))
+            out[p] = DeepResult(p, major, (*problems, DeepProblem(os.path.basename(p), "died",
+                                                                  f"unreadable child output: {exc}")))
     return out

@@ -16,8 +16,8 @@ import glob
 import os
 import re
 
-from ..util.files import load_json_regular, read_regular
 from ..model import CudaToolkit
+from ..util.files import load_json_regular, read_regular
 
 __all__ = ["probe_toolkits"]
 
@@ -40,7 +40,8 @@ def _version(root: str) -> tuple[str | None, str | None]:
         pass
     for inc in ("include", os.path.join("targets", "x86_64-linux", "include"), os.path.join("targets", "sbsa-linux", "include")):
         try:
-            m = re.search(rb"#define\s+CUDART_VERSION\s+(\d+)", read_regular(os.path.join(root, inc, "cuda_runtime_api.h"), 1 << 20))
+            header = read_regular(os.path.join(root, inc, "cuda_runtime_api.h"), 1 << 20)
+            m = re.search(rb"#define\s+CUDART_VERSION\s+(\d+)", header)
             if m:
                 n = int(m.group(1))
                 return f"{n // 1000}.{n % 1000 // 10}", f"CUDART_VERSION {n} in {inc}/cuda_runtime_api.h"
@@ -55,7 +56,7 @@ def _nvcc_root(nvcc: str) -> str | None:
         if os.path.getsize(real) < 4096:  # a wrapper script: read where it execs, never run it
             m = _WRAPPER.search(read_regular(real, 4096))
             if m:
-                real = os.path.realpath(m.group(1).decode("utf-8", "replace"))
+                real = os.path.realpath(os.fsdecode(m.group(1)))
     except OSError:
         return None
     root = os.path.dirname(os.path.dirname(real))

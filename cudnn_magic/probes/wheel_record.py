@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import os
-from concurrent.futures import ThreadPoolExecutor
 import re
 import ssl
 import stat
@@ -37,11 +36,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..util.files import atomic_write, open_regular
 from ..model import Unavailable
 from ..rules.wheel_folders import canonical, cudnn_folder
+from ..util.files import atomic_write, open_regular
 from .owners import MAX_RECORD_BYTES, RecordEntry, _parse_record_line
 
 #: Bytes fetched per range request at least (the end of the archive is read first in one request).
@@ -155,7 +155,7 @@ class _RangeReader(io.RawIOBase):
         self.pos = max(0, base + offset)
         return self.pos
 
-    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
         n = min(len(buf), max(0, self.size - self.pos))
         if n == 0:
             return 0

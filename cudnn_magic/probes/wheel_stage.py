@@ -25,9 +25,9 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from ..util.files import open_regular
 from ..rules.consumer_table import CONSUMERS
 from ..rules.wheel_folders import canonical
+from ..util.files import open_regular
 from .wheel_record import _ssl_context
 
 #: The largest consumer wheel fetched for a what-if (CTranslate2's are 37-40 MiB; PaddlePaddle's GPU

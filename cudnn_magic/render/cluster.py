@@ -79,8 +79,8 @@ def cluster_html(self: ClusterReport) -> str:
     diff = self.majority_diff()
     cols = self.columns()
     h = [_CSS, '<div class="cm-report cm-cluster">',
-         "<style>.cm-cluster td.cm-diff{background:#fff1c2;font-weight:600}"
-         ".cm-cluster tr.cm-failed td{color:#cf222e}</style>",
+         ("<style>.cm-cluster td.cm-diff{background:#fff1c2;font-weight:600}"
+          ".cm-cluster tr.cm-failed td{color:#cf222e}</style>"),
          f"<div><b>{e(self.summary_line())}</b></div>"]
     unit = self.unit
     if not self.workers:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..model import ConsumerLibrary, Report
 
-__all__ = ["consumers_json", "consumers_text", "consumers_html"]
+__all__ = ["consumers_html", "consumers_json", "consumers_text"]
 
 
 def consumers_json(report: Report) -> list[dict[str, Any]]:
@@ -76,8 +76,8 @@ def consumers_html(report: Report) -> str:
     """A collapsed "cuDNN consumers" table (empty string when there are none)."""
     if not report.consumers:
         return ""
-    h = [f"<details><summary>cuDNN consumers ({len(report.consumers)})</summary><table>"
-         "<tr><th>consumer</th><th>asks for</th><th>loader picks</th><th>because</th><th>sub-libraries</th></tr>"]
+    h = [(f"<details><summary>cuDNN consumers ({len(report.consumers)})</summary><table>"
+          "<tr><th>consumer</th><th>asks for</th><th>loader picks</th><th>because</th><th>sub-libraries</th></tr>")]
     for c in report.consumers:
         pick = (f"<code>{_path(c.picked)}</code> <b>{_e(_v(c.picked_version))}</b>" + (" (vendored)" if c.vendored else "")
                 if c.picked else "<b style='color:#cf222e'>NOT FOUND</b>")

@@ -13,8 +13,10 @@ from ..model.crash import CrashRecord
 from ..model.display import register
 from ..util.safetext import safe_text
 from .diagnosis import diagnoses_html, diagnoses_text
+from .paths import cut_line, terminal_width, wrap
 
-__all__ = ["KILLED_NOTE", "crash_html", "crash_text", "faulthandler_summary", "key_description"]
+__all__ = ["KILLED_NOTE", "crash_html", "crash_summary", "crash_text", "faulthandler_summary", "key_description",
+           "who_died"]
 
 
 KILLED_NOTE = ("No fatal signal was caught (faulthandler wrote nothing): the process was most likely killed from "
@@ -29,6 +31,24 @@ def key_description(key: str) -> str:
     if key.startswith("process-"):
         return f"{key} (no terminal and no kernel: keyed by the parent process id {key[8:]})"
     return f"{key} (keyed by the kernel's connection file {key}.json)"
+
+
+def who_died(rec: CrashRecord) -> str:
+    """Which process a record is of, for a heading: ``kernel 1234abcd-...`` (the id in its
+    connection file's name ``kernel-<id>.json``), ``terminal IPython on /dev/pts/3``, ``IPython
+    under process 4242``."""
+    key = rec.key
+    if key.startswith("terminal-"):
+        return f"terminal IPython on /dev/{key[9:].replace('-', '/')}"
+    if key.startswith("process-"):
+        return f"IPython under process {key[8:]}"
+    return f"kernel {key.removeprefix('kernel-') or key}"
+
+
+def _record_line(rec: CrashRecord) -> str:
+    if rec.connection_file:
+        return f"Record: connection file {rec.connection_file}; {rec.directory}"
+    return f"Record: {key_description(rec.key)}; {rec.directory}"
 
 
 def _indent(text: str) -> str:
@@ -124,11 +144,11 @@ def faulthandler_summary(text: str, max_lines: int = 60, ends_with_module_list: 
         shown: list[list[str]] = blocks
     else:
         shown = [chosen]
-        body = [""] + _fold_internal(chosen)
+        body = ["", *_fold_internal(chosen)]
     room = max(max_lines - len(out) - 1, 4)
     if len(body) > room:
         # keep the top of the first block (the frames nearest the fault), say what was left out
-        body = body[:room] + [f"[... {len(body) - room} more lines ...]"]
+        body = [*body[:room], f"[... {len(body) - room} more lines ...]"]
     out += body
     others = len(blocks) - len(shown)
     if others > 0:
@@ -189,43 +209,73 @@ def _stack(rec: CrashRecord) -> str:
     return faulthandler_summary(rec.faulthandler, ends_with_module_list=None if v is None else tuple(v[:2]) >= (3, 10))
 
 
-def crash_text(self: CrashRecord) -> str:
-    """A :class:`~cudnn_magic.model.crash.CrashRecord` as plain text (terminal IPython, ``text/plain``)."""
+def crash_text(self: CrashRecord, width: int | None = None, listed: bool = False) -> str:
+    """A :class:`~cudnn_magic.model.crash.CrashRecord` as plain text (terminal IPython, ``text/plain``,
+    ``cudnn-magic crashes``): native log lines cut to ``width`` columns (default: ``COLUMNS``, the
+    terminal's, else 100) with their size (:func:`~cudnn_magic.render.paths.cut_line`; whole in
+    HTML and JSON). ``listed``: one record of many (``cudnn-magic crashes``), so the heading names
+    the kernel (:func:`who_died`) instead of "the previous kernel" (what the next kernel says)."""
+    width = width or terminal_width()
     pid = f", pid {self.kernel_pid}" if self.kernel_pid else ""
-    out = [f"cudnn-magic: the previous kernel died {_when(self)}{pid}; here is what it left behind.",
-           f"Record: {key_description(self.key)}; {self.directory}"]
+    who = who_died(self) if listed else "the previous kernel"
+    out: list[str] = []
+
+    def say(text: str) -> None:  # our own words, wrapped to the width
+        out.extend(wrap(text, width, "", "  "))
+
+    def quote(text: str) -> None:  # the record's own lines (source, log, stack): cut, never wrapped
+        out.extend(("    " + cut_line(ln, width - 4)).rstrip() for ln in text.rstrip("\n").splitlines())
+
+    say(f"cudnn-magic: {who} died {_when(self)}{pid}; here is what it left behind.")
+    say(_record_line(self))
     if self.cell_source is not None:
-        out.append(f"It was running {_cell_label(self)}:")
-        out.append(_indent(self.cell_source or "(empty cell)"))
+        say(f"It was running {_cell_label(self)}:")
+        quote(self.cell_source or "(empty cell)")
     else:
-        out.append("The cell it was running is not known (no cell had started, or the record lacks it).")
+        say("The cell it was running is not known (no cell had started, or the record lacks it).")
     if self.log_tail.strip():
-        out.append("The native log lines it printed last (fd 2):")
-        out.append(_indent(_log_lines(self.log_tail)))
+        say("The native log lines it printed last (fd 2):")
+        quote(_log_lines(self.log_tail, 20 if listed else 40))
     else:
-        out.append("It printed nothing on native stderr before it died.")
+        say("It printed nothing on native stderr before it died.")
     if self.faulthandler.strip():
-        out.append("Python stack at the moment of death (faulthandler):")
-        out.append(_indent(_stack(self)))
+        say("Python stack at the moment of death (faulthandler):")
+        for ln in _stack(self).splitlines():  # the dump's lines cut, the summary's own notes "(...)" wrapped
+            if ln.startswith("("):
+                out.extend(wrap(ln, width, "    ", "     "))
+            else:
+                quote(ln)
     elif self.faulthandler_on:
-        out.append(KILLED_NOTE)
+        say(KILLED_NOTE)
     if self.diagnoses:
-        out.append(diagnoses_text(self.diagnoses))
+        out.append(diagnoses_text(self.diagnoses, width=width).rstrip("\n"))
     else:
-        out.append("No cuDNN-related cause found in the record.")
+        say("No cuDNN-related cause found in the record.")
     if self.problems:
-        out.append("Problems with the record: " + "; ".join(self.problems))
+        say("Problems with the record: " + "; ".join(self.problems))
     return safe_text("\n".join(out))  # a file name may hold undecodable bytes
+
+
+def crash_summary(rec: CrashRecord, width: int | None = None) -> str:
+    """One line for a record beyond the newest in ``cudnn-magic crashes``: when, its record key
+    (what ``--key`` takes), its pid, the cell, the diagnosis ids (or that none was found); cut to
+    ``width`` columns."""
+    width = width or terminal_width()
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.died)) if rec.died is not None else "unknown time"
+    cell = f", In [{rec.cell_number}]" if rec.cell_number is not None and rec.cell_number > 0 else ""
+    pid = f", pid {rec.kernel_pid}" if rec.kernel_pid else ""
+    found = ", ".join(d.id for d in rec.diagnoses) if rec.diagnoses else "no cuDNN-related cause found"
+    return cut_line(safe_text(f"  {when}  {rec.key}{pid}{cell}: {found}"), width)
+
 
 def crash_html(self: CrashRecord) -> str:
     """A :class:`~cudnn_magic.model.crash.CrashRecord` as compact escaped HTML (no JavaScript)."""
     e = html.escape
     pid = f", pid {self.kernel_pid}" if self.kernel_pid else ""
-    parts = ['<div class="cudnn-magic-crash" style="border-left:4px solid #c62828;padding:4px 8px;'
-             'margin:2px 0;font-size:13px">',
+    parts = [('<div class="cudnn-magic-crash" style="border-left:4px solid #c62828;padding:4px 8px;'
+              'margin:2px 0;font-size:13px">'),
              f"<b>cudnn-magic: the previous kernel died {e(_when(self))}{e(pid)}</b>",
-             f'<div style="font-size:11px;color:#666">Record: {e(key_description(self.key))}; '
-             f"<code>{e(self.directory)}</code></div>"]
+             f'<div style="font-size:11px;color:#666">{e(_record_line(self))}</div>']
     if self.cell_source is not None:
         parts.append(f"<div>It was running {e(_cell_label(self))}:</div>"
                      f'<pre style="margin:2px 0;white-space:pre-wrap;background:#f6f6f6">'

@@ -8,13 +8,14 @@ and shows each fix's exact command.
 
 from __future__ import annotations
 
-import html
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..model.display import register
 from ..model.report import Diagnoses, Diagnosis
-from .paths import PathNames, names_html, terminal_width, wrap
+from .paths import PathNames, names_html, quote_rows, terminal_width, wrap
 from .report import action_html, command_lines, shortenable
+from .where import fix_action, fix_title, restart_words
 
 #: the log slice shown in the HTML toggle is cut to its last this-many characters
 MAX_LOG_SLICE = 20_000
@@ -41,9 +42,6 @@ def diagnoses_json(diagnoses: Sequence[Diagnosis]) -> dict[str, Any]:
     return {"diagnoses": out}
 
 
-_RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
-
-
 def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel", width: int | None = None,
                    names: PathNames | None = None) -> str:
     """Plain text for terminals and logs, fitted to ``width`` columns (default: ``COLUMNS``, the
@@ -57,33 +55,44 @@ def diagnoses_text(diagnoses: Sequence[Diagnosis], where: str = "kernel", width:
 
     width = width or terminal_width()
     names = names or PathNames.here()
-    restart_words = _RESTART.get(where, _RESTART["kernel"])
     lines: list[str] = []
 
     def say(text: str, indent: str, seen: set[str], hanging: str | None = None) -> None:
         lines.extend(wrap(names.prose(text, seen), width, indent, hanging))
 
+    quoted: set[str] = set()  # evidence and fixes already shown: a later diagnosis refers to them
+    fixed: set[str] = set()
     for n, d in enumerate(diagnoses):
         seen: set[str] = set()
         say((f"cudnn-magic: {d.title}" if n == 0 else f"Also possible: {d.title}") + f"  [{d.id}]", "", seen, "  ")
         if n == 0 and d.summary:
             say(d.summary, "  ", seen, "  ")
-        if d.evidence:
+        evidence = d.evidence[: 6 if n == 0 else 2]
+        if evidence and all(e in quoted for e in evidence):
+            lines.append("  Evidence: the same lines as above.")
+        elif evidence:
             lines.append("  Evidence:")
-            for e in d.evidence[: 6 if n == 0 else 2]:
+            for e in evidence:
                 if e.startswith("fact:"):  # our own words: short paths, fitted
                     say(f"> {e}", "    ", seen, "      ")
-                else:  # a quote of the log or the exception: exactly as it was
-                    lines.append(f"    > {e}")
+                else:  # a quote of the log or the exception: as it was, cut to the width (whole in HTML/JSON)
+                    lines.extend(quote_rows(e, width, "    > "))
+        quoted.update(evidence)
         if d.versions and n == 0:
             lines.append("  Versions: " + ", ".join(f"{k}={v}" for k, v in d.versions.items()))
-        if d.fixes:
+        shown_fixes = d.fixes[: None if n == 0 else 1]
+        if shown_fixes and all(f.id in fixed for f in shown_fixes):
+            ids = ", ".join(f"[{f.id}]" for f in shown_fixes)
+            lines.append(f"  Fix: {ids}, above." if len(shown_fixes) == 1 else f"  Fixes: {ids}, above.")
+            shown_fixes = ()
+        fixed.update(f.id for f in shown_fixes)
+        if shown_fixes:
             lines.append("  Fixes:" if n == 0 else "  Fix:")
-            for f in d.fixes[: None if n == 0 else 1]:
-                restart = f" ({restart_words})" if f.restart_required and f.id != "restart-kernel" else ""
-                say(f"- [{f.id}] {f.title}{restart}", "    ", seen, "        ")
+            for f in shown_fixes:
+                restart = f" ({words})" if (words := restart_words(f, where)) else ""
+                say(f"- [{f.id}] {fix_title(f, where)}{restart}", "    ", seen, "        ")
                 if shortenable(f.action):
-                    say(f.action, "        ", seen, "        ")
+                    say(fix_action(f, where), "        ", seen, "        ")
                 else:  # a command is copied and run: whole, as it is
                     lines.extend(command_lines(f.action, "        ", width))
         lines.append("")
@@ -107,7 +116,8 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
     if not diagnoses:
         return ""
     names = names or PathNames.here()
-    restart_words = _RESTART.get(where, _RESTART["kernel"])
+    import html  # here, not at import: ``cudnn-magic explain`` writes text (html.entities is 8 M instructions)
+
     e = html.escape
     parts = [f'<div class="cudnn-magic-diagnosis" style="{_STYLE}">']
     top, rest = diagnoses[0], diagnoses[1:]
@@ -125,9 +135,9 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
     if top.fixes:
         parts.append('<ul style="margin:2px 0 2px 18px;padding:0">')
         for f in top.fixes:
-            restart = f" <i>({restart_words})</i>" if f.restart_required and f.id != "restart-kernel" else ""
-            action = names.prose(f.action, seen) if shortenable(f.action) else f.action
-            parts.append(f'<li data-fix="{e(f.id)}">{names_html(names.prose(f.title, seen))}{restart} '
+            restart = f" <i>({words})</i>" if (words := restart_words(f, where)) else ""
+            action = names.prose(fix_action(f, where), seen) if shortenable(f.action) else f.action
+            parts.append(f'<li data-fix="{e(f.id)}">{names_html(names.prose(fix_title(f, where), seen))}{restart} '
                          f'<code style="font-size:11px;color:#666">{e(f.id)}</code><br>'
                          f'{action_html(action).replace("$VENV", "<code>$VENV</code>")}</li>')
         parts.append("</ul>")
@@ -145,7 +155,8 @@ def diagnoses_html(diagnoses: Sequence[Diagnosis], log_slice: str = "", where: s
             if d.summary:
                 parts.append(f"<div>{e(d.summary)}</div>")
             for f in d.fixes[:2]:
-                parts.append(f'<div data-fix="{e(f.id)}">{e(f.title)}: {action_html(f.action)}</div>')
+                action = fix_action(f, where) if shortenable(f.action) else f.action
+                parts.append(f'<div data-fix="{e(f.id)}">{e(fix_title(f, where))}: {action_html(action)}</div>')
             parts.append("</div>")
         parts.append("</details>")
     if log_slice:
@@ -180,6 +191,8 @@ def explained_text(ds: Diagnoses) -> str:
 def explained_html(ds: Diagnoses) -> str:
     """:func:`explained_text` as HTML (the message escaped when there are no diagnoses)."""
     if not ds:
+        import html  # here, not at import: as in diagnoses_html
+
         return f"<div class='cudnn-magic'>{html.escape(explained_text(ds))}</div>"
     return diagnoses_html(ds)
 

@@ -7,13 +7,20 @@ import html as h
 import os
 import re
 import shlex
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..model.display import register
 from ..model.fixes import FixPlan, FixResult
 
-__all__ = ["plan_html", "plan_text", "result_html", "result_text", "fix_commands_text", "fix_commands_html",
-           "BUTTONS_NEED_WIDGETS"]
+__all__ = [
+    "BUTTONS_NEED_WIDGETS",
+    "fix_commands_html",
+    "fix_commands_text",
+    "plan_html",
+    "plan_text",
+    "result_html",
+    "result_text",
+]
 
 
 def _why_not(x: FixPlan) -> str:
@@ -112,8 +119,8 @@ def result_text(x: FixResult) -> str:
 def result_html(x: FixResult) -> str:
     """What a fix did, the error if any, and the undo command, as escaped HTML."""
     items = "".join(f"<li>{h.escape(d)}</li>" for d in x.done)
-    out = [f"<div class='cudnn-fix-result'><b>{'Done' if x.ok else 'Failed'}: {h.escape(x.fix_id)}</b>"
-           f"<ul>{items}</ul>"]
+    out = [(f"<div class='cudnn-fix-result'><b>{'Done' if x.ok else 'Failed'}: {h.escape(x.fix_id)}</b>"
+            f"<ul>{items}</ul>")]
     if x.error:
         out.append(f"<div>Error: {h.escape(x.error)}</div>")
     if x.ok and x.restart_required:

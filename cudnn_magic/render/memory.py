@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import html
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model import GpuMemory, MemorySnapshot
 
-__all__ = ["fmt_bytes", "snapshot_text", "snapshot_html", "sparkline_svg", "row_label_html", "row_detail_html",
-           "gpu_title", "snapshot_summary_text", "snapshot_summary_html"]
+__all__ = [
+    "fmt_bytes",
+    "gpu_title",
+    "row_detail_html",
+    "row_label_html",
+    "snapshot_html",
+    "snapshot_summary_html",
+    "snapshot_summary_text",
+    "snapshot_text",
+    "sparkline_svg",
+]
 
 _KiB = 1024
 _MiB = 1024**2
@@ -87,8 +96,8 @@ def snapshot_text(s: MemorySnapshot) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]]
     for g in s.gpus:
         if g.error:
-            idx = g.visible_index if g.visible_index is not None else g.index
-            lines.append(f"GPU {idx} error: {g.error}")
+            number = g.visible_index if g.visible_index is not None else g.index
+            lines.append(f"GPU {number} error: {g.error}")
     if s.error:
         lines.append(s.error)
     return "\n".join(lines)

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from ..model import CudnnInUse, Driver, LibraryCopy, Report, Unavailable, to_plain
+from ..model import CudnnInUse, Driver, Finding, LibraryCopy, Report, Unavailable, to_plain
 from ..model.display import register
 from ..rules.consumer_table import names as consumer_names
 from .consumers import consumers_html, consumers_json, consumers_text
 from .paths import PathNames, names_html, terminal_width, wrap
+from .where import fix_action, fix_title, restart_words
 
 _VERDICT_COLOR = {"ok": "#1a7f37", "mismatch": "#cf222e", "unknown": "#9a6700", "not-applicable": "#6e7781"}
 _SEV_COLOR = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
@@ -35,7 +37,8 @@ def report_json(report: Report) -> dict[str, Any]:
         "cudnn_loaded": [
             {"path": c.path, "version": c.version, "owner": c.owner, "name": c.name, "main": c.is_main,
              "version_source": c.version_source, "error": c.error, "reached_version": c.reached_version,
-             "bound_to": list(c.bound_to), "owner_evidence": c.owner_evidence, "load_order": c.load_order}
+             "bound_to": list(c.bound_to), "owner_evidence": c.owner_evidence, "load_order": c.load_order,
+             "replaced_on_disk": c.replaced}
             for c in report.cudnn_loaded
         ],
         "cudnn_in_use": _in_use_json(report.cudnn_in_use),
@@ -75,19 +78,31 @@ def report_json(report: Report) -> dict[str, Any]:
         "cuda_toolkits": [{"root": t.root, "version": t.version, "version_source": t.version_source, "via": list(t.via),
                            "nvcc": t.nvcc} for t in report.cuda_toolkits],
         "consumers": consumers_json(report),
+        "copy_notes": list(report.copy_notes),
         "notes": list(report.notes),
         "elapsed_s": round(report.elapsed_s, 4),
     }
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def by_severity(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings most severe first (errors, warnings, then info), in their order within each: the
+    headline of the report (its first line) is the first finding shown."""
+    return sorted(findings, key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
 
 
 def _toolkit_lines(report: Report) -> list[str]:
     """The CUDA toolkits, as context apart from the CUDA each framework runs."""
     if not report.cuda_toolkits:
         return []
-    out = ["", "CUDA toolkit on this machine (context: for builds and nvcc; each framework runs the CUDA of its own "
-               "build, in Frameworks above)"]
+    out = ["", ("CUDA toolkit on this machine (context: for builds and nvcc; each framework runs the CUDA of its own "
+                "build, in Frameworks above)")]
     for t in report.cuda_toolkits:
-        out.append(f"  {t.version or '?'} at {t.root} ({'; '.join(t.via)})" + (f", nvcc {t.nvcc}" if t.nvcc else ""))
+        named = t.nvcc is not None and any(t.nvcc in v for v in t.via)  # "nvcc on PATH (/usr/local/bin/nvcc)"
+        out.append(f"  {t.version or '?'} at {t.root} ({'; '.join(t.via)})"
+                   + (f", nvcc {t.nvcc}" if t.nvcc and not named else ""))
     return out
 
 
@@ -115,7 +130,7 @@ def _ver(v: str | None) -> str:
 
 def _ver_reached(c: LibraryCopy) -> str:
     """A row's own version, plus what its calls reach when that differs."""
-    own = _ver(c.version)
+    own = _ver(c.version) + (" (mapped; file replaced on disk)" if c.replaced else "")
     if c.reached_version and c.reached_version != c.version:
         return f"{own} (calls reach {c.reached_version})"
     return own
@@ -143,7 +158,7 @@ def in_use_line(report: Report, names: PathNames | None = None) -> str:
                 f"{_ver(version)} from {source}")
     where = f" (LD_LIBRARY_PATH entry {names.short(u.ld_library_path_entry)})" if u.ld_library_path_entry else ""
     if u.why.startswith("dlvsym"):
-        how = f"it was loaded for every library (RTLD_GLOBAL), so their cuDNN calls go to it"
+        how = "it was loaded for every library (RTLD_GLOBAL), so their cuDNN calls go to it"
     elif u.why.startswith("bound in this process"):
         how = "the framework's cuDNN calls are bound to it"
     else:
@@ -161,7 +176,7 @@ def _plain_reason(reason: str) -> str:
 def _table(rows: list[list[str]], header: list[str], width: int | None = None) -> str:
     """A fixed-width table of at most ``width`` columns: when the rows are wider, the last column
     (a folder, usually) goes on a line of its own under each row."""
-    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    widths = [max(len(str(r[i])) for r in [*rows, header]) for i in range(len(header))]
     line = lambda r, ws: "  ".join(str(c).ljust(w) for c, w in zip(r, ws)).rstrip()  # noqa: E731
     if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
         return "\n".join([line(header, widths), line(["-" * w for w in widths], widths)] + [line(r, widths) for r in rows])
@@ -198,9 +213,6 @@ def headline(report: Report) -> str:
 def summary_line(report: Report) -> str:
     """One line: the headline and the cuDNN in use (the CLI's ``--dask`` rows, logs)."""
     return f"{headline(report)} -- {in_use_line(report)}"
-
-
-_RESTART = {"kernel": "restart the kernel after", "process": "restart the program after"}
 
 
 def _driver_missing(report: Report) -> bool:
@@ -249,14 +261,14 @@ def report_text(report: Report, where: str = "kernel", width: int | None = None)
               "none" if f.cpu_build else _ver(f.cuda_compiled), "none" if f.cpu_build else _ver(f.cudnn_used),
               "CPU BUILD" if f.cpu_build else f.verdict.upper()] for f in report.frameworks],
             ["framework", "version", "imported", "built with cuDNN", "CUDA", "cuDNN used", "verdict"], width))
-        for f in report.frameworks:
+        for fw in report.frameworks:
             seen: set[str] = set()
-            if f.cpu_build:
-                say(f"{f.name}: {CPU_WORDS} ({f.cudnn_compiled_source or 'its build says so'})", "  ", seen)
-            if f.detail:
-                say(f"{f.name}: {f.detail}", "  ", seen)
-            if f.rule and f.verdict in ("mismatch", "ok"):
-                say(f"rule: {f.rule}", "    ", seen)
+            if fw.cpu_build:
+                say(f"{fw.name}: {CPU_WORDS} ({fw.cudnn_compiled_source or 'its build says so'})", "  ", seen)
+            if fw.detail:
+                say(f"{fw.name}: {fw.detail}", "  ", seen)
+            if fw.rule and fw.verdict in ("mismatch", "ok"):
+                say(f"rule: {fw.rule}", "    ", seen)
     else:
         say(f"none installed ({consumer_names()}, or any library that needs cuDNN)", "  ")
     out.append("")
@@ -268,7 +280,7 @@ def report_text(report: Report, where: str = "kernel", width: int | None = None)
     elif report.driver is not None:
         out.append(f"  driver {report.driver.version}, CUDA driver API {report.driver.cuda_driver_version or '?'}")
     for g in report.gpus:
-        cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
+        cc = "{}.{}".format(*g.compute_capability) if g.compute_capability else "?"
         mem = f"{_gib(g.used_bytes)}/{_gib(g.total_bytes)} used" if g.total_bytes else "memory ?"
         say(f"GPU {g.index}: {g.name}, compute capability {cc}, {mem}" + (f" [{g.error}]" if g.error else ""), "  ")
     for line in _toolkit_lines(report):
@@ -279,16 +291,16 @@ def report_text(report: Report, where: str = "kernel", width: int | None = None)
     out.append("")
     out.append("Findings")
     if report.findings:
-        for f in report.findings:
+        for f in by_severity(report.findings):
             seen = set()
             say(f"[{f.severity.upper()}] {f.id}: {f.title}", "  ", seen, "      ")
             say(f.detail, "      ", seen, "      ")
             for x in f.fixes:
-                restart = f"  ({_RESTART.get(where, _RESTART['kernel'])})" if x.restart_required else ""
+                restart = f"  ({words})" if (words := restart_words(x, where)) else ""
                 if shortenable(x.action):
-                    say(f"fix {x.id}: {x.action}{restart}", "      ", seen, "        ")
+                    say(f"fix {x.id}: {fix_action(x, where)}{restart}", "      ", seen, "        ")
                 else:  # a command is copied and run: its paths stay whole, on a line of its own
-                    say(f"fix {x.id}: {x.title}{restart}", "      ", seen, "        ")
+                    say(f"fix {x.id}: {fix_title(x, where)}{restart}", "      ", seen, "        ")
                     out.extend(command_lines(x.action, "        ", width))
     else:
         out.append("  none")
@@ -310,6 +322,8 @@ def report_text(report: Report, where: str = "kernel", width: int | None = None)
             "  ", set())
     if not others:
         out.append("  none")
+    for n in report.copy_notes:
+        say(n, "  ", set())
     for line in consumers_text(report):
         if line:
             say(line.strip(), line[: len(line) - len(line.lstrip())], set())
@@ -356,7 +370,9 @@ _CSS = """
 .cm-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.4;max-width:1100px}
 div.cm-report h4{margin:10px 0 4px 0;font-size:13px;font-weight:600}
 div.cm-report table{border-collapse:collapse;margin:2px 0 6px 0;table-layout:auto}
-div.cm-report table th,div.cm-report table td,.jp-RenderedHTMLCommon .cm-report table th,.jp-RenderedHTMLCommon .cm-report table td{text-align:left;padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
+div.cm-report table th,div.cm-report table td,
+.jp-RenderedHTMLCommon .cm-report table th,.jp-RenderedHTMLCommon .cm-report table td{text-align:left;
+  padding:3px 10px 3px 0;border-bottom:1px solid var(--jp-border-color2,#ddd);vertical-align:top}
 .cm-report code{font-size:12px;word-break:normal;overflow-wrap:anywhere}
 .cm-report .cm-advice code{font-size:12px}
 .cm-badge{display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-weight:600;font-size:11px}
@@ -445,8 +461,8 @@ def report_html(report: Report, where: str = "kernel") -> str:
     first: set[str] = set()  # as in the text: the in-use line gives its folder whole, the why line names it
     h.append(f"<div class='cm-inuse'>{names_html(names.prose(in_use_line(report, names), first))}</div>")
     if u is not None:
-        h.append(f"<details class='cm-why'><summary>why</summary><div class='cm-muted'>{names_html(names.prose(u.why, first))}</div>"
-                 "</details>")
+        h.append("<details class='cm-why'><summary>why</summary>"
+                 f"<div class='cm-muted'>{names_html(names.prose(u.why, first))}</div></details>")
     h.append(f"<h4>cuDNN mapped in this {'kernel' if where == 'kernel' else 'process'}</h4>")
     if report.cudnn_loaded:
         h.append("<table><tr><th>library</th><th>version</th><th>owner</th><th>path</th></tr>")
@@ -454,6 +470,8 @@ def report_html(report: Report, where: str = "kernel") -> str:
             src = f" title='{_e(c.version_source or '')}'"
             reach = (f" <span class='cm-muted'>(calls reach {_e(c.reached_version)})</span>"
                      if c.reached_version and c.reached_version != c.version else "")
+            if c.replaced:
+                reach += f" <span class='cm-muted' title='{_e(c.replaced)}'>(mapped; file replaced on disk)</span>"
             own = f" title='{_e(c.owner_evidence)}'" if c.owner_evidence else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td{src}><b>{_e(_ver(c.version))}</b>{reach}</td><td{own}>{_e(c.owner)}</td>"
                      f"<td><code title='{_e(c.path)}'>{path_html(names.short(c.path))}</code></td></tr>")
@@ -467,21 +485,21 @@ def report_html(report: Report, where: str = "kernel") -> str:
     if report.frameworks:
         h.append("<table><tr><th>framework</th><th>built with cuDNN</th><th>CUDA</th><th>cuDNN used</th>"
                  "<th>verdict</th><th>why</th></tr>")
-        for f in report.frameworks:
-            imp = "" if not f.imported else " <span class='cm-muted'>(imported)</span>"
-            if f.cpu_build:
+        for fw in report.frameworks:
+            imp = "" if not fw.imported else " <span class='cm-muted'>(imported)</span>"
+            if fw.cpu_build:
                 h.append(
-                    f"<tr><td>{_e(f.name)} {_e(f.version)}{imp}</td><td colspan='3'>{_e(CPU_WORDS)}</td>"
+                    f"<tr><td>{_e(fw.name)} {_e(fw.version)}{imp}</td><td colspan='3'>{_e(CPU_WORDS)}</td>"
                     f"<td>{_badge('CPU build', _VERDICT_COLOR['not-applicable'])}</td>"
-                    f"<td>{_e(f.cudnn_compiled_source or '')}{(' ' + _e(f.detail)) if f.detail else ''}</td></tr>")
+                    f"<td>{_e(fw.cudnn_compiled_source or '')}{(' ' + _e(fw.detail)) if fw.detail else ''}</td></tr>")
                 continue
             h.append(
-                f"<tr><td>{_e(f.name)} {_e(f.version)}{imp}</td>"
-                f"<td title='{_e(f.cudnn_compiled_source or '')}'>{_e(_ver(f.cudnn_compiled))}</td>"
-                f"<td>{_e(_ver(f.cuda_compiled))}</td>"
-                f"<td title='{_e(f.cudnn_used_path or '')}'>{_e(_ver(f.cudnn_used))}</td>"
-                f"<td>{_badge(f.verdict, _VERDICT_COLOR.get(f.verdict, '#6e7781'))}</td>"
-                f"<td>{_e(f.detail)}<br><span class='cm-muted'>rule: {_e(f.rule)}</span></td></tr>")
+                f"<tr><td>{_e(fw.name)} {_e(fw.version)}{imp}</td>"
+                f"<td title='{_e(fw.cudnn_compiled_source or '')}'>{_e(_ver(fw.cudnn_compiled))}</td>"
+                f"<td>{_e(_ver(fw.cuda_compiled))}</td>"
+                f"<td title='{_e(fw.cudnn_used_path or '')}'>{_e(_ver(fw.cudnn_used))}</td>"
+                f"<td>{_badge(fw.verdict, _VERDICT_COLOR.get(fw.verdict, '#6e7781'))}</td>"
+                f"<td>{_e(fw.detail)}<br><span class='cm-muted'>rule: {_e(fw.rule)}</span></td></tr>")
         h.append("</table>")
     else:
         h.append(f"<div class='cm-muted'>No {_e(consumer_names())} or other cuDNN consumer installed.</div>")
@@ -497,7 +515,7 @@ def report_html(report: Report, where: str = "kernel") -> str:
     if report.gpus:
         h.append("<table><tr><th>GPU</th><th>name</th><th>compute capability</th><th>memory used / total</th></tr>")
         for g in report.gpus:
-            cc = "%d.%d" % g.compute_capability if g.compute_capability else "?"
+            cc = "{}.{}".format(*g.compute_capability) if g.compute_capability else "?"
             h.append(f"<tr><td>{g.index}</td><td>{_e(g.name)}</td><td>{cc}</td>"
                      f"<td>{_gib(g.used_bytes)} / {_gib(g.total_bytes)}{(' ' + _e(g.error)) if g.error else ''}</td></tr>")
         h.append("</table>")
@@ -506,15 +524,19 @@ def report_html(report: Report, where: str = "kernel") -> str:
     h.append("<h4>Findings</h4>")
     if not report.findings:
         h.append("<div class='cm-muted'>None.</div>")
-    for f in report.findings:
+    for f in by_severity(report.findings):
         col = _SEV_COLOR[f.severity]
-        restart = _RESTART.get(where, _RESTART["kernel"])
         seen: set[str] = set()
         title, detail = names.prose(f.title, seen), names.prose(f.detail, seen)
-        fixes = "".join(
-            f"<div>Fix <code>{_e(x.id)}</code>: {names_html(names.prose(x.title, seen))} &mdash; "
-            f"{action_html(names.prose(x.action, seen) if shortenable(x.action) else x.action).replace('$VENV', '<code>$VENV</code>')}"
-            f"{f' <i>({restart})</i>' if x.restart_required else ''}</div>" for x in f.fixes)
+        parts = []
+        for x in f.fixes:  # the title's names are met before the action's (the legend's order)
+            title_html = names_html(names.prose(fix_title(x, where), seen))
+            action = action_html(names.prose(fix_action(x, where), seen) if shortenable(x.action) else x.action)
+            restart = restart_words(x, where)
+            parts.append(f"<div>Fix <code>{_e(x.id)}</code>: {title_html} &mdash; "
+                         f"{action.replace('$VENV', '<code>$VENV</code>')}"
+                         f"{f' <i>({restart})</i>' if restart else ''}</div>")
+        fixes = "".join(parts)
         h.append(f"<div class='cm-finding' style='border-color:{col}'>{_badge(f.severity, col)} "
                  f"<b>{names_html(title)}</b> <span class='cm-muted'>{_e(f.id)}</span><div>{names_html(detail)}</div>{fixes}</div>")
 
@@ -528,17 +550,21 @@ def report_html(report: Report, where: str = "kernel") -> str:
         for c in others:
             err = f" <span style='color:#cf222e'>{_e(c.error)}</span>" if c.error else ""
             h.append(f"<tr><td>{_e(c.name)}</td><td title='{_e(c.version_source or '')}'>{_e(_ver(c.version))}</td>"
-                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td><td><code title='{_e(c.path)}'>{path_html(names.short(c.path))}</code>{err}</td></tr>")
+                     f"<td>{_e(c.source)}</td><td>{_e(c.owner)}</td>"
+                     f"<td><code title='{_e(c.path)}'>{path_html(names.short(c.path))}</code>{err}</td></tr>")
         h.append("</table></details>")
     else:
         h.append("<div class='cm-muted'>No other cuDNN copy on disk.</div>")
+    h.extend(f"<div class='cm-muted'>{names_html(names.prose(n, set()))}</div>" for n in report.copy_notes)
     h.append(consumers_html(report))
     if report.resolutions:
         h.append("<details><summary>What the dynamic loader picks for each framework</summary><table>"
                  "<tr><th>framework</th><th>soname</th><th>picked</th><th>because</th><th>hides</th></tr>")
         for r in report.resolutions:
-            h.append(f"<tr><td>{_e(r.consumer)}</td><td>{_e(r.soname)}</td><td><code>{path_html(r.picked or 'NOT FOUND')}</code></td>"
-                     f"<td>{_e(r.reason)}</td><td>{'<br>'.join('<code>' + path_html(s) + '</code>' for s in r.shadowed)}</td></tr>")
+            shadowed = "<br>".join("<code>" + path_html(s) + "</code>" for s in r.shadowed)
+            h.append(f"<tr><td>{_e(r.consumer)}</td><td>{_e(r.soname)}</td>"
+                     f"<td><code>{path_html(r.picked or 'NOT FOUND')}</code></td>"
+                     f"<td>{_e(r.reason)}</td><td>{shadowed}</td></tr>")
         h.append("</table></details>")
     notes = _notes(report)
     if notes:

@@ -3,10 +3,7 @@ the CUDA version encoded as an integer (``12040`` -> ``"12.4"``). Pure data."""
 
 from __future__ import annotations
 
-
 from packaging.version import InvalidVersion, Version
-
-
 
 # TensorFlow's tested build configurations (Linux), tensorflow/docs site/en/install/source.md.
 # (first TF, last TF inclusive) -> (cuDNN, CUDA)

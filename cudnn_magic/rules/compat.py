@@ -9,10 +9,11 @@ from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 
+from ..model import Verdict
 from .cudnn_version import CudnnVersion, try_parse
 
-
-Checker = Literal["tensorflow", "tensorflow-legacy", "tensorflow-compat-version", "xla", "pytorch", "jax", "cupy", "onnxruntime", "nvidia"]
+Checker = Literal["tensorflow", "tensorflow-legacy", "tensorflow-compat-version", "xla", "pytorch", "jax", "cupy",
+                  "onnxruntime", "nvidia"]
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,8 @@ class Judgement:
     detail: str
 
     @property
-    def verdict(self) -> str:
-        return {True: "ok", False: "mismatch", None: "unknown"}[self.ok]
+    def verdict(self) -> Verdict:
+        return "unknown" if self.ok is None else "ok" if self.ok else "mismatch"
 
 
 RULES: dict[str, str] = {

@@ -6,7 +6,7 @@ Pure data: standard library only.
 Adding a consumer is one :class:`Consumer` entry here plus its probe (a function
 ``probe(scan, paths, top, notes) -> list[ConsumerFacts]`` in a module of
 :mod:`cudnn_magic.probes.frameworks`, or, for one of the big frameworks, ``_probe_x(finder,
-import_frameworks, notes) -> list[FrameworkBuild]``); ``tests/test_consumer_table.py`` checks that
+import_frameworks, notes) -> list[FrameworkBuild]``); ``tests/unit/rules/test_consumer_rules.py`` checks that
 every entry's probe and rule exist and that every reader uses the table. How each consumer loads
 cuDNN is data in its entry (``loads``), with the source it was read from; the loader model
 (:mod:`cudnn_magic.probes.loader`) carries the steps (glibc's search, a consumer's own preloads,
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Consumer", "CONSUMERS", "by_name", "by_distribution", "framework_probes", "consumer_probes", "names"]
+__all__ = ["CONSUMERS", "Consumer", "by_distribution", "by_name", "consumer_probes", "framework_probes", "names"]
 
 
 @dataclass(frozen=True)

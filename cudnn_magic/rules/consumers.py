@@ -21,15 +21,24 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from ..fixes.catalogue import FINDING_WORDED
-from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, SublibraryPick
+from ..model import ConsumerLibrary, Finding, Fix, FrameworkBuild, Severity, SublibraryPick
 from .cudnn_version import try_parse
 
-__all__ = ["CONSUMER_RULES", "CONSUMER_CHECKERS", "CTRANSLATE2_BUILDS", "ctranslate2_build", "judge_consumer",
-           "clash_findings", "CONSUMER_FINDING_IDS", "sublibrary_problems"]
+__all__ = [
+    "CONSUMER_CHECKERS",
+    "CONSUMER_FINDING_IDS",
+    "CONSUMER_RULES",
+    "CTRANSLATE2_BUILDS",
+    "clash_findings",
+    "ctranslate2_build",
+    "judge_consumer",
+    "sublibrary_problems",
+]
 
 CONSUMER_RULES: dict[str, str] = {
     "ctranslate2": (
@@ -129,7 +138,7 @@ def sublibrary_problems(main_version: str | None, subs: tuple[SublibraryPick, ..
     sub-libraries are compared."""
     missing = tuple(s.soname for s in subs if s.required and not s.path)
     found = [(s.soname, s.version) for s in subs if s.path and s.version]
-    versions = {_v3(v) for _, v in found if _v3(v)}
+    versions = {t for _, v in found if (t := _v3(v))}
     mixed = tuple((n, v) for n, v in found) if len(versions) > 1 else ()
     older: tuple[tuple[str, str], ...] = ()
     mv = _v3(main_version)
@@ -147,7 +156,7 @@ def _where_looked(c: ConsumerLibrary, sub: bool = False) -> str:
     return "; ".join(steps[:6]) + ("; ..." if len(steps) > 6 else "") + "; then the ld.so cache and the default directories"
 
 
-def _sev(gpus: bool) -> str:
+def _sev(gpus: bool) -> Severity:
     return "error" if gpus else "warning"
 
 
@@ -233,8 +242,8 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
     if problems.missing:
         verdict = "ok" if optional else "mismatch"
         fixes = []
-        where = [(d, v) for n in problems.missing for d, v in disk_dirs.get(n, [])]
-        same = [(d, v) for d, v in where if not runtime or not v or _v3(v) == _v3(runtime)]
+        on_disk = [(d, v) for n in problems.missing for d, v in disk_dirs.get(n, [])]
+        same = [(d, v) for d, v in on_disk if not runtime or not v or _v3(v) == _v3(runtime)]
         if same:
             fixes.append(Fix("add-library-path", f"Put {same[0][0]} on LD_LIBRARY_PATH for this kernel",
                              f"add {same[0][0]} (cuDNN {same[0][1] or '?'}) to LD_LIBRARY_PATH in the kernelspec \"env\" "
@@ -247,8 +256,8 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
                   f"soname at run time, and the loader would find no {names} (it looks in {_where_looked(c, sub=True)}). "
                   + ("Those plugins fail." if optional else
                      f"The first GPU convolution prints {_abort_words(major, first)}.")
-                  + (f" Copies of another release exist in {', '.join(sorted({d for d, _ in where}))}: cuDNN refuses "
-                     "sub-libraries of another release." if where and not same else ""))
+                  + (f" Copies of another release exist in {', '.join(sorted({d for d, _ in on_disk}))}: cuDNN refuses "
+                     "sub-libraries of another release." if on_disk and not same else ""))
         findings.append(Finding("cudnn-sublibrary-load-failed", sev,
                                 f"{label}: cuDNN {runtime or ''} will not find {names}".replace("  ", " "), detail, tuple(fixes)))
         detail_parts.append(f"Its cuDNN {major or ''} sub-libraries will not load ({names} not found).".replace("  ", " "))
@@ -281,8 +290,8 @@ def judge_consumer(row: FrameworkBuild, consumers: list[ConsumerLibrary], *, gpu
                            rule=rule, detail=" ".join(detail_parts)), tuple(findings))
 
 
-def _replace(row: FrameworkBuild, **kw: object) -> FrameworkBuild:
-    return dataclasses.replace(row, **kw)  # type: ignore[arg-type]
+def _replace(row: FrameworkBuild, **kw: Any) -> FrameworkBuild:
+    return dataclasses.replace(row, **kw)
 
 
 # --------------------------------------------------------------------------- consumers in one process
@@ -342,7 +351,7 @@ def clash_findings(needs: list[ConsumerNeed], *, gpus: bool) -> list[Finding]:
                     f"{', '.join(n.label for n in ok_list)} use cuDNN {om}. cuDNN {m} and {om} have different sonames and "
                     "load side by side in one process, so import order does not help: the versions must agree, or the "
                     "two must run in separate kernels.", tuple(fixes)))
-    for m, ns in sorted(by_major.items()):
+    for _major, ns in sorted(by_major.items()):
         if len(ns) < 2:
             continue
         sonames = sorted({s.soname for n in ns for s in n.fresh if s.required})

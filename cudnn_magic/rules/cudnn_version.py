@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 
 
-
 @dataclass(frozen=True, order=True)
 class CudnnVersion:
     """A cuDNN version. ``minor``/``patch`` are None when the source gives only the major
@@ -79,17 +78,18 @@ def parse_cudnn_version(value: object) -> CudnnVersion:
     """
     if isinstance(value, CudnnVersion):
         return value
+    # any value that is no cuDNN version is a ValueError (Raises above): callers catch that one
     if isinstance(value, bool):
-        raise ValueError(f"not a cuDNN version: {value!r}")
+        raise ValueError(f"not a cuDNN version: {value!r}")  # noqa: TRY004
     if isinstance(value, int):
         return CudnnVersion.from_int(value)
     if isinstance(value, (tuple, list)):
         nums = [int(x) for x in value]
         if not 1 <= len(nums) <= 4:
             raise ValueError(f"not a cuDNN version: {value!r}")
-        return CudnnVersion(*nums)  # type: ignore[arg-type]
+        return CudnnVersion(*nums)
     if not isinstance(value, str):
-        raise ValueError(f"not a cuDNN version: {value!r}")
+        raise ValueError(f"not a cuDNN version: {value!r}")  # noqa: TRY004
     text = value.strip()
     m = _TUPLE.match(text)
     if m:

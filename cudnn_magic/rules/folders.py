@@ -9,7 +9,7 @@ The rules, and where they come from:
   ``libcudnn_graph.so.9`` (the two wheels share only the headers), and each main library opens its
   own major's sub-libraries by soname (``libcudnn.so.8`` asks for ``libcudnn_ops_infer.so.8``).
   So a folder is judged per major, never across majors (measured on the real wheels:
-  ``tests/test_real_loaders.py``).
+  ``tests/realwheels/test_real_loaders.py``).
 * The release a cuDNN 9 folder answers with is its ``libcudnn_graph.so.9``'s: ``libcudnn.so.9`` is a
   shim that forwards ``cudnnGetVersion`` to the graph library it opens by soname (docs/facts.md "Two
   cuDNNs at once"); a cuDNN 8 folder answers with ``libcudnn_ops_infer.so.8``'s (the 8 main library
@@ -26,16 +26,16 @@ The rules, and where they come from:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from ..model import Finding, Fix, LibraryCopy
 
-__all__ = ["FolderRelease", "folder_findings", "group_folders", "folder_release"]
+__all__ = ["FolderRelease", "folder_findings", "folder_release", "group_folders"]
 
 #: What mixing releases does, measured on the real nvidia-cudnn-cu13 9.12.0.46 and 9.24.0.43 wheels
 #: with no GPU (cudnnCreateTensorDescriptor / ConvolutionDescriptor / RNNDescriptor load libcudnn_ops,
-#: _cnn and _adv; ``tests/test_real_loaders.py``).
+#: _cnn and _adv; ``tests/realwheels/test_real_loaders.py``).
 SUBLIBRARY_WORDS = ("cuDNN checks its sub-libraries' releases against each other when it loads them: with one "
                     "release's graph library and another's libcudnn_ops or libcudnn_adv the calls that need them return "
                     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, and another release's libcudnn_cnn gives "

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import re
 
-
 from .cudnn_version import CudnnVersion
-
 
 # Minimum Linux driver for each CUDA major (NVIDIA CUDA minor-version compatibility page).
 CUDA_DRIVER_FLOOR_LINUX: dict[int, str] = {13: "580", 12: "525.60.13", 11: "450.80.02"}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["GpuBuild", "PYTORCH_CUDA_VARIANTS", "cuda_major", "gpu_build"]
+__all__ = ["PYTORCH_CUDA_VARIANTS", "GpuBuild", "cuda_major", "gpu_build"]
 
 #: CUDA variants each PyTorch release was built for (pytorch/pytorch RELEASE.md, "Release
 #: Compatibility Matrix"); a release newer than the table gets the newest row's variants.
@@ -116,7 +116,8 @@ def gpu_build(framework: str, version: str | None = None, driver_cuda: str | Non
                     break
             else:
                 if Version(f"{rel.major}.{rel.minor}") > Version(PYTORCH_CUDA_VARIANTS[-1][0]):
-                    later = f" (PyTorch {rel.major}.{rel.minor} is newer than this table: pytorch.org's selector lists its CUDA builds)"
+                    later = (f" (PyTorch {rel.major}.{rel.minor} is newer than this table: pytorch.org's selector "
+                             "lists its CUDA builds)")
         tag = _pick(variants, driver_cuda, major)
         if tag is None and rel is None:  # any release will do: the newest one built for this CUDA major
             for _, row in reversed(PYTORCH_CUDA_VARIANTS):

@@ -12,16 +12,16 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import FrameworkBuild
 from .cudnn_version import CudnnVersion, try_parse
 from .wheel_folders import canonical
 
-if TYPE_CHECKING:  # annotations only: packaging's requirement parser loads on first use (parse_requirement)
+if TYPE_CHECKING:  # annotations only: packaging's requirement and specifier parsers load on first use
     from packaging.markers import Marker
     from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
 
 __all__ = ["FIRST_WHEEL_CUDA", "CudnnNeed", "cudnn_requirement", "framework_need", "parse_requirement",
            "render_requirement", "rule_specifier", "same_major_requirement", "same_major_spec", "wheel_family",
@@ -112,6 +112,10 @@ def rule_specifier(checker: str, v: CudnnVersion) -> tuple[SpecifierSet, str]:
     if m == 9 and (checker == "jax" or (checker in ("nvidia", "cupy") and (v.minor or 0) < 10)):
         spec += ",!=9.10.0.*"
         text += ", not 9.10.0"
+    # third-party: packaging's specifier grammar compiles a large regular expression on import
+    # (about 20 M instructions); a check needs it only once a framework's requirement is computed
+    from packaging.specifiers import SpecifierSet
+
     return SpecifierSet(spec), text
 
 
@@ -123,6 +127,8 @@ def framework_need(fw: FrameworkBuild) -> CudnnNeed | None:
         return None  # no cuDNN wheel is on this consumer's loader path (a vendored copy, an unversioned dlopen)
     label = f"{fw.name} {fw.version}"
     packages: list[str] = []
+    from packaging.specifiers import SpecifierSet  # third-party, on first use: see rule_specifier
+
     spec = SpecifierSet()
     sources: list[str] = []
     for pin in fw.pins:
@@ -179,7 +185,7 @@ def same_major_requirement(package: str, v: CudnnVersion) -> str | None:
     writes it (the name as given, then the :class:`~packaging.specifiers.SpecifierSet`:
     ``nvidia-cudnn-cu12<10,>=9.1``); None when that is not a valid requirement. Built from the
     specifier alone: a diagnosis names it without importing ``packaging.requirements``."""
-    from packaging.specifiers import InvalidSpecifier  # loaded with SpecifierSet already: a name only
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # third-party, on first use: see rule_specifier
 
     if not _DIST_NAME.match(package):
         return None
@@ -199,7 +205,7 @@ def _candidates(spec: SpecifierSet) -> list[Version]:
             v = Version(text)
         except InvalidVersion:
             continue
-        r = list(v.release) + [0, 0]
+        r = [*list(v.release), 0, 0]
         out.update({v, Version(f"{r[0]}.{r[1]}.{r[2] + 1}"), Version(f"{r[0]}.{r[1] + 1}"), Version(f"{r[0] + 1}")})
     return sorted(out)
 

@@ -2,7 +2,7 @@
 
 Sources: the wheels' ``RECORD`` (``nvidia-cudnn-jit-cu12`` 9.27.0.42, ``-cu13`` 9.24.0.43:
 ``nvidia/cudnn_jit``; ``nvidia-cudnn-cu12`` 9.x and ``-cu13``: ``nvidia/cudnn``, docs/facts.md "Two
-cuDNNs at once"; ``nvidia-cudnn-cu11``: ``nvidia/cudnn``); ``tests/test_whatif.py`` checks the
+cuDNNs at once"; ``nvidia-cudnn-cu11``: ``nvidia/cudnn``); ``tests/unit/whatif/test_whatif.py`` checks the
 table against the ``RECORD`` of real wheels. Two families that write one folder overwrite each
 other's files (pip writes each file of the new wheel over what is there).
 """
@@ -10,7 +10,6 @@ other's files (pip writes each file of the new wheel over what is there).
 from __future__ import annotations
 
 import re
-
 
 #: cuDNN wheel family (canonical name pattern) -> the folder it writes under site-packages.
 CUDNN_FOLDERS: tuple[tuple[str, str], ...] = (

@@ -36,12 +36,12 @@ import sys
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable
 
 from IPython.core.error import UsageError
 
-from ..capture.helper import mib
 from ..capture.drain import drain_ipykernel
+from ..capture.protocol import mib
 from ..capture.tee import Tee, read_range, record_key
 from ..knowledge.literals import WARNING_LITERALS
 from ..util.safetext import safe_text
@@ -49,6 +49,9 @@ from .shutdown import hook_shutdown
 
 if TYPE_CHECKING:  # annotations only: the explainer loads on first use
     from .explainer import Explainer
+
+#: The warning literals as the capture helper folds them (:class:`~cudnn_magic.capture.tee.Tee`).
+_FOLDED_LITERALS = tuple(x.lower() for x in WARNING_LITERALS if x)
 
 log = logging.getLogger("cudnn_magic")
 
@@ -61,7 +64,7 @@ MAX_LOG_FOR_DISPLAY = 64 << 10
 MAX_TRACEBACK_CHARS = 64 << 10
 """Characters of the formatted traceback given to ``diagnose``."""
 
-_ANNOTATOR: Optional["Annotator"] = None
+_ANNOTATOR: Annotator | None = None
 
 
 def _decode(data: bytes) -> str:
@@ -104,7 +107,7 @@ class Annotator:
         self.ip = ip
         self.explainer = explainer
         self.enabled = True
-        self.tee: Any = None
+        self.tee: Tee | None = None
         self.mark: Any = None
         self.mark_forwarded = 0
         self.handled = False
@@ -128,7 +131,7 @@ class Annotator:
         self.prev_ctb = getattr(ip, "CustomTB", None)
         self.prev_exc = tuple(getattr(ip, "custom_exceptions", ()) or ())
         extra = tuple(t for t in self.prev_exc if isinstance(t, type) and not issubclass(t, Exception))
-        self.exc_tuple = (Exception,) + extra
+        self.exc_tuple = (Exception, *extra)
         self.installed_ctb = _set_handler(ip, self.exc_tuple)
         ip.events.register("pre_run_cell", self.pre_run_cell)
         ip.events.register("post_run_cell", self.post_run_cell)
@@ -144,11 +147,11 @@ class Annotator:
             self.tee = Tee.install(
                 record_key(self.ip), fallback_fd=fallback if isinstance(fallback, int) else None,
                 meta={"shell": type(self.ip).__name__, "python": sys.executable,
-                      "python_version": "%d.%d.%d" % sys.version_info[:3]},
+                      "python_version": "{}.{}.{}".format(*sys.version_info[:3])},
                 flag_literals=WARNING_LITERALS,
             )
             self.mark = self.tee.mark()
-        except Exception as exc:  # noqa: BLE001 - annotation still works from the exception alone
+        except Exception as exc:  # annotation still works from the exception alone
             self.tee = None
             self.capture_error = f"{type(exc).__name__}: {exc}"
             log.debug("cudnn_magic: fd-2 capture not installed", exc_info=True)
@@ -205,7 +208,7 @@ class Annotator:
             # In [execution_count - 1] (only cells stored in history get a number).
             count = ip.execution_count - 1 if getattr(info, "store_history", False) else None
             tee.note_cell(count, getattr(info, "raw_cell", None) or "", m.offset)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: pre_run_cell failed", exc_info=True)
 
     def post_run_cell(self, result: Any = None) -> None:
@@ -249,7 +252,7 @@ class Annotator:
                 self._check_warnings(tee)
             else:
                 self._deliver(tee, tee.settled())
-        except BaseException:  # noqa: BLE001 - including a second interrupt during our part
+        except BaseException:  # including a second interrupt during our part
             log.debug("cudnn_magic: post_run_cell failed", exc_info=True)
 
     def _report_death(self) -> None:
@@ -345,15 +348,16 @@ class Annotator:
         data = tee.slice(start + cut, end)
         return _decode(bytes(data)), cut + data.truncated
 
-    def _cell_bytes(self, end: int | None) -> tuple[bytes, int]:
-        """This cell's fd-2 bytes up to ``end`` (the newest :data:`MAX_LOG_FOR_DIAGNOSIS`) and
-        the log offset they reach (less than ``end`` while the helper's write still lags)."""
+    def _cell_bytes(self, end: int | None) -> tuple[bytes, int, int]:
+        """This cell's fd-2 bytes up to ``end`` (the newest :data:`MAX_LOG_FOR_DIAGNOSIS`), the log
+        offset of their first byte, and the offset they reach (less than ``end`` while the
+        helper's write still lags)."""
         tee = self.tee
         if tee is None or self.mark is None or end is None or tee.directory is None:
-            return b"", end or 0
+            return b"", end or 0, end or 0
         start = self.mark.offset
-        data, _, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
-        return data, last
+        data, first, last, _ = read_range(tee.directory, start + max(0, end - start - MAX_LOG_FOR_DIAGNOSIS), end)
+        return data, first, last
 
     def _deliver(self, tee: Any, end: int | None) -> int | None:
         """A succeeding cell wrote to fd 2: every byte reaches the notebook before the cell ends and
@@ -380,17 +384,19 @@ class Annotator:
         "GPU silently unused" warnings: only the lines holding a literal (found in bytes by
         :func:`cudnn_magic.knowledge.keyword_lines`) and the tail reach the knowledge base
         (``benchmarks/bench_cell_overhead.py``)."""
-        if tuple(tee.counts()[:2]) != tuple(self.noted):
-            # the cell overflowed the capture's memory bound: deliver its bytes, then say so
-            end = self._sync()
-        else:
-            end = self._deliver(tee, tee.settled())
+        # a cell that overflowed the capture's memory bound: deliver its bytes, then say so
+        overflowed = tuple(tee.counts()[:2]) != tuple(self.noted)
+        end = self._sync() if overflowed else self._deliver(tee, tee.settled())
         if end is None:
             return
-        if tee.flag_literals and self.mark is not None and tee.flagged() <= self.mark.offset:
+        flagged = tee.flagged() if tee.flag_literals else None
+        if flagged is not None and self.mark is not None and flagged <= self.mark.offset:
             return  # the helper saw no warning literal in any of this cell's bytes: nothing to read back
-        data, _ = self._cell_bytes(end)
-        found = self.explainer().unused_gpu_warnings(data)[0] if data else []
+        data, first, _ = self._cell_bytes(end)
+        # no literal ends after the helper's flag (the end of the last chunk that held one): the
+        # search stops there, when the helper looked for exactly the literals searched here
+        before = flagged - first if flagged is not None and tee.flag_literals == _FOLDED_LITERALS else None
+        found = self.explainer().unused_gpu_warnings(data, before=before)[0] if data else []
         if found:
             self._display(found, _decode(data), warning=True)
 
@@ -405,7 +411,7 @@ class Annotator:
         handles it without the extension (:func:`_show_as_ipython_would`): the user sees the
         original raise site, then that error, exactly as without the extension, the cell gets
         its reply, and nothing is annotated."""
-        __tracebackhide__ = True  # noqa: F841 - IPython hides this frame in tracebacks
+        __tracebackhide__ = True  # IPython hides this frame in tracebacks
         self.handled = True
         shown = False
         raised: BaseException | None = None
@@ -428,7 +434,7 @@ class Annotator:
                         return
             if raised is None:
                 self._annotate_error(etype, value, tb, end)
-        except BaseException:  # noqa: BLE001 - including KeyboardInterrupt during our part
+        except BaseException:  # including KeyboardInterrupt during our part
             log.debug("cudnn_magic: exception handler failed", exc_info=True)
             if not shown:
                 try:
@@ -507,13 +513,13 @@ def _handler(self: Any, etype: type, value: BaseException, tb: Any, tb_offset: A
     (which unregisters a handler that raises and then prints the original exception a second
     time): it raises only what showing the user's exception raised, as IPython's own
     ``showtraceback`` would from ``run_code``; anything of ours is caught inside."""
-    __tracebackhide__ = True  # noqa: F841
+    __tracebackhide__ = True
     a = _ANNOTATOR
     if a is None or a.ip is not self:
         self.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        return None
+        return
     a.handle(self, etype, value, tb, tb_offset)
-    return None
+    return
 
 
 def _show_as_ipython_would(shell: Any, exc: BaseException) -> BaseException | None:
@@ -543,14 +549,14 @@ def _baseline_traceback(exc: BaseException) -> Any:
     ``run_code``), then ``exc``'s own frames without ours."""
     here = __file__.rsplit(".", 1)[0]
 
-    def ours(frame: Any) -> bool:
+    def ours(frame: types.FrameType) -> bool:
         return frame.f_code.co_filename.rsplit(".", 1)[0] == here
 
     tb = exc.__traceback__
     while tb is not None and ours(tb.tb_frame):
         tb = tb.tb_next
     callers = []
-    f = sys._getframe(1)
+    f: types.FrameType | None = sys._getframe(1)
     while f is not None and ours(f):
         f = f.f_back
     for _ in range(2):  # run_code (which called CustomTB), then run_ast_nodes (which catches)
@@ -589,7 +595,7 @@ def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
     _ANNOTATOR = a
     try:
         a.install()
-    except Exception:
+    except Exception:  # noqa: BLE001 - re-raised by the finally below, after a half install is undone
         _ANNOTATOR = None
         try:
             a.uninstall()

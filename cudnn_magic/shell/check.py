@@ -12,19 +12,19 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from ..engines.check import run_check
+from ..engines.cluster import ClusterCheckError, cluster_check
+from ..engines.cluster_ray import ray_check
+from ..engines.manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest
+from ..engines.whatif import what_if
+from ..probes.pip_report import PipError
+from ..render.manifest import DriftView
+from ..render.report import ReportView, report_json
+from ..render.whatif import WhatIfView, whatif_json
 from ..util.options import timeout_seconds
+from ..util.safetext import safe_text
 from .args import parse_magic_line
 from .magics import register, unregister
-from ..probes.pip_report import PipError
-from ..engines.whatif import what_if
-from ..render.whatif import whatif_json, WhatIfView
-from ..engines.manifest import compare, drift_json, live_manifest, NotAManifest, read_error, read_manifest
-from ..render.manifest import DriftView
-from ..util.safetext import safe_text
-from ..engines.check import run_check
-from ..render.report import report_json, ReportView
-from ..engines.cluster import cluster_check, ClusterCheckError
-from ..engines.cluster_ray import ray_check
 
 
 @magics_class

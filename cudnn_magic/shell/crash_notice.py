@@ -17,8 +17,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..capture.records import (CONNECTION_NAME, FAULTHANDLER_NAME, _create_exclusive, _read_bytes, claim_previous,
-                               cleanup)
+from ..capture.records import (
+    CONNECTION_NAME,
+    FAULTHANDLER_NAME,
+    _create_exclusive,
+    _read_bytes,
+    claim_previous,
+    cleanup,
+)
 from ..capture.tee import _private_dir, record_key, records_root
 from ..model.crash import CrashRecord
 from ..util.files import atomic_write
@@ -29,7 +35,7 @@ if TYPE_CHECKING:  # annotations only: the explainer loads when there is a crash
 
 log = logging.getLogger("cudnn_magic")
 
-_STATE: "_Loaded | None" = None
+_STATE: _Loaded | None = None
 
 
 def _is_kernel_shell(ip: Any) -> bool:
@@ -68,7 +74,7 @@ class _Loaded:
                 self._place_faulthandler()
             if self.pending is None and self.fh_placed:
                 self._unhook()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: crash hook failed", exc_info=True)
 
     def _place_faulthandler(self) -> None:
@@ -136,7 +142,7 @@ def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
         root = records_root()
         st.keydir = root / st.key
         _private_dir(st.keydir)
-    except Exception:  # noqa: BLE001 - no records root: nothing to show, nothing to record
+    except Exception:  # no records root: nothing to show, nothing to record
         log.debug("cudnn_magic: crash records unavailable", exc_info=True)
         return
     try:
@@ -147,7 +153,7 @@ def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
                 explainer().show_crash(ip, rec)
             else:
                 st.pending = rec  # loaded at kernel start: show at the top of the first cell
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("cudnn_magic: reading the previous crash record failed", exc_info=True)
     if _is_kernel_shell(ip):
         try:
@@ -164,15 +170,15 @@ def load(ip: Any, explainer: Callable[[], Explainer]) -> None:
                 # a new, uniquely named file created O_EXCL|O_NOFOLLOW, renamed over the old:
                 # never written through a link planted in the key directory
                 atomic_write(p, conn.encode("utf-8", "surrogateescape"), 0o600)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: connection file not recorded", exc_info=True)
     try:
         _enable_faulthandler(st)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("cudnn_magic: faulthandler not enabled", exc_info=True)
     try:
         cleanup(root, keep_key=st.key)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("cudnn_magic: crash record cleanup failed", exc_info=True)
     if st.pending is not None or (st.fh_path is not None and not st.fh_placed):
         ip.events.register("pre_run_cell", st.hook)
@@ -196,7 +202,7 @@ def unload(ip: Any) -> None:
                 faulthandler.enable(file=sys.__stderr__, all_threads=True)
             else:
                 faulthandler.disable()
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("cudnn_magic: faulthandler not restored", exc_info=True)
         try:
             st.fh_file.close()

@@ -16,6 +16,7 @@ from ..engines.check import cached_report
 from ..engines.diagnose import diagnose
 from ..model import Report
 from ..render.diagnosis import diagnoses_html, diagnoses_text
+from ..render.paths import PathNames
 from ..util.safetext import safe_text
 from ..util.textinput import binary_kind
 from .annotate import _display_safe_log, annotator
@@ -28,20 +29,25 @@ class Explanation:
     """What ``%cudnn_explain`` returns: diagnoses that display as HTML in notebooks and as text
     in terminals. ``.diagnoses`` is the list (strongest first)."""
 
-    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "") -> None:
+    def __init__(self, diagnoses: list, log_slice: str = "", message: str = "", report: Report | None = None) -> None:
         self.diagnoses = list(diagnoses)
         self.log_slice = log_slice
         self.message = message
+        self.report = report  # the live facts used, if any: they name each cuDNN folder as the annotation does
+
+    def _names(self) -> PathNames:
+        r = self.report
+        return PathNames.for_copies((*r.cudnn_installed, *r.cudnn_loaded)) if r is not None else PathNames.here()
 
     def _text(self) -> str:
         if not self.diagnoses:
             return self.message or "cudnn-magic: nothing cuDNN-related found."
-        return diagnoses_text(self.diagnoses)
+        return diagnoses_text(self.diagnoses, names=self._names())
 
     def _html(self) -> str:
         if not self.diagnoses:
             return f"<div class='cudnn-magic'>{html.escape(self._text())}</div>"
-        return diagnoses_html(self.diagnoses, log_slice=self.log_slice)
+        return diagnoses_html(self.diagnoses, log_slice=self.log_slice, names=self._names())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         return {"text/plain": safe_text(self._text()), "text/html": safe_text(self._html())}
@@ -71,7 +77,8 @@ def explain_last() -> Explanation:
         return Explanation([], message="cudnn-magic: no error to explain yet in this session.")
     rec.diagnoses = a.diagnose(rec)
     return Explanation(rec.diagnoses, _display_safe_log(rec.log),
-                       message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).")
+                       message=f"cudnn-magic: nothing cuDNN-related found in the last error ({rec.exception[:200]}).",
+                       report=a.explainer().report())
 
 
 @magics_class
@@ -130,8 +137,9 @@ class AnnotateMagics(Magics):
             return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
         if not text.strip():
             return explain_last()
-        return Explanation(diagnose(exception="", log=text, report=_report() if use_facts else None),
-                           message="cudnn-magic: nothing cuDNN-related found in the text.")
+        report = _report() if use_facts else None
+        return Explanation(diagnose(exception="", log=text, report=report),
+                           message="cudnn-magic: nothing cuDNN-related found in the text.", report=report)
 
 
 def load_ipython_extension(ip: Any) -> None:

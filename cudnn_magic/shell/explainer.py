@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import html
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 from IPython.display import display
 
@@ -59,7 +60,7 @@ class Explainer:
         """:func:`cudnn_magic.engines.diagnose.diagnose` of the text, then again with the live
         facts (``facts``) when something cuDNN-related was found: the probes are not consulted
         for errors unrelated to cuDNN."""
-        kw: dict[str, Any] = dict(exception=exception, log=log, traceback=traceback)
+        kw: dict[str, Any] = {"exception": exception, "log": log, "traceback": traceback}
         if exc_type is not None:
             kw["exc_type"] = exc_type
         found = diagnose(report=None, **kw)
@@ -67,11 +68,12 @@ class Explainer:
             return list(found)
         return list(diagnose(report=self.report(), **kw) or found)
 
-    def unused_gpu_warnings(self, data: bytes) -> tuple[list[Diagnosis], str]:
+    def unused_gpu_warnings(self, data: bytes, before: int | None = None) -> tuple[list[Diagnosis], str]:
         """The "GPU silently unused" diagnoses of a cell's fd-2 bytes (only the lines that hold a
         warning literal, found in bytes by :func:`cudnn_magic.knowledge.keyword_lines`, reach the
-        knowledge base), and those lines as text; nothing decoded when no line holds one."""
-        lines = keyword_lines(data, find=memmem_finder())
+        knowledge base), and those lines as text; nothing decoded when no line holds one.
+        ``before``: no literal ends after this offset of ``data`` (the capture helper's flag)."""
+        lines = keyword_lines(data, find=memmem_finder(), before=before)
         if not lines:
             return [], ""
         text = lines.decode("utf-8", "replace")
@@ -100,7 +102,7 @@ class Explainer:
         if in_kernel:
             try:
                 self._show_widgets(diagnoses)
-            except Exception:  # noqa: BLE001 - widgets are a bonus
+            except Exception:  # widgets are a bonus
                 log.debug("cudnn_magic: widgets not shown", exc_info=True)
 
     def _path_names(self) -> PathNames:
@@ -122,7 +124,7 @@ class Explainer:
                     fixes.append(fx)
         try:  # the fix registry: preview (computed from live facts), Apply, undo
             fix_widget = fix_box(fixes, self.report()) if fixes else None
-        except Exception:  # noqa: BLE001 - fall back to buttons that show the action text
+        except Exception:  # fall back to buttons that show the action text
             log.debug("cudnn_magic: fix buttons unavailable", exc_info=True)
             fix_widget = None
         if fix_widget is not None:
@@ -172,5 +174,5 @@ class Explainer:
             try:
                 display(widget_bundle(fix_box(fixes, self.report()), BUTTONS_NEED_WIDGETS,
                                       f"<div class='cm-muted'>{BUTTONS_NEED_WIDGETS}</div>"), raw=True)
-            except Exception:  # noqa: BLE001 - buttons are a bonus
+            except Exception:  # buttons are a bonus
                 log.debug("cudnn_magic: crash fix buttons not shown", exc_info=True)

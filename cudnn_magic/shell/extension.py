@@ -55,7 +55,7 @@ def cached_report() -> Report | None:
         from ..engines.check import cached_report as _cached  # the probes load when a diagnosis needs the facts
 
         return _cached()
-    except Exception:  # noqa: BLE001 - a broken probe never replaces the user's error
+    except Exception:  # a broken probe never replaces the user's error
         log.debug("cudnn_magic: cached_report failed", exc_info=True)
         return None
 
@@ -89,7 +89,8 @@ class _Deferred:
 
     @property
     def __doc__(self) -> str | None:  # type: ignore[override]
-        return self._real().__doc__
+        doc: str | None = self._real().__doc__
+        return doc
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._real()(*args, **kwargs)
@@ -119,11 +120,11 @@ def load(ip: Any) -> None:
     for feature in (crash_notice, annotate):  # crash_notice first: it reads the record before the new capture
         try:
             feature.load(ip, explainer)
-        except Exception:  # noqa: BLE001 - never break %load_ext for one feature
+        except Exception:  # never break %load_ext for one feature
             log.exception("cudnn_magic: loading %s failed", feature.__name__)
     try:
         _declare_magics(ip)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.exception("cudnn_magic: declaring the magics failed")
 
 
@@ -132,13 +133,13 @@ def unload(ip: Any) -> None:
     samplers, give ``%pip`` back), restore fd 2 and the exception hook."""
     manager = ip.magics_manager
     lazy = getattr(manager, "lazy_magics", {})
-    loaded = getattr(ip.extension_manager, "loaded", set())
+    loaded: set[str] = getattr(ip.extension_manager, "loaded", set())
     for module in FAMILIES:
         family = sys.modules.get(module)  # only a family that was loaded has anything to undo
         if family is not None:
             try:
                 family.unload(ip)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("cudnn_magic: unloading %s failed", module)
         loaded.discard(module)  # a later %load_ext registers it again
     for name, (_, module) in MAGICS.items():  # the declarations never used
@@ -151,5 +152,5 @@ def unload(ip: Any) -> None:
     for feature in (annotate, crash_notice):
         try:
             feature.unload(ip)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("cudnn_magic: unloading %s failed", feature.__name__)

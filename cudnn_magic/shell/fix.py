@@ -16,15 +16,16 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..util.options import fix_context as _context
 from .. import fixes
-from .args import parse_magic_line
-from .magics import register, unregister
 from ..engines.check import cached_report, run_check
-from ..ui.fix_buttons import fix_box, result_html
+from ..fixes.environment import kernel_context
 from ..model import Fix
 from ..ui.fallback import display_with_controls
-
+from ..ui.fix_buttons import fix_box, result_html
+from ..util.kernelinfo import connection_file
+from ..util.options import fix_context as _context
+from .args import parse_magic_line
+from .magics import register, unregister
 
 __all__ = ["FixMagics", "PlanView", "ResultView", "load_ipython_extension", "unload"]
 
@@ -32,14 +33,15 @@ __all__ = ["FixMagics", "PlanView", "ResultView", "load_ipython_extension", "unl
 class PlanView:
     """A :class:`~cudnn_magic.fixes.FixPlan` that displays as text or HTML (``.plan``)."""
 
-    def __init__(self, plan: fixes.FixPlan) -> None:
+    def __init__(self, plan: fixes.FixPlan, then: str = "") -> None:
         self.plan = plan
+        self.then = then  # a line after the plan ("Run `%cudnn_fix ID --yes` to apply.")
 
     def __repr__(self) -> str:
-        return self.plan.text()
+        return self.plan.text() + (f"\n{self.then}" if self.then else "")
 
     def _repr_html_(self) -> str:
-        return self.plan.html()
+        return self.plan.html() + (f"<div>{html.escape(self.then)}</div>" if self.then else "")
 
 
 class ResultView:
@@ -102,8 +104,14 @@ class FixMagics(Magics):
     def _cudnn_fix(self, args: Any) -> Any:
         if args.undo:
             return ResultView(fixes.undo(args.fix_id))
-        report = _report()
-        plan = fixes.plan(args.fix_id, report, context=_context(args))
+        ctx = _context(args)
+        if getattr(self.shell, "kernel", None) is None and connection_file() is None and not ctx.get("kernel_name"):
+            ctx["shell"] = True  # IPython in a terminal: its LD_LIBRARY_PATH is the shell's that started it
+        for_kernel = kernel_context(ctx)  # --kernel NAME with no kernel here: that kernel's start environment
+        if for_kernel is not None:
+            ctx = for_kernel
+        report = run_check(environ=ctx["environ"]) if for_kernel is not None else _report()
+        plan = fixes.plan(args.fix_id, report, context=ctx)
         if args.yes and not args.dry_run:
             if not plan.applicable:
                 if plan.reason.startswith("advice only") and plan.steps:
@@ -113,9 +121,9 @@ class FixMagics(Magics):
             return ResultView(fixes.apply(plan, stream=lambda s: print(s, flush=True)))
         in_notebook = getattr(self.shell, "kernel", None) is not None
         if args.dry_run or not in_notebook:
-            if not args.dry_run and plan.applicable:
-                print(f"Run `%cudnn_fix {args.fix_id} --yes` to apply.")
-            return PlanView(plan)
+            # after the plan it applies to, in the same output (printed first, it came before it)
+            return PlanView(plan, f"Run `%cudnn_fix {args.fix_id} --yes` to apply."
+                            if not args.dry_run and plan.applicable else "")
         return _show_plan_with_controls(plan, report)
 
 

@@ -19,11 +19,11 @@ from typing import Any, Callable
 from IPython.core import magic_arguments
 from IPython.core.magic import Magics, line_magic, magics_class
 
+from ..engines.whatif import what_if
+from ..probes.pip_report import PipError, split_requirements
+from ..render.whatif import WhatIfView
 from .args import parse_magic_line
 from .magics import register, unregister
-from ..probes.pip_report import PipError, split_requirements
-from ..engines.whatif import what_if
-from ..render.whatif import WhatIfView
 
 # pip install options that only change pip's output: dropped from the what-if, kept for pip.
 _OUTPUT_ONLY = {"-q", "--quiet", "-v", "--verbose", "--no-color", "--no-warn-script-location",

@@ -36,7 +36,7 @@ def hook_shutdown(ip: Any, mark_clean: Callable[[], None]) -> Callable[[], None]
         def wrapper(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
             try:
                 mark_clean()
-            except Exception:  # noqa: BLE001 - never stand between the front end and its shutdown
+            except Exception:  # never stand between the front end and its shutdown
                 log.debug("cudnn_magic: marking the shutdown clean failed", exc_info=True)
             return _original(*args, **kwargs)
 

@@ -16,21 +16,24 @@ from __future__ import annotations
 import html
 import os
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from IPython import get_ipython
 
 from .. import fixes as _fixes
 from ..fixes.catalogue import ADVICE_ONLY  # fix ids that never execute anything: the button shows the advice
-from ..model import Fix, Report
-from .threads import start_cell_thread
-from IPython import get_ipython
+from ..model import Fix, FixResult, Report
 from ..render.fixes import button_label
+from .threads import start_cell_thread
+
 
 def _label(text: str, limit: int = 60) -> str:
     """A button label of at most ``limit`` characters, cut with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-__all__ = ["fix_box", "FixPanel", "ADVICE_ONLY", "MAX_LOG_LINES"]
+__all__ = ["ADVICE_ONLY", "MAX_LOG_LINES", "FixPanel", "fix_box"]
 
 MAX_LOG_LINES = 200  # lines of streamed output kept in the log widget
 
@@ -201,7 +204,7 @@ class FixPanel:
         self.actions.layout.display = "none"
 
 
-def result_html(result: Any) -> str:
+def result_html(result: FixResult) -> str:
     """What was done, the error if any, and the undo command, as HTML (``FixResult.html``)."""
     return result.html()
 
@@ -230,5 +233,5 @@ def fix_box(fixes: Sequence[Fix], report: Report | None = None, *, context: dict
         panels.append(FixPanel(W, f, report, context, planner or _fixes.plan, applier or _fixes.apply))
     box = W.VBox([W.HBox([p.button for p in panels], layout=W.Layout(flex_flow="row wrap"))]
                  + [p.panel for p in panels])
-    box.panels = panels  # type: ignore[attr-defined]
+    box.panels = panels
     return box

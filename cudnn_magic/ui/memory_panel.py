@@ -1,4 +1,5 @@
-"""The live GPU memory panel of ``%gpu_memory`` (the magic: :mod:`cudnn_magic.shell.memory`) (ipywidgets) fed by one sampler thread per kernel.
+"""The live GPU memory panel of ``%gpu_memory`` (the magic: :mod:`cudnn_magic.shell.memory`)
+(ipywidgets) fed by one sampler thread per kernel.
 
 Layout: one row per visible GPU or MIG instance (name, used/total bar, free memory, this
 kernel's share, other processes, a history sparkline of the last minutes with the peak
@@ -16,21 +17,27 @@ This module loads with ``%gpu_memory``'s first use; ipywidgets is imported when 
 
 from __future__ import annotations
 
+import html
 import threading
 import time
 from collections import deque
 from typing import Any, Callable
 
-import html
-
 from ..engines import memory as engine
 from ..model import GpuMemory, MemorySnapshot
-from ..render.memory import (row_detail_html, row_label_html, snapshot_html, snapshot_summary_html,
-                             snapshot_summary_text, snapshot_text, sparkline_svg)
+from ..render.memory import (
+    row_detail_html,
+    row_label_html,
+    snapshot_html,
+    snapshot_summary_html,
+    snapshot_summary_text,
+    snapshot_text,
+    sparkline_svg,
+)
 from .fallback import display_with_controls
 from .threads import start_cell_thread
 
-__all__ = ["MemoryPanel", "MemoryView", "THREAD_NAME", "current_panel"]
+__all__ = ["THREAD_NAME", "MemoryPanel", "MemoryView", "current_panel"]
 
 THREAD_NAME = "cudnn-magic-gpu-memory"
 DEFAULT_INTERVAL_S = 1.0
@@ -134,7 +141,7 @@ class MemoryPanel:
             sampler = engine.sample_within
         self._W = W
         self.interval_s = float(interval_s)
-        self._sampler: Callable[[], MemorySnapshot] = sampler  # type: ignore[assignment]
+        self._sampler: Callable[[], MemorySnapshot] = sampler
         self._shell = shell
         self._history_s = history_s
         self._rows: dict[str, _Row] = {}

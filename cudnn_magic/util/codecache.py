@@ -29,6 +29,7 @@ import sys
 import threading
 from types import CodeType
 from typing import Any
+
 from .disk_cache import cache_root, read_trusted, write_trusted
 
 __all__ = ["install"]
@@ -86,7 +87,7 @@ def _save() -> None:
             pass
 
 
-def _exec(source: Any, globals: Any = None, locals: Any = None, /, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+def _exec(source: Any, globals: Any = None, locals: Any = None, /, *args: Any, **kwargs: Any) -> Any:
     """``exec`` as ``dataclasses`` calls it; source text run in this package's modules reuses its code."""
     module = globals.get("__name__") if type(globals) is dict else None
     if type(source) is str and type(module) is str and module.split(".")[0] == _PREFIX:
@@ -103,8 +104,8 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, *args: Any, *
                     atexit.register(_save)
                 _dirty.add(module)
             _used.setdefault(module, {})[source] = code
-        return builtins.exec(code, globals, locals, *args, **kwargs)
-    return builtins.exec(source, globals, locals, *args, **kwargs)
+        return builtins.exec(code, globals, locals, *args, **kwargs)  # noqa: S102 - dataclasses' generated code
+    return builtins.exec(source, globals, locals, *args, **kwargs)  # noqa: S102 - dataclasses' generated code
 
 
 def install() -> None:

@@ -5,14 +5,18 @@ with a size bound: a FIFO named like a library must never block a check)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import stat
-import fcntl
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 from . import pyenv
 
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
@@ -167,7 +171,7 @@ def regular_distributions(name: str | None = None) -> list[Any]:
     cls = _regular_dist_class(metadata)
     out = []
 
-    where = {"path": pyenv.search_path()} if pyenv.target() is not None else {}
+    where: dict[str, Any] = {"path": pyenv.search_path()} if pyenv.target() is not None else {}
     for d in (metadata.distributions(name=name, **where) if name is not None else metadata.distributions(**where)):
         path = getattr(d, "_path", None)  # the .dist-info folder of a PathDistribution (a zip's is not a PathLike)
         out.append(cls(path) if isinstance(path, os.PathLike) else d)
@@ -180,7 +184,7 @@ _regular_dist: Any = None
 def _regular_dist_class(metadata: Any) -> Any:
     global _regular_dist
     if _regular_dist is None:
-        class RegularPathDistribution(metadata.PathDistribution):  # type: ignore[misc,name-defined]
+        class RegularPathDistribution(metadata.PathDistribution):
             def read_text(self, filename: str) -> str | None:
                 p = self._path.joinpath(filename)
                 if os.path.isdir(p):  # read_text("") asks for an egg-info that is a file, not a folder
@@ -230,7 +234,7 @@ def open_lock_file(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-class file_lock:  # noqa: N801 - used as a context manager, like open()
+class file_lock:  # used as a context manager, like open()
     """Hold an exclusive ``fcntl.flock`` on the lock file ``path`` for a read-modify-write of
     ``what`` (a file name, for the message). ``flock`` locks belong to the open file, so two
     threads of one process exclude each other as two processes do.
@@ -245,8 +249,7 @@ class file_lock:  # noqa: N801 - used as a context manager, like open()
         self.timeout = timeout
         self.fd = -1
 
-    def __enter__(self) -> "file_lock":
-
+    def __enter__(self) -> Self:
         fd = open_lock_file(self.path)
         deadline = time.monotonic() + self.timeout
         while True:
@@ -257,7 +260,7 @@ class file_lock:  # noqa: N801 - used as a context manager, like open()
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise LockBusy(11, f"{self.what} is being changed by another process right now (it has held "
-                                       f"{self.path} for more than {self.timeout:g} s); nothing was changed, try again")
+                                       f"{self.path} for more than {self.timeout:g} s); nothing was changed, try again") from None
                 time.sleep(0.02)
         self.fd = fd
         return self

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 
 def parse_seconds(text: object, low: float, high: float, what: str, *, low_open: bool = False) -> float:
@@ -23,6 +24,21 @@ def parse_seconds(text: object, low: float, high: float, what: str, *, low_open:
     if not ok:
         bound = f"more than {low:g} and at most {high:g}" if low_open else f"between {low:g} and {high:g}"
         raise argparse.ArgumentTypeError(f"{what} must be {bound} seconds, got {text}")
+    return value
+
+
+def positive_count(text: object) -> int:
+    """A count of at least 1 (``cudnn-magic crashes --last N``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number, or less than 1.
+    """
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -50,14 +66,14 @@ def timeout_seconds(text: object) -> float:
     return parse_seconds(text, 0.0, MAX_TIMEOUT_S, "the timeout", low_open=True)
 
 
-def fix_context(args: object) -> dict[str, object]:
+def fix_context(args: argparse.Namespace) -> dict[str, Any]:
     """The ``context`` of :func:`cudnn_magic.fixes.plan` from parsed ``%cudnn_fix`` /
     ``cudnn-magic fix`` options (``--for``, ``--dir``, ``--kernel``; absent ones left out)."""
-    ctx: dict[str, object] = {}
+    ctx: dict[str, Any] = {}
     if getattr(args, "framework", None):
-        ctx["framework"] = getattr(args, "framework")
+        ctx["framework"] = args.framework
     if getattr(args, "dir", None):
-        ctx["directory"] = getattr(args, "dir")
+        ctx["directory"] = args.dir
     if getattr(args, "kernel", None):
-        ctx["kernel_name"] = getattr(args, "kernel")
+        ctx["kernel_name"] = args.kernel
     return ctx

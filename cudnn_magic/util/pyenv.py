@@ -16,11 +16,23 @@ import contextlib
 import contextvars
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-__all__ = ["PythonEnv", "checking", "target", "search_path", "executable", "prefix", "base_prefix",
-           "site_packages", "user_site", "purelib_dirs", "maps_path", "may_load_libraries"]
+__all__ = [
+    "PythonEnv",
+    "base_prefix",
+    "checking",
+    "executable",
+    "maps_path",
+    "may_load_libraries",
+    "prefix",
+    "purelib_dirs",
+    "search_path",
+    "site_packages",
+    "target",
+    "user_site",
+]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL_SHARE", "SAMPLE", "binary_kind", "is_empty", "describe"]
+__all__ = ["CONTROL_SHARE", "SAMPLE", "binary_kind", "describe", "from_utf16", "is_empty"]
 
 SAMPLE = 64 << 10
 """Bytes per sample (64 KiB; head, middle and tail of the input)."""
@@ -114,8 +114,9 @@ _NON_SPACE_S = re.compile(r"\S")
 
 def is_empty(data: bytes | bytearray | memoryview | str) -> bool:
     """Nothing but white space (stops at the first other character: no copy of a large input)."""
-    pat = _NON_SPACE_S if isinstance(data, str) else _NON_SPACE_B
-    return pat.search(data) is None
+    if isinstance(data, str):
+        return _NON_SPACE_S.search(data) is None
+    return _NON_SPACE_B.search(data) is None
 
 
 def describe(data: bytes | bytearray | memoryview | str) -> dict[str, object]:
@@ -128,3 +129,13 @@ def describe(data: bytes | bytearray | memoryview | str) -> dict[str, object]:
     if kind:
         return {"kind": "binary", "bytes": n, "detail": f"the input is {kind}, not a log"}
     return {"kind": "text", "bytes": n, "detail": None}
+
+
+def from_utf16(data: bytes) -> bytes:
+    """A UTF-16 text that starts with its byte-order mark (what Windows PowerShell 5's ``>`` and
+    ``Out-File`` write, the Unicode Standard's U+FEFF as ``FF FE`` or ``FE FF``) re-encoded as
+    UTF-8 (an unpaired surrogate becomes U+FFFD); any other input is returned as it is. Without this
+    every other byte of such a log is NUL, and it reads as binary."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", "replace").encode("utf-8")
+    return data

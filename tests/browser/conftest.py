@@ -27,15 +27,16 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from support import REPO, kernel_env, real_cudnn_lib_dir
+from helpers.support import REPO, kernel_env, real_cudnn_lib_dir
 
-try:  # the NVML stand-in helpers (tests/nvml_standin.py)
-    from nvml_standin import build_nvml_standin, spec_string
+try:  # the NVML stand-in helpers (tests/helpers/nvml_standin.py)
+    from helpers.nvml_standin import build_nvml_standin, spec_string
 except ImportError:  # pragma: no cover
     build_nvml_standin = None  # type: ignore[assignment]
     spec_string = None  # type: ignore[assignment]
@@ -165,7 +166,7 @@ class Lab:
                "--port-retries=0", f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
                "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                "--LabApp.extension_manager=readonly", "--ServerApp.shutdown_no_activity_timeout=0"]
-        self._log = open(self.log_path, "wb")
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - the server's log while it runs; closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=str(self.root), env=self.env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
@@ -214,7 +215,7 @@ def lab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
     * ``cm-plain``: this interpreter, nothing extra (test 5);
     * ``cm-shadow``: the demo's kernel (``scripts/run_quickstart.py``): ``LD_LIBRARY_PATH`` = the lib
-      dir of the real ``nvidia-cudnn-jit-cu12`` 9.12.0.46 wheel (``tests/real_wheels.py``), which
+      dir of the real ``nvidia-cudnn-jit-cu12`` 9.12.0.46 wheel (``tests/helpers/real_wheels.py``), which
       shadows this environment's 9.27 wheel (tests 1-3; the remove-shadowing-dir fix edits this
       kernel.json);
     * ``cm-nvml``: the NVML stand-in first on ``LD_LIBRARY_PATH`` at process start, one GPU whose
@@ -247,7 +248,7 @@ def lab(browser_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     if real is not None:
         lab.paths["real_cudnn"] = real
         try:
-            from real_wheels import install_wheel
+            from helpers.real_wheels import install_wheel
 
             old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
             lab.paths["old_cudnn"] = old

@@ -114,7 +114,7 @@ def _demo_kernel(lab):
 
 # --------------------------------------------------------------------------------------------- 1
 def test_cudnn_check_report(notebook, lab, shots_dir):
-    old, real = _demo_kernel(lab)
+    old, _real = _demo_kernel(lab)
     nb = notebook("check", ["%load_ext cudnn_magic", LOAD_CELL, "%cudnn_check"], kernel=KERNEL_SHADOW)
     nb.run(0)
     assert "Error" not in nb.output(0).inner_text()
@@ -249,7 +249,7 @@ def _crash_feature_present() -> bool:
 
 def test_crash_explained_after_auto_restart(notebook, shots_dir):
     if not _crash_feature_present():
-        pytest.skip("crash forensics (issue 6) not landed")
+        pytest.skip("this checkout has no crash forensics")
     nb = notebook("crash", [
         "%load_ext cudnn_magic",
         "import ctypes\n"

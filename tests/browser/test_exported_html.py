@@ -3,7 +3,7 @@ request that does not go to this machine is blocked (the page then cannot fetch 
 from unpkg.com, as on a laptop offline or behind a firewall). What a person must read is visible;
 the widget views simply stay empty.
 
-Two pages: the export test's notebook (``tests/exported_notebook.py``: ``%cudnn_fix
+Two pages: the export test's notebook (``tests/helpers/exported_notebook.py``: ``%cudnn_fix
 restart-kernel``, ``%cudnn_fix free-gpu-memory``, ``%gpu_memory``'s live panel, an annotated failing
 cell with its fix buttons), and the project's own ``out/quickstart.html`` written by
 ``scripts/demo.sh`` (``scripts/run_quickstart.py``).
@@ -19,8 +19,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from exported_notebook import GPU_NAME, execute, export
-from support import REPO
+from helpers.exported_notebook import GPU_NAME, execute, export
+from helpers.support import REPO
 
 pytestmark = pytest.mark.browser
 

@@ -80,13 +80,13 @@ def _scratch():
 
 def _torch():
     try:
-        import torch  # noqa: PLC0415
+        import torch
     except ImportError:
         return None
     return torch if torch.cuda.is_available() else None
 
 
-@check("nvml-vs-nvidia-smi", "tests/test_nvml_probe.py (C stand-in for libnvidia-ml.so.1)")
+@check("nvml-vs-nvidia-smi", "tests/unit/probes/test_nvml_probe.py (C stand-in for libnvidia-ml.so.1)")
 def nvml_vs_smi() -> tuple[str, str]:
     from cudnn_magic.probes.nvml import driver_and_gpus
 
@@ -112,7 +112,7 @@ def nvml_vs_smi() -> tuple[str, str]:
     return ("FAIL", "; ".join(problems)) if problems else ("PASS", f"{len(gpus)} GPU(s), driver {rows[0][2]}")
 
 
-@check("torch-mapped-cudnn", "tests/test_probes.py::test_real_cudnn_mapped_like_a_framework_reports_path_version_owner")
+@check("torch-mapped-cudnn", "tests/unit/probes/test_probes.py::test_real_cudnn_mapped_like_a_framework_reports_path_version_owner")
 def torch_mapped() -> tuple[str, str]:
     torch = _torch()
     if torch is None:
@@ -132,7 +132,7 @@ def torch_mapped() -> tuple[str, str]:
     return "FAIL", f"torch says {want}, mapped copies say {got}"
 
 
-@check("cudnn-create", "tests/test_probes.py (cudnnCreate returns NOT_INITIALIZED without a GPU)")
+@check("cudnn-create", "tests/unit/probes/test_probes.py (cudnnCreate returns NOT_INITIALIZED without a GPU)")
 def cudnn_create() -> tuple[str, str]:
     from cudnn_magic.probes.loaded import mapped_cudnn_paths
 
@@ -149,7 +149,7 @@ def cudnn_create() -> tuple[str, str]:
     return "PASS", f"handle created on {paths[0]}"
 
 
-@check("real-status-error", "tests/test_diagnose.py (status names and numbers)")
+@check("real-status-error", "tests/unit/diagnose/test_diagnose.py (status names and numbers)")
 def real_status() -> tuple[str, str]:
     from cudnn_magic.engines.diagnose import diagnose
     from cudnn_magic.probes.loaded import mapped_cudnn_paths
@@ -174,7 +174,7 @@ def real_status() -> tuple[str, str]:
     return ("PASS" if ok else "FAIL"), f"status {st} {name} -> {ids}"
 
 
-@check("memory-follows-4gib", "tests/test_memory_kernel.py (stand-in memory changes)")
+@check("memory-follows-4gib", "tests/kernel/test_memory_kernel.py (stand-in memory changes)")
 def memory_follows() -> tuple[str, str]:
     torch = _torch()
     if torch is None:
@@ -200,12 +200,12 @@ def memory_follows() -> tuple[str, str]:
 
 
 def _kernel_cells(cells: list[str], tmp: Path, timeout: int = 240):
-    from support import run_notebook
+    from helpers.support import run_notebook
 
     return run_notebook(cells, tmp, timeout=timeout)
 
 
-@check("check-in-kernel", "tests/test_check_kernel.py::test_cudnn_check_in_a_real_kernel_shows_the_mapped_cudnn")
+@check("check-in-kernel", "tests/kernel/test_check_kernel.py::test_cudnn_check_in_a_real_kernel_shows_the_mapped_cudnn")
 def check_in_kernel() -> tuple[str, str]:
     cells = ["%load_ext cudnn_magic"]
     probes = []
@@ -217,7 +217,7 @@ def check_in_kernel() -> tuple[str, str]:
     cells.append("import json\nr = %cudnn_check --json\nprint('REPORT', json.dumps(r))")
     with _scratch() as tmp:
         nb = _kernel_cells(cells, tmp)
-    from support import outputs_text
+    from helpers.support import outputs_text
 
     text = "\n".join(outputs_text(c) for c in nb.cells)
     report = json.loads(text.split("REPORT ", 1)[1].splitlines()[0])
@@ -228,7 +228,7 @@ def check_in_kernel() -> tuple[str, str]:
     return ("FAIL" if bad else "PASS"), f"verdicts {verdicts}"
 
 
-@check("crash-record", "tests/test_crash_kernel.py (C stand-in abort)")
+@check("crash-record", "tests/kernel/test_crash_kernel.py (C stand-in abort)")
 def crash_record() -> tuple[str, str]:
     try:
         import cudnn_magic.engines.crash  # noqa: F401
@@ -240,7 +240,8 @@ def crash_record() -> tuple[str, str]:
     from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
-    from support import kernel_env
+
+    from helpers.support import kernel_env
 
     async def go(tmp: Path) -> str:
         km = AsyncKernelManager(kernel_name="python3")
@@ -262,12 +263,12 @@ def crash_record() -> tuple[str, str]:
         nb2.cells = [nbformat.v4.new_code_cell("%load_ext cudnn_magic")]
         await NotebookClient(nb2, km=km, timeout=120).async_execute()
         await km.shutdown_kernel(now=True)
-        from support import outputs_text
+        from helpers.support import outputs_text
 
         return outputs_text(nb2.cells[0])
 
     with _scratch() as tmp:
-        from support import run_coroutine
+        from helpers.support import run_coroutine
 
         out = run_coroutine(go(tmp))
     ok = "cudnn-stream-set-failed" in out and "Failed to set cuDNN stream" in out

@@ -57,12 +57,11 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-
 from ...model import FrameworkBuild
 from ...rules.consumer_table import framework_probes
 from .common import DistInfo, _Finder, module_constants, read_dist_metadata, read_tf_build_info
 
-__all__ = ["probe_frameworks", "read_tf_build_info", "module_constants", "read_dist_metadata", "DistInfo"]
+__all__ = ["DistInfo", "module_constants", "probe_frameworks", "read_dist_metadata", "read_tf_build_info"]
 
 
 def _probe_of(entry: str) -> Callable[[_Finder, bool, list[str]], list[FrameworkBuild]]:

@@ -13,14 +13,15 @@ import importlib.util
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from ...util.files import read_regular_whole
 from ...rules.cudnn_version import CudnnVersion, try_parse
 from ...util import pyenv
+from ...util.files import read_regular_whole
 
 __all__ = ["DistInfo", "module_constants", "read_dist_metadata", "read_tf_build_info"]
 
@@ -152,8 +153,8 @@ def _dict_from_call(value: ast.expr) -> dict[str, Any] | None:
     """``{...}``, ``dict(...)``, ``OrderedDict([...])`` or ``collections.OrderedDict([...])``."""
     try:
         if isinstance(value, ast.Dict):
-            out = ast.literal_eval(value)
-            return out if isinstance(out, dict) else None
+            literal = ast.literal_eval(value)
+            return literal if isinstance(literal, dict) else None
         if isinstance(value, ast.Call):
             f = value.func
             fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -226,7 +227,7 @@ _CUDNN_WHEEL = re.compile(r"^nvidia-cudnn(-jit)?(-cu\d+)?$")
 def _is_cudnn_req(req: str) -> bool:
     """``nvidia-cudnn-cu12``, ``nvidia-cudnn-cu13``, ``nvidia-cudnn-jit-cu12`` (not the frontend)."""
     m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
-    return bool(m) and bool(_CUDNN_WHEEL.match(_norm(m.group(1))))
+    return m is not None and bool(_CUDNN_WHEEL.match(_norm(m.group(1))))
 
 
 def _release(version: str) -> tuple[int, ...] | None:
@@ -285,6 +286,7 @@ class _Finder:
         order the import system would search; never imports it (top-level ``find_spec`` does
         not execute the package, docs/facts.md "Where each framework's compiled-against versions come from")."""
         spec = None
+        asked = False  # the import system answered (None: nothing on sys.meta_path finds it)
         if self.paths is None and pyenv.target() is None:  # another process's modules are not ours
             mod = pyenv.imported(name)
             locs = getattr(mod, "__path__", None) if mod is not None else None
@@ -292,9 +294,12 @@ class _Finder:
                 return [str(p) for p in locs]
             try:
                 spec = importlib.util.find_spec(name)
+                asked = True
             except (ImportError, ValueError, AttributeError):
                 spec = None
-        if spec is None:
+        if spec is None and not asked:
+            # sys.meta_path's own PathFinder already searched sys.path when the import system
+            # answered None: the same search again (the same cached finders) would only repeat it
             spec = importlib.machinery.PathFinder.find_spec(name, self.search_dirs())
         if spec is None:
             return []
@@ -323,7 +328,7 @@ class _Finder:
         found: dict[str, DistInfo] = {}
         for d in dirs:
             for entry in self.listdir(d):
-                if not (entry.endswith(".dist-info") or entry.endswith(".egg-info")):
+                if not (entry.endswith((".dist-info", ".egg-info"))):
                     continue
                 base = entry.rsplit(".", 1)[0]
                 dname = _norm(base.split("-", 1)[0])
@@ -359,7 +364,7 @@ def _import(name: str, pkg_dir: str | None, notes: list[str], label: str) -> Any
     """Import ``name`` on request (``import_frameworks=True``); a failure becomes a note."""
     try:
         mod = importlib.import_module(name)
-    except BaseException as exc:  # noqa: BLE001 - frameworks raise anything, even SystemExit
+    except BaseException as exc:  # frameworks raise anything, even SystemExit
         if isinstance(exc, KeyboardInterrupt):
             raise
         notes.append(f"{label}: import {name} failed: {type(exc).__name__}: {exc}")

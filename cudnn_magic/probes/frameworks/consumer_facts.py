@@ -77,7 +77,7 @@ def find_package(name: str, paths: list[str] | None) -> str | None:
     """Directory of top-level package ``name`` on ``paths`` (or ``sys.path``), without importing."""
     mod = sys.modules.get(name) if paths is None and pyenv.target() is None else None
     if mod is not None and getattr(mod, "__path__", None):
-        return str(list(mod.__path__)[0])
+        return str(next(iter(mod.__path__)))
     search = [os.path.abspath(p or os.curdir) for p in (paths if paths is not None else pyenv.search_path())
               if isinstance(p, str)]
     try:
@@ -86,7 +86,7 @@ def find_package(name: str, paths: list[str] | None) -> str | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return str(list(spec.submodule_search_locations)[0])
+    return str(next(iter(spec.submodule_search_locations)))
 
 
 def dist_info(site: str, names: tuple[str, ...]) -> tuple[str, str, list[str]] | None:
@@ -101,10 +101,10 @@ def dist_info(site: str, names: tuple[str, ...]) -> tuple[str, str, list[str]] |
         if e.endswith(".dist-info"):
             found.setdefault(norm(e[: -len(".dist-info")].split("-", 1)[0]), e)
     for n in names:
-        e = found.get(norm(n))
-        if e:
+        info = found.get(norm(n))
+        if info:
             try:
-                d = read_dist_metadata(os.path.join(site, e))
+                d = read_dist_metadata(os.path.join(site, info))
             except (OSError, ValueError):
                 continue
             return d.name, d.version, list(d.requires)

@@ -21,10 +21,10 @@ import os
 
 from ...model import FrameworkBuild
 from ...rules.consumers import ctranslate2_build
-from .. import libnames
 from ...util import pyenv
-from .generic import EnvironmentScan
+from .. import libnames
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, scanned
+from .generic import EnvironmentScan
 
 
 def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes: list[str]) -> list[ConsumerFacts]:
@@ -41,8 +41,8 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     table = ctranslate2_build(version)
     dist = scanned(scan, "ctranslate2")
     upgrade = ("Upgrade CTranslate2 to 4.6.3 or later (its convolutions need no cuDNN)",
-               f"{pyenv.executable()} -m pip install -U 'ctranslate2>=4.6.3'   # 4.5.0-4.6.2 need cuDNN 9, 4.0-4.4 cuDNN 8; "
-               "check what faster-whisper / whisperX pin")
+               (f"{pyenv.executable()} -m pip install -U 'ctranslate2>=4.6.3'   # 4.5.0-4.6.2 need cuDNN 9, 4.0-4.4 cuDNN 8; "
+                "check what faster-whisper / whisperX pin"))
     row = FrameworkBuild(name="CTranslate2", distribution="ctranslate2", version=version, imported=imported,
                          cuda_compiled=table[0] if table else None, checker="ctranslate2", pip_solvable=False)
     requests: list[CudnnRequest] = []
@@ -68,12 +68,12 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
                    "CUDA kernel; CHANGELOG v4.6.3): it needs no cuDNN")
         else:
             why = f"CTranslate2 {version}'s native library NEEDs no cuDNN (a CPU-only or cuDNN-less build)"
-        row = dataclasses.replace(row, **{"cudnn_compiled_source": why, "detail": why})
+        row = dataclasses.replace(row, cudnn_compiled_source=why, detail=why)
         return [ConsumerFacts(row=row, distribution="ctranslate2", upgrade=upgrade)]
     if compiled is None and table and table[1]:
         compiled, source = table[1], "CTranslate2 build table (python/tools/prepare_build_environment_linux.sh)"
     if table and table[1] and compiled and table[1] != compiled:
         notes.append(f"CTranslate2 {version}: the wheel's cuDNN {compiled} differs from the {table[1]} its release "
                      "script installs (a custom build?)")
-    row = dataclasses.replace(row, **{"cudnn_compiled": compiled, "cudnn_compiled_source": source})
+    row = dataclasses.replace(row, cudnn_compiled=compiled, cudnn_compiled_source=source)
     return [ConsumerFacts(row=row, alternatives=requests, distribution="ctranslate2", legacy_api=True, upgrade=upgrade)]

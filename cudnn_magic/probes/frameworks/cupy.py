@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from ...model import FrameworkBuild
-from ...util import pyenv
 from ...rules.cudnn_version import CudnnVersion, try_parse
+from ...util import pyenv
 from ..loaded import safe_to_call_mapped_cudnn
 from .common import (
     _MAX_META_BYTES,
@@ -58,10 +58,10 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             pass
     mod = _imported_module("cupy", pkg)
-    kw: dict[str, Any] = dict(
-        name="CuPy", distribution=dist.name if dist else "cupy", version=version,
-        imported=mod is not None, pins=_cudnn_pins(dist), checker="cupy",
-    )
+    kw: dict[str, Any] = {
+        "name": "CuPy", "distribution": dist.name if dist else "cupy", "version": version,
+        "imported": mod is not None, "pins": _cudnn_pins(dist), "checker": "cupy",
+    }
     if dist is not None and "rocm" in dist.name:
         kw["cudnn_compiled_source"] = "ROCm build of CuPy (no cuDNN)"
         return [FrameworkBuild(**kw)]
@@ -101,7 +101,9 @@ def _probe_cupy(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[F
         if pin is not None:
             compiled, source = pin[0], f"pin {_pin_name(pin[1])}"
     if cupy_major is not None and cupy_major >= 11 and cudnn_lib is not None:
-        kw["cudnn_soname"] = "libcudnn.so.8"  # CuPy 11-13 cudnn module NEEDs libcudnn.so.8 (docs/facts.md "Where each framework's compiled-against versions come from")
+        # CuPy 11-13 cudnn module NEEDs libcudnn.so.8 (docs/facts.md "Where each framework's
+        # compiled-against versions come from")
+        kw["cudnn_soname"] = "libcudnn.so.8"
     cudnn_mod = pyenv.imported("cupy_backends.cuda.libs.cudnn")
     if cudnn_mod is None and import_frameworks:
         try:
@@ -141,6 +143,6 @@ def _first_cudnn_module(pkg: str, f: _Finder) -> str | None:
     """``cupy_backends/cuda/libs/cudnn*.so`` (CuPy 13 and older), next to ``cupy/``."""
     libs = os.path.join(os.path.dirname(os.path.abspath(pkg)), "cupy_backends", "cuda", "libs")
     for n in sorted(f.listdir(libs)):
-        if n.startswith("cudnn") and (n.endswith(".so") or ".so." in n or n.endswith(".pyd")):
+        if n.startswith("cudnn") and (n.endswith((".so", ".pyd")) or ".so." in n):
             return os.path.join(libs, n)
     return None

@@ -7,7 +7,8 @@ Each probe reads plain files only (``*.dist-info`` metadata, a ``version.py`` pa
 :class:`~cudnn_magic.probes.frameworks.consumer_facts.ConsumerFacts`: the unjudged row and how
 the framework asks for cuDNN (:class:`~cudnn_magic.probes.frameworks.consumer_facts.CudnnRequest`);
 the helpers they share are :mod:`cudnn_magic.probes.frameworks.consumer_facts`.
-:mod:`cudnn_magic.engines.consumer_check` resolves the requests and judges the rows by each framework's own rule (:mod:`cudnn_magic.rules.consumers`). Probes never raise and
+:mod:`cudnn_magic.engines.consumer_check` resolves the requests and judges the rows by each
+framework's own rule (:mod:`cudnn_magic.rules.consumers`). Probes never raise and
 never import the framework (``import_frameworks`` only marks it imported when it already is).
 """
 

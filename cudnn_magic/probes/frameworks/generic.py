@@ -25,17 +25,24 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ...util.files import load_json_regular, read_regular
 from ...model import LibraryCopy
-from .. import libnames
 from ...util import disk_cache, pyenv
+from ...util.files import load_json_regular, read_regular
+from .. import libnames
 from ..elf import ElfDynamic
 from ..loader import elf_facts, elf_from_json, elf_to_json, remember_elf
 from ..record_scan import is_native_name, native_lines
 from ..scope import listdir
 
-__all__ = ["NativeLibrary", "Distribution", "EnvironmentScan", "scan_environment", "site_dirs",
-           "is_native_name", "CUDNN_DISTRIBUTION"]
+__all__ = [
+    "CUDNN_DISTRIBUTION",
+    "Distribution",
+    "EnvironmentScan",
+    "NativeLibrary",
+    "is_native_name",
+    "scan_environment",
+    "site_dirs",
+]
 
 _SEP = re.compile(r"[-_.]+")
 #: Distributions that ARE cuDNN (pip wheels and conda packages): their files are not consumers.
@@ -181,14 +188,6 @@ _lock = threading.Lock()
 _list_cache: dict[str, tuple[tuple[int, int, int], tuple[str, str, tuple[str, ...]]]] = {}
 
 
-def _stat_key(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _record_natives(record: str, key: tuple[int, int, int]) -> tuple[str, str, tuple[str, ...]] | None:
     """(name, version, native paths relative to the site dir) of one RECORD; cached."""
     with _lock:
@@ -224,7 +223,7 @@ def _conda_natives(meta: str, key: tuple[int, int, int]) -> tuple[str, str, tupl
     return value
 
 
-def _library(path: str, vendor_ok: bool, cache: "_SiteCache | None" = None) -> NativeLibrary | None:
+def _library(path: str, vendor_ok: bool, cache: _SiteCache | None = None) -> NativeLibrary | None:
     base = os.path.basename(path)
     is_cudnn = libnames.is_cudnn_name(base)
     if not os.path.exists(path):
@@ -246,7 +245,7 @@ def _library(path: str, vendor_ok: bool, cache: "_SiteCache | None" = None) -> N
 
 
 def _dist(name: str, version: str, source: str, location: str, rels: tuple[str, ...],
-          cache: "_SiteCache | None" = None) -> Distribution | None:
+          cache: _SiteCache | None = None) -> Distribution | None:
     vendor_ok = not CUDNN_DISTRIBUTION.match(name)
     if not vendor_ok:
         return None  # cuDNN itself: its files are no consumers (read by the inventory instead)
@@ -271,7 +270,7 @@ def conda_prefix(environ: dict[str, str] | None = None) -> str | None:
     return None
 
 
-def scan_environment(paths: list[str] | None = None, *, conda: str | None | bool = True,
+def scan_environment(paths: list[str] | None = None, *, conda: str | bool | None = True,
                      environ: dict[str, str] | None = None, skip: frozenset[str] = frozenset()) -> EnvironmentScan:
     """Find every cuDNN consumer and vendored cuDNN copy of the environment (module docstring).
 
@@ -417,7 +416,7 @@ class _SiteCache:
         except OSError:
             return None
         prefix = self.location.rstrip(os.sep) + os.sep
-        rel = path[len(prefix):] if path.startswith(prefix) else path
+        rel = path.removeprefix(prefix)
         key = self._dc.file_key(st)
         row = self.libs.get(rel)
         value: ElfDynamic | str | None = None
@@ -446,8 +445,3 @@ class _SiteCache:
 #: The last document of each site directory in this process (every entry in it is checked
 #: against the files each time, as one read from disk is).
 _docs: dict[str, dict] = {}
-
-
-def elf_of(lib: NativeLibrary) -> ElfDynamic | None:
-    facts = elf_facts(lib.path)
-    return facts if isinstance(facts, ElfDynamic) else None

@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from ...model import FrameworkBuild
-from ...util import pyenv
 from ...rules.build_tables import cuda_from_int
 from ...rules.cudnn_version import CudnnVersion
+from ...util import pyenv
 from .common import (
     DistInfo,
     _call,
@@ -47,7 +47,7 @@ def _jax_versions_module(path: str, fullname: str) -> tuple[dict[str, Any], str 
 def _probe_jax(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[FrameworkBuild]:
     builds: list[FrameworkBuild] = []
     jax_dirs = f.package_dirs("jax")
-    jax_dist = (f.dists(("jax",), near=jax_dirs[0]) or [None])[0] if jax_dirs else None
+    jax_dist = next(iter(f.dists(("jax",), near=jax_dirs[0])), None) if jax_dirs else None
     jax_mod = _imported_module("jax", jax_dirs[0]) if jax_dirs else None
     if jax_mod is None and import_frameworks and jax_dirs:
         jax_mod = _import("jax", jax_dirs[0], notes, "JAX")
@@ -57,15 +57,15 @@ def _probe_jax(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[Fr
         if not pdirs:
             continue
         pdir = pdirs[0]
-        pdist = (f.dists((f"jax-cuda{cu}-plugin",), near=pdir) or [None])[0]
+        pdist = next(iter(f.dists((f"jax-cuda{cu}-plugin",), near=pdir)), None)
         version = jax_dist.version if jax_dist else (pdist.version if pdist else "unknown")
         if jax_dist and pdist and jax_dist.version != pdist.version:
             notes.append(f"JAX: jax {jax_dist.version} with jax-cuda{cu}-plugin {pdist.version} (versions differ)")
         pins = _cudnn_pins(pdist)
-        kw: dict[str, Any] = dict(
-            name="JAX", distribution=pdist.name if pdist else f"jax-cuda{cu}-plugin", version=version,
-            imported=jax_mod is not None, pins=pins, checker="jax",
-        )
+        kw: dict[str, Any] = {
+            "name": "JAX", "distribution": pdist.name if pdist else f"jax-cuda{cu}-plugin", "version": version,
+            "imported": jax_mod is not None, "pins": pins, "checker": "jax",
+        }
         fullname = f"jax_cuda{cu}_plugin._versions"
         vpath = _extension_path(pdir, "_versions")
         compiled: CudnnVersion | None = None
@@ -110,7 +110,7 @@ def _probe_jax(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[Fr
     if not builds:
         builds.extend(_probe_old_jaxlib(f, import_frameworks, jax_dist, jax_mod, notes))
     if not builds and jax_dist is not None:
-        jaxlib = (f.dists(("jaxlib",), near=jax_dirs[0]) or [None])[0] if jax_dirs else None
+        jaxlib = next(iter(f.dists(("jaxlib",), near=jax_dirs[0])), None) if jax_dirs else None
         builds.append(FrameworkBuild(
             name="JAX", distribution="jax", version=jax_dist.version, imported=jax_mod is not None, checker="jax",
             cpu_build=True, cudnn_compiled_source=(f"CPU build: jaxlib {jaxlib.version if jaxlib else '?'} without a CUDA "
@@ -125,16 +125,16 @@ def _probe_old_jaxlib(f: _Finder, import_frameworks: bool, jax_dist: DistInfo | 
     if not dirs:
         return []
     pkg = dirs[0]
-    dist = (f.dists(("jaxlib",), near=pkg) or [None])[0]
+    dist = next(iter(f.dists(("jaxlib",), near=pkg)), None)
     cuda_dir = os.path.join(pkg, "cuda")
     tag = re.search(r"\+cuda(\d+)(?:\.cudnn(\d)(\d+))?", dist.version) if dist else None
     if not tag and not os.path.isdir(cuda_dir):
         return []  # CPU jaxlib: JAX has no CUDA plugin installed
     version = jax_dist.version if jax_dist else (dist.version if dist else "unknown")
-    kw: dict[str, Any] = dict(
-        name="JAX", distribution=dist.name if dist else "jaxlib", version=version,
-        imported=jax_mod is not None, pins=_cudnn_pins(dist), checker="jax",
-    )
+    kw: dict[str, Any] = {
+        "name": "JAX", "distribution": dist.name if dist else "jaxlib", "version": version,
+        "imported": jax_mod is not None, "pins": _cudnn_pins(dist), "checker": "jax",
+    }
     compiled: CudnnVersion | None = None
     source: str | None = None
     if tag:
@@ -142,7 +142,7 @@ def _probe_old_jaxlib(f: _Finder, import_frameworks: bool, jax_dist: DistInfo | 
         kw["cuda_compiled"] = f"{cu[:-1]}.{cu[-1]}" if len(cu) >= 3 else cu
         if tag.group(2):
             compiled = CudnnVersion(int(tag.group(2)), int(tag.group(3)))
-            source = f"jaxlib local version tag {dist.version!r}"
+            source = f"jaxlib local version tag {tag.string!r}"
     vpath = _extension_path(cuda_dir, "_versions") if os.path.isdir(cuda_dir) else None
     if vpath and (import_frameworks or pyenv.imported("jaxlib") is not None):
         got, err = _jax_versions_module(vpath, "jaxlib.cuda._versions")
@@ -180,7 +180,7 @@ def _plugin_facts(kw: dict[str, Any], init_path: str, f: _Finder, cu: str, notes
     extra: list[tuple[str, str]] = []
     if facts.multi_gpu:
         extra.append(("multi_gpu_rule", " ".join(str(x) for x in facts.multi_gpu)))
-    cublas = (f.dists((f"nvidia-cublas-cu{cu}", "nvidia-cublas")) or [None])[0]
+    cublas = next(iter(f.dists((f"nvidia-cublas-cu{cu}", "nvidia-cublas"))), None)
     if cublas is not None:
         extra.append(("cublas", ".".join(cublas.version.split(".")[:3])))
     kw["facts"] = tuple(extra)

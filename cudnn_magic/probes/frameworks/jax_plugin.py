@@ -28,13 +28,13 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
-from ...util.files import read_regular
 from ...model import Preload
+from ...util.files import read_regular
 
-__all__ = ["PluginFacts", "read_plugin", "jax_preload"]
+__all__ = ["PluginFacts", "jax_preload", "read_plugin"]
 
 _MAX = 2 << 20
 
@@ -82,10 +82,11 @@ def read_plugin(init_path: str) -> PluginFacts | str:
             if isinstance(a0, ast.Constant) and a0.value == "cudnn" and isinstance(a1, (ast.List, ast.Tuple)):
                 names = [e.value for e in a1.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
                 preload = next((n for n in names if n.startswith("libcudnn")), "")
-    refuses = tuple(int(m) for m in re.findall(r"cudnn_version\s*==\s*(\d{5,})\s*\n?\s*and\s+cuda_versions\.cudnn_build_version\(\)\s*!=", text))
+    refuses = tuple(int(m) for m in re.findall(
+        r"cudnn_version\s*==\s*(\d{5,})\s*\n?\s*and\s+cuda_versions\.cudnn_build_version\(\)\s*!=", text))
     multi = None
     m = re.search(r"cudnn_version\s*<\s*(\d{5,}).{0,200}?cublas_version\s*>=\s*(\d{5,}).{0,120}?local_device_count\s*>\s*(\d+)",
-                  text, re.S)
+                  text, re.DOTALL)
     if m:
         multi = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
     scaled = bool(re.search(r'"cuDNN",\s*cuda_versions\.cudnn_get_version,\s*cuda_versions\.cudnn_build_version,'

@@ -15,10 +15,10 @@ import os
 import re
 
 from ...model import FrameworkBuild
-from .. import libnames
 from ...util import pyenv
-from .generic import EnvironmentScan
+from .. import libnames
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, find_package, norm
+from .generic import EnvironmentScan
 
 _DIST = re.compile(r"^mxnet(-cu(\d+)[a-z]*|-native|-mkl)?$")
 
@@ -41,7 +41,7 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     imported = mod is not None and os.path.realpath(os.path.dirname(getattr(mod, "__file__", "") or "")) == os.path.realpath(pkg)
     row = FrameworkBuild(name="MXNet", distribution=name, version=version or "unknown", imported=imported,
                          cuda_compiled=cuda, checker="mxnet", pip_solvable=False,
-                         consumer_library=os.path.join(pkg, "libmxnet.so") if os.path.exists(os.path.join(pkg, "libmxnet.so")) else None)
+                         consumer_library=so if os.path.exists(so := os.path.join(pkg, "libmxnet.so")) else None)
     requests: list[CudnnRequest] = []
     compiled = None
     for lib in (dist.consumers if dist else ()):

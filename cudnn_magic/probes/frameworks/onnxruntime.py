@@ -79,10 +79,10 @@ def _probe_onnxruntime(f: _Finder, import_frameworks: bool, notes: list[str]) ->
     mod = _imported_module("onnxruntime", pkg)
     if mod is None and import_frameworks:
         mod = _import("onnxruntime", pkg, notes, "ONNX Runtime")
-    kw: dict[str, Any] = dict(
-        name="ONNX Runtime", distribution=dist.name if dist else str(pkg_name or "onnxruntime"), version=version,
-        imported=mod is not None, pins=_cudnn_pins(dist), checker="onnxruntime",
-    )
+    kw: dict[str, Any] = {
+        "name": "ONNX Runtime", "distribution": dist.name if dist else str(pkg_name or "onnxruntime"), "version": version,
+        "imported": mod is not None, "pins": _cudnn_pins(dist), "checker": "onnxruntime",
+    }
     provider = _first_existing(pkg, ("capi/libonnxruntime_providers_cuda.so",))
     cuda = consts.get("cuda_version")
     over = _cpu_over_gpu(pkg, dists, pkg_name, cuda)
@@ -97,9 +97,14 @@ def _probe_onnxruntime(f: _Finder, import_frameworks: bool, notes: list[str]) ->
         kw["cpu_build"] = _norm(kw["distribution"]) in ("onnxruntime", "ort-nightly")
         return [FrameworkBuild(**kw)]
     kw["consumer_library"] = provider
-    kw["loading"] = _loading(provider, pkg, version)
+    if provider is not None:
+        kw["loading"] = _loading(provider, pkg, version)
+    else:  # a CUDA build whose provider library is gone (a partial install, a file removed by hand)
+        notes.append(f"ONNX Runtime {version}: a CUDA build (cuda_version {cuda!r}) without "
+                     "capi/libonnxruntime_providers_cuda.so: its CUDA execution provider cannot load")
     kw["cuda_compiled"] = str(cuda) if cuda else None
     compiled: CudnnVersion | None = None
+    source: str | None = None
     raw = consts.get("cudnn_version")
     if raw:
         compiled = try_parse(str(raw))

@@ -22,8 +22,8 @@ import os
 from typing import Any
 
 from ...model import FrameworkBuild
-from ...util import pyenv
 from ...rules.cudnn_version import try_parse
+from ...util import pyenv
 from ..elf import ElfDynamic
 from ..loader import elf_facts
 from .common import module_constants
@@ -82,7 +82,7 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
         return [ConsumerFacts(row=dataclasses.replace(row, detail=why), distribution=dist_name, unknown=True)]
     if _false(cuda) or _false(cudnn):
         why = f"{rel}: cuda_version {cuda!r}, cudnn_version {cudnn!r} (a CPU, ROCm or XPU build: no cuDNN)"
-        return [ConsumerFacts(row=dataclasses.replace(row, **{"cudnn_compiled_source": why, "detail": why}),
+        return [ConsumerFacts(row=dataclasses.replace(row, cudnn_compiled_source=why, detail=why),
                               distribution=dist_name)]
     v = try_parse(str(cudnn)) if cudnn else None
     pip_cuda = str(consts.get("with_pip_cuda_libraries", "")).upper() == "ON"
@@ -102,11 +102,11 @@ def probe(scan: EnvironmentScan, paths: list[str] | None, top: list[str], notes:
     alternatives.append(CudnnRequest(name, requester, chain, f"dlopen(\"{name}\") by {who}"))
     alternatives.append(CudnnRequest(os.path.join("/usr/local/cuda/lib64", name), requester, chain,
                                      "dlopen of /usr/local/cuda/lib64 (Paddle's last resort)"))
-    row = dataclasses.replace(row, **{
-        "cudnn_compiled": str(v) if v else None, "cuda_compiled": str(cuda) if cuda else None,
-        "cudnn_compiled_source": f"{rel} cudnn_version {cudnn!r}", "consumer_library": requester,
-        "cudnn_soname": name, "pip_solvable": pip_cuda,
-    })
+    row = dataclasses.replace(
+        row, cudnn_compiled=str(v) if v else None, cuda_compiled=str(cuda) if cuda else None,
+        cudnn_compiled_source=f"{rel} cudnn_version {cudnn!r}", consumer_library=requester,
+        cudnn_soname=name, pip_solvable=pip_cuda,
+    )
     return [ConsumerFacts(row=row, alternatives=alternatives, distribution=dist_name)]
 
 

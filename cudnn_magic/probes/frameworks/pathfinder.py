@@ -38,7 +38,7 @@ from ...model import Resolution
 from ...util.files import read_regular
 from ..loader import resolve_pathfinder
 
-__all__ = ["PathfinderSpec", "read_pathfinder", "pathfinder_pick", "ORDER", "calls_pathfinder_for_cudnn"]
+__all__ = ["ORDER", "PathfinderSpec", "calls_pathfinder_for_cudnn", "pathfinder_pick", "read_pathfinder"]
 
 #: The order of ``load_nvidia_dynamic_lib`` (module docstring), as step names.
 ORDER = ("site-packages", "conda", "was-already-loaded-from-elsewhere", "system-search", "CUDNN_PATH", "CUDA_PATH")
@@ -133,7 +133,7 @@ def pathfinder_pick(site: str, consumer: str, *, environ: dict[str, str] | None 
     spec = read_pathfinder(site)
     if isinstance(spec, str):
         return None, spec
-    kw = dict(environ=environ, ldcache=ldcache, mapped=mapped, site_dirs=site_dirs)
+    kw = {"environ": environ, "ldcache": ldcache, "mapped": mapped, "site_dirs": site_dirs}
     for dep in spec.dependencies:
         dspec = read_pathfinder(site, dep)
         if isinstance(dspec, str):

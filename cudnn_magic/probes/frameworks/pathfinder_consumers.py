@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import re
 
-from ...util.files import read_regular
 from ...model import FrameworkBuild
+from ...util.files import read_regular
 from .consumer_facts import ConsumerFacts, CudnnRequest
 from .generic import EnvironmentScan, site_dirs
 from .pathfinder import calls_pathfinder_for_cudnn, read_pathfinder
 
-_REQ = re.compile(r"^requires-dist:\s*cuda[-_.]pathfinder\b", re.I | re.M)
+_REQ = re.compile(r"^requires-dist:\s*cuda[-_.]pathfinder\b", re.IGNORECASE | re.MULTILINE)
 
 
 def _requires_pathfinder(info: str) -> bool:

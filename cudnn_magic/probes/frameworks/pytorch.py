@@ -13,9 +13,9 @@ from typing import Any
 from ...model import FrameworkBuild, Preload
 from ...rules.cudnn_version import CudnnVersion, try_parse
 from ..elf import NotElf, read_dynamic
-from ..loader import environ_at_start, read_ldcache
 from ..installed import resolve
 from ..loaded import safe_to_call_mapped_cudnn
+from ..loader import environ_at_start, read_ldcache
 from .common import (
     _call,
     _cudnn_pins,
@@ -77,10 +77,10 @@ def _probe_torch(f: _Finder, import_frameworks: bool, notes: list[str]) -> list[
     mod = _imported_module("torch", pkg)
     if mod is None and import_frameworks:
         mod = _import("torch", pkg, notes, "PyTorch")
-    kw: dict[str, Any] = dict(
-        name="PyTorch", distribution=dist.name if dist else "torch", version=version,
-        imported=mod is not None, pins=pins, checker="pytorch",
-    )
+    kw: dict[str, Any] = {
+        "name": "PyTorch", "distribution": dist.name if dist else "torch", "version": version,
+        "imported": mod is not None, "pins": pins, "checker": "pytorch",
+    }
     cuda = consts.get("cuda")
     hip = consts.get("hip")
     kw["cuda_compiled"] = str(cuda) if cuda else None

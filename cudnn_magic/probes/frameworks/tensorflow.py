@@ -7,15 +7,23 @@ import os
 import re
 from typing import Any
 
-
 from ...model import FrameworkBuild
 from ...rules.build_tables import tf_tested_build
 from ...rules.compat import checker_for_tensorflow
-from ...rules.cudnn_version import CudnnVersion, try_parse
 from ...rules.consumer_table import by_name
-from .common import (_cudnn_pins, _Finder, _first_existing, _import, _imported_module, _leftover, _pin_name,
-                     _pin_version, _soname, read_tf_build_info)
-
+from ...rules.cudnn_version import CudnnVersion, try_parse
+from .common import (
+    _cudnn_pins,
+    _Finder,
+    _first_existing,
+    _import,
+    _imported_module,
+    _leftover,
+    _pin_name,
+    _pin_version,
+    _soname,
+    read_tf_build_info,
+)
 
 _TF_DISTS = by_name("TensorFlow").distributions  # type: ignore[union-attr]
 
@@ -83,10 +91,10 @@ def _probe_tensorflow(f: _Finder, import_frameworks: bool, notes: list[str]) -> 
     mod = _imported_module("tensorflow", pkg)
     if mod is None and import_frameworks:
         mod = _import("tensorflow", pkg, notes, "TensorFlow")
-    kw: dict[str, Any] = dict(
-        name="TensorFlow", distribution=dist.name if dist else "tensorflow", version=version,
-        imported=mod is not None, pins=pins, checker=checker_for_tensorflow(version if dist else None),
-    )
+    kw: dict[str, Any] = {
+        "name": "TensorFlow", "distribution": dist.name if dist else "tensorflow", "version": version,
+        "imported": mod is not None, "pins": pins, "checker": checker_for_tensorflow(version if dist else None),
+    }
     bi_path = os.path.join(pkg, "python", "platform", "build_info.py")
     try:
         info = read_tf_build_info(bi_path)
@@ -113,6 +121,7 @@ def _probe_tensorflow(f: _Finder, import_frameworks: bool, notes: list[str]) -> 
     build_v = _tf_cudnn(raw_cudnn)
     tested = tf_tested_build(version) if dist else None
     tested_v = try_parse(tested[0]) if tested else None
+    tested_cudnn, tested_cuda = tested if tested else (None, None)
     pin = _pin_version(pins, (">=", "==", "~=", "==="))
     compiled: CudnnVersion | None = None
     where = f"build_info.py cudnn_version {raw_cudnn!r}"
@@ -122,17 +131,17 @@ def _probe_tensorflow(f: _Finder, import_frameworks: bool, notes: list[str]) -> 
         if tested_v is not None:
             compiled = tested_v
             source = (
-                f"TensorFlow tested build table (cuDNN {tested[0]}, CUDA {tested[1]} for TF {version}); "
+                f"TensorFlow tested build table (cuDNN {tested_cudnn}, CUDA {tested_cuda} for TF {version}); "
                 "build_info.py gives no cuDNN version"
             )
-            kw["cuda_compiled"] = kw["cuda_compiled"] or tested[1]
+            kw["cuda_compiled"] = kw["cuda_compiled"] or tested_cuda
         else:
             source = "build_info.py says a CUDA build but gives no cuDNN version"
     elif build_v.minor is not None:
         compiled, source = build_v, where
     elif tested_v is not None and tested_v.major == build_v.major:
         compiled = tested_v
-        source = f"{where} + TensorFlow tested build table (cuDNN {tested[0]}, CUDA {tested[1]} for TF {version})"
+        source = f"{where} + TensorFlow tested build table (cuDNN {tested_cudnn}, CUDA {tested_cuda} for TF {version})"
     elif pin is not None and pin[0].major == build_v.major:
         compiled = CudnnVersion(pin[0].major, pin[0].minor)
         source = f"{where} + tensorflow[and-cuda] pin {_pin_name(pin[1])} (lower bound)"

@@ -18,8 +18,8 @@ import re
 
 from ...model import FrameworkBuild
 from ...util import pyenv
-from .generic import EnvironmentScan
 from .consumer_facts import ConsumerFacts, CudnnRequest, chain_within, dist_info, find_package, norm, scanned
+from .generic import EnvironmentScan
 
 _LIB_DISTS = ("tensorrt-cu13-libs", "tensorrt-cu12-libs", "tensorrt-cu11-libs", "tensorrt-libs")
 _DISTS = ("tensorrt-cu13", "tensorrt-cu12", "tensorrt-cu11", "tensorrt", "nvidia-tensorrt")

@@ -31,8 +31,9 @@ import ast
 import dataclasses
 import glob
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -41,7 +42,10 @@ from ...util.files import read_regular
 from ..elf import ElfDynamic
 from ..loader import elf_facts
 
-__all__ = ["TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload", "KNOWN_RULES"]
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard  # typing.TypeGuard from Python 3.10
+
+__all__ = ["KNOWN_RULES", "TorchPreloadRule", "read_preload_rule", "rule_for_version", "torch_preload"]
 
 _MAX_INIT_BYTES = 2 << 20
 #: cuDNN's row of torch's preload table, in every release read (2.1-2.14).
@@ -119,7 +123,7 @@ _CUBLAS1 = (("cublas", "libcublas.so.*[0-9]"),)
 #: The behaviour by release where the installed file cannot be read (torch not installed yet, a
 #: file that cannot be parsed), read from each release's ``torch/__init__.py`` with
 #: :func:`read_preload_rule` (the files are in ``tests/fixtures/torch_init/``, with their wheels'
-#: names and hashes; ``tests/test_torch_preload.py`` holds this table against them).
+#: names and hashes; ``tests/unit/probes/test_torch_preload.py`` holds this table against them).
 #: (first version, rule), newest first.
 KNOWN_RULES: tuple[tuple[str, TorchPreloadRule], ...] = (
     ("2.14.0", TorchPreloadRule("always", _P3, "torch 2.14 torch/__init__.py: _load_global_deps calls "
@@ -174,12 +178,12 @@ def _table(tree: ast.Module) -> list[tuple[str, str]] | None:
     return None
 
 
-def _is_call(node: ast.AST, attr: str) -> bool:
+def _is_call(node: ast.AST, attr: str) -> TypeGuard[ast.Call]:
     f = node.func if isinstance(node, ast.Call) else None
     return bool(isinstance(f, ast.Attribute) and f.attr == attr)
 
 
-def _is_join(node: ast.AST) -> bool:
+def _is_join(node: ast.AST) -> TypeGuard[ast.Call]:
     f = node.func if isinstance(node, ast.Call) else None
     return bool(isinstance(f, ast.Attribute) and f.attr == "join"
                 and isinstance(f.value, ast.Attribute) and f.value.attr == "path")
@@ -251,13 +255,13 @@ def _patterns(func: ast.FunctionDef) -> tuple[list[str], bool]:
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and _is_join(node.value):
-            parts = _join_parts(node.value, roots, names)  # type: ignore[arg-type]
+            parts = _join_parts(node.value, roots, names)
             if parts is not None:
                 names[node.targets[0].id] = parts
     found: list[tuple[int, str]] = []
     for node in ast.walk(func):
-        if _is_call(node, "glob") and node.args and _is_join(node.args[0]):  # type: ignore[attr-defined]
-            parts = _join_parts(node.args[0], roots, names)  # type: ignore[attr-defined]
+        if _is_call(node, "glob") and node.args and _is_join(node.args[0]):
+            parts = _join_parts(node.args[0], roots, names)
             if parts and parts[-1] == "{lib_name}":
                 found.append((node.lineno, "/".join(parts)))
     gate = False
@@ -362,7 +366,8 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
         how += (f"; it stops at the first library it cannot find, and {len(before)} come before cuDNN ("
                 + ", ".join(b for _, b in before) + ")")
     env_var = "TORCH_USE_RTLD_GLOBAL" if any(
-        isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "getenv" and n.args and _str(n.args[0]) == "TORCH_USE_RTLD_GLOBAL"
+        isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "getenv" and n.args
+        and _str(n.args[0]) == "TORCH_USE_RTLD_GLOBAL"
         for n in ast.walk(tree)) else ""
     rule = TorchPreloadRule(when, tuple(patterns), "", before, stops, gate, env_var)
     return dataclasses.replace(rule, source=f"{label}: {how}; the first of {rule.shown()} in each sys.path entry"
