@@ -6,7 +6,12 @@ What is read and how (nothing is injected into the process, nothing written, no 
 * the cuDNN files it mapped: ``/proc/PID/maps``, in load order from its link map where
   ``/proc/PID/mem`` is readable (:func:`cudnn_magic.probes.process.load_order`), else in address
   order (said in the notes); each file's own version read from the file, as for this process
-  (:func:`cudnn_magic.probes.loaded.mapped_copies`), never from a call in that process;
+  (:func:`cudnn_magic.probes.loaded.mapped_copies`), never from a call in that process; a file
+  removed or replaced on disk since it was loaded (``(deleted)`` in the map: ``pip install -U``
+  moved its folder into pip's stash beside it, then deleted it) is named by the path it was loaded
+  by (:func:`_loaded_by`) and its release read from the mapped file itself through
+  ``/proc/PID/map_files`` where the kernel allows it (:func:`cudnn_magic.probes.replaced.mapped_version`),
+  else unknown with the reason in the notes;
 * the copy in use by the rule the check applies here (glibc reuses the first object loaded with a
   soname), except that its global scope (``RTLD_GLOBAL``) cannot be asked from outside: ``why``
   says so when several copies are mapped;
@@ -33,7 +38,7 @@ from typing import Any
 
 from ..model import LibraryCopy, Report
 from ..probes import libnames
-from ..probes.loaded import MappedState, _bind_sublibraries, in_use, mapped_copies
+from ..probes.loaded import MappedState, _bind_sublibraries, in_use, mapped_copies, replaced_copy
 from ..probes.process import (
     ProcessReplaced,
     ProcessUnreadable,
@@ -44,13 +49,17 @@ from ..probes.process import (
     runs_as,
     verify,
 )
+from ..probes.replaced import MappedObject, file_ranges
 from ..render.report import report_json, report_text
+from ..rules.pip_stash import stashed_folder
 from ..util import pyenv
 from ..util.files import collect_skipped
 from ..util.safetext import safe_text
 from .check import run_check
 
 __all__ = ["ProcessCheckError", "ProcessReport", "check_process"]
+
+_DELETED = " (deleted)"  # what /proc/PID/maps adds to the name of a file removed since it was mapped (proc(5))
 
 
 class ProcessCheckError(Exception):
@@ -137,35 +146,81 @@ def check_process(pid: Any) -> ProcessReport:
     raise AssertionError("unreachable")
 
 
-def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]],
-                  names: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
-    """The cuDNN files the process mapped, as it names them, in load order where its link map was
-    read (only names ``/proc/PID/maps`` shows: the link map is in the process's own memory, which it
-    can write), else in address order; the path each is read at here (its own path, or through
-    ``/proc/PID/root`` when the process is in another mount namespace); and notes."""
-    notes: list[str] = []
-    shown = [p for p, _dev, _ino in maps if libnames.is_cudnn_name(os.path.basename(p.removesuffix(" (deleted)")))]
-    ordered: list[str] = []
-    if names is not None:
-        by_name = {p.removesuffix(" (deleted)"): p for p in shown}
-        for n in names:
-            full = os.path.normpath(os.path.join(facts.cwd or "/", n))
-            real = full if full in by_name else os.path.realpath(full) if facts.same_root else full
-            if real in by_name and by_name[real] not in ordered:
-                ordered.append(by_name[real])
-    ordered += [p for p in shown if p not in ordered]
-    read_at: dict[str, str] = {}
-    out: list[str] = []
-    for p in ordered:
-        if p.endswith(" (deleted)"):
-            gone = p.removesuffix(" (deleted)")
-            notes.append(f"{gone}: the file it mapped was removed or replaced on disk since it was loaded (a reinstall?); "
-                         "the file at that path now is another one, so its version is not read")
-            out.append(gone)
+@dataclass(frozen=True)
+class _File:
+    """One cuDNN file a process mapped (:func:`_mapped_cudnn`)."""
+
+    path: str  # the path it is reported by: the path it was loaded by, where known
+    read_at: str | None  # where its file is read here; None for a file removed or replaced on disk since
+    replaced: MappedObject | None  # the mapping of a file removed or replaced on disk since it was loaded
+
+
+def _loaded_by(gone: str, names: list[str], same_root: bool) -> tuple[str, str | None, str] | None:
+    """The path a file that ``/proc/PID/maps`` shows deleted at ``gone`` was loaded by, among the
+    link map's ``names`` (absolute): the same path (deleted or replaced where it lay: ``pip install
+    --target --upgrade``), or the same file name in the folder that pip's stash folder in ``gone``
+    came from (:func:`~cudnn_magic.rules.pip_stash.stashed_folder`: ``pip install -U`` or ``pip
+    uninstall`` moved the folder aside, then deleted it). Each name is tried as written and, on this
+    file system, with its symbolic links resolved (the kernel and pip name real paths). Returns
+    (that path, the folder pip moved aside or None, the name it matched), or None."""
+    for n in names:
+        if os.path.basename(n) != os.path.basename(gone):  # both keep the file name (a wheel holds no symbolic link)
             continue
-        out.append(p)
-        read_at[p] = p if facts.same_root else facts.root + p
-    return out, notes, read_at
+        for form in dict.fromkeys([n, os.path.realpath(n)] if same_root else [n]):
+            if form == gone:
+                return form, None, n
+            folder = stashed_folder(gone, form)
+            if folder is not None:
+                return form, folder, n
+    return None
+
+
+def _mapped_cudnn(facts: Any, maps: list[tuple[str, str, int]], names: list[str] | None) -> list[_File]:
+    """The cuDNN files the process mapped, in load order where its link map was read, else in
+    address order, each with the path it is reported by, where it is read here (its own path, or
+    through ``/proc/PID/root`` when the process is in another mount namespace), or its mapping when
+    it was removed or replaced on disk since it was loaded.
+
+    Only files ``/proc/PID/maps`` shows are reported (the link map is in the process's own memory,
+    which it can write). A file shown `` (deleted)`` is named by the path the link map says it was
+    loaded by when that path is the same, or is its path before pip moved its folder aside
+    (:func:`_loaded_by`); else by the path the map shows."""
+    pid = facts.pid
+    shown = [p for p, _dev, _ino in maps if libnames.is_cudnn_name(os.path.basename(p.removesuffix(_DELETED)))]
+    inodes = {p: ino for p, _dev, ino in maps}
+    ranges = file_ranges(facts.maps_path)
+    full_names = [os.path.normpath(os.path.join(facts.cwd or "/", n)) for n in names or ()]
+    files: dict[str, _File] = {}  # by the name the map shows
+    claimed: set[str] = set()  # link-map names a deleted file was matched to
+    for p in shown:
+        if not p.endswith(_DELETED):
+            files[p] = _File(p, p if facts.same_root else facts.root + p, None)
+            continue
+        gone = p.removesuffix(_DELETED)
+        hit = _loaded_by(gone, [n for n in full_names if n not in claimed], facts.same_root)
+        if hit is None:
+            path = gone
+            why = (f"the file it mapped was removed or replaced on disk since it was loaded (/proc/{pid}/maps marks "
+                   "it deleted); the path it was loaded by is not known (" +
+                   ("its link map was not read" if names is None else "its link map names no such file") +
+                   "), so it is named by the path the map shows")
+        else:
+            path = hit[0]
+            claimed.add(hit[2])
+            why = (f"the file it was loaded from was removed or replaced on disk since it was loaded (/proc/{pid}/maps "
+                   "marks it deleted)" if hit[1] is None else
+                   "the file it was loaded from was replaced on disk since it was loaded: pip moved its folder aside "
+                   "during an upgrade or uninstall (into a stash folder beside it, named by pip's rule) and then "
+                   "deleted it")
+        files[p] = _File(path, None, MappedObject(path=path, loaded_as=path, shown=p, replaced=why,
+                                                  ranges=ranges.get((p, inodes.get(p, -1)), ())))
+    ordered: list[_File] = []
+    for full in full_names:
+        real = {full, os.path.realpath(full)} if facts.same_root else {full}
+        f = next((f for f in files.values() if f.path in real and f not in ordered), None)
+        if f is not None:
+            ordered.append(f)
+    return ordered + [f for f in files.values() if f not in ordered]
 
 
 def _check_once(pid: int) -> ProcessReport:
@@ -182,9 +237,7 @@ def _check_once(pid: int) -> ProcessReport:
     else:
         notes.append(f"load order unknown ({order_how}): the cuDNN files are listed in /proc/{pid}/maps address order")
         order_src = f"/proc/{pid}/maps address order"
-    shown, map_notes, read_at = _mapped_cudnn(facts, maps, names)
-    notes += map_notes
-
+    files = _mapped_cudnn(facts, maps, names)
     layout = python_layout(facts, maps=maps)
     may_load = runs_as(facts) is None
     py_json: dict[str, Any] | None = None
@@ -207,18 +260,25 @@ def _check_once(pid: int) -> ProcessReport:
                      "(the same paths here may be other files), and the driver, GPUs and CUDA toolkit are this machine's")
         environ.pop("LD_LIBRARY_PATH", None)
     with pyenv.checking(env):
-        readable = [read_at[p] for p in shown if p in read_at]
         with collect_skipped() as skipped:
-            got = {c.path: c for c in mapped_copies(readable)}
+            got = {c.path: c for c in mapped_copies([f.read_at for f in files if f.read_at is not None])}
         copies = []
-        for i, p in enumerate(shown):
-            c = got.get(read_at.get(p, ""))
-            if c is None:  # removed or replaced on disk since it was mapped: nothing read
+        objects = [f.replaced for f in files if f.replaced is not None]
+        root = "" if facts.same_root else facts.root
+        for i, f in enumerate(files):
+            p = f.path
+            c = got.get(f.read_at or "")
+            if f.replaced is not None:  # removed or replaced on disk since it was mapped: the mapped file's own release
+                c = replaced_copy(f.replaced, objects, i, pid=pid, root=root)
+                if c.version is None:
+                    notes.append(f"{p}: {f.replaced.replaced}; the release of the mapped copy is not known: "
+                                 f"{(c.error or '').removeprefix('release of the mapped copy unknown: ')}")
+            elif c is None:  # its file could not be read
                 name = os.path.basename(p)
                 c = LibraryCopy(path=p, name=name, soname=libnames.soname_of(name), version=None, version_source=None,
                                 owner="unknown", source="mapped", loaded=True, is_main=libnames.is_main(name),
                                 load_order=i)
-            elif read_at[p] != p:
+            elif f.read_at != p:
                 c = dataclasses.replace(c, path=p, version_source=(c.version_source and
                                                                     f"{c.version_source}, read through /proc/{pid}/root"))
             copies.append(dataclasses.replace(c, load_order=i))

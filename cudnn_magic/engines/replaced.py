@@ -40,7 +40,7 @@ def replaced_findings(loaded: Iterable[LibraryCopy]) -> list[Finding]:
     if mapped and now and set(mapped) != set(now):
         title = (f"This process still runs cuDNN {run}: its files were replaced on disk by cuDNN {' and '.join(now)} "
                  "since they were loaded")
-        detail += f" A restart of the kernel maps the files on disk now (cuDNN {' and '.join(now)})."
+        detail += f" A restart (of the kernel or the program) maps the files on disk now (cuDNN {' and '.join(now)})."
         fixes = (Fix("restart-kernel", f"Restart the kernel to load cuDNN {' and '.join(now)}",
                      "restart the kernel: the next load maps the files on disk now", True, True),)
     elif mapped and now:

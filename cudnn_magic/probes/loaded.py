@@ -296,7 +296,7 @@ def mapped_copies(paths: list[str], objects: list[MappedObject] | None = None) -
     for i, p in enumerate(paths):
         name = os.path.basename(p)
         if p in gone:
-            copies.append(_replaced_copy(gone[p], objects or [], i))
+            copies.append(replaced_copy(gone[p], objects or [], i))
             continue
         own = ownership(p)
         version, vsource = static_version(p, own.owner, own)
@@ -323,17 +323,21 @@ def mapped_copies(paths: list[str], objects: list[MappedObject] | None = None) -
     return copies
 
 
-def _replaced_copy(obj: MappedObject, objects: list[MappedObject], order: int) -> LibraryCopy:
-    """A mapped file whose path now holds another file: the mapped copy's own release, and what is
-    there now (read from the new file, as what a restart would map from that path)."""
+def replaced_copy(obj: MappedObject, objects: list[MappedObject], order: int, pid: int | None = None,
+                  root: str = "") -> LibraryCopy:
+    """A mapped file whose path now holds another file (or none): the mapped copy's own release
+    (:func:`~.replaced.mapped_version`, with ``pid`` and ``root`` for another process), and what is
+    there now (read from the new file at ``root + path``, as what a restart would map from that
+    path). Never raises."""
     name = os.path.basename(obj.loaded_as)
-    version, how = mapped_version(obj, objects)
+    version, how = mapped_version(obj, objects, pid=pid, root=root)
     now = None
-    if os.path.exists(obj.path):
-        own = ownership(obj.path)
-        now, _src = static_version(obj.path, own.owner, own)
+    here = root + obj.path
+    if os.path.exists(here):
+        own = ownership(here)
+        now, _src = static_version(here, own.owner, own)
     there = (f"; the file there now is cuDNN {now}" if now else
-             "; no file is there now" if not os.path.exists(obj.path) else "; the release of the file there now is unknown")
+             "; no file is there now" if not os.path.exists(here) else "; the release of the file there now is unknown")
     return LibraryCopy(
         path=obj.path, name=name, soname=libnames.soname_of(name), version=version,
         version_source=how if version else None, owner="unknown", source="mapped", loaded=True,

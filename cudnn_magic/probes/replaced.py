@@ -24,6 +24,9 @@ The release of a replaced copy is read from the copy itself:
 
 cuDNN 9's ``libcudnn.so.9`` is a shim with no version of its own: its release is the mapped
 ``libcudnn_graph`` loaded from the same folder. Nothing here loads a library; nothing raises.
+
+Another process (``cudnn-magic check --pid``): :func:`mapped_version` with its ``pid`` reads the
+mapped file through ``/proc/PID/map_files`` under the same capability rule, and never its memory.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ def link_map() -> list[tuple[str, int]]:
 
 
 def _maps(maps_path: str) -> list[_Mapping]:
+    """Every ``libcudnn*`` mapping of a process (its ``maps`` file), in address order."""
     out: list[_Mapping] = []
     with open(maps_path, "rb") as fh:
         for line in fh:
@@ -215,46 +219,82 @@ def _from_memory(obj: MappedObject, name: str) -> tuple[str | None, str]:
     return v, f"{parsed[0]}_version constant of the mapped copy, read from memory (the file on disk was replaced)"
 
 
-def _from_map_files(obj: MappedObject, name: str) -> str | None:
+def _from_map_files(obj: MappedObject, name: str, proc: str = "self") -> tuple[str | None, str]:
+    """(release, where it was read) of the sub-library ``name`` from the very file a mapping of
+    ``obj`` holds, opened through ``/proc/<proc>/map_files/``; (None, why not)."""
     for r in obj.ranges:
-        link = f"/proc/self/map_files/{r}"
+        link = f"/proc/{proc}/map_files/{r}"
         try:
             os.close(os.open(link, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-        except OSError:
-            return None  # EPERM without the capability (proc(5)): every range answers alike
-        return embedded_version_in(link, name)
-    return None
+        except OSError as exc:  # EPERM without the capability (proc(5)): every range answers alike
+            return None, (f"{link} could not be opened ({exc.strerror or exc}: the kernel opens a mapped file there "
+                          "only for a process holding CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE, proc(5))")
+        v = embedded_version_in(link, name)
+        if v is None:
+            return None, f"the mapped file (opened through {link}) holds no {name} release constant"
+        parsed = libnames.parse_name(name)
+        return v, f"{parsed[0] if parsed else name}_version constant of the mapped file, read through /proc/{proc}/map_files"
+    return None, "its mappings are not known (/proc/PID/maps unread), so the mapped file cannot be opened"
 
 
-def mapped_version(obj: MappedObject, others: list[MappedObject] | tuple[MappedObject, ...] = ()
-                   ) -> tuple[str | None, str]:
+def mapped_version(obj: MappedObject, others: list[MappedObject] | tuple[MappedObject, ...] = (),
+                   pid: int | None = None, root: str = "") -> tuple[str | None, str]:
     """(release, where it was read) of the copy ``obj`` really maps, for a file replaced on disk;
     (None, why not) when it cannot be read. A main library's release is the constant of the mapped
     ``libcudnn_graph`` (9.x; ``libcudnn_ops_infer``/``libcudnn_ops`` for 8.x) loaded from the same
-    folder, among ``others``. Never raises."""
+    folder, among ``others``. Never raises.
+
+    Args:
+        pid: another process whose mappings ``obj`` and ``others`` are (``/proc/PID/maps``): the
+            mapped file is read through ``/proc/PID/map_files`` only, never from that process's
+            memory. None: this process (through ``/proc/self/map_files``, else from its memory).
+        root: the prefix that a path of that process is read through here (``/proc/PID/root`` for
+            a process in another mount namespace), for a sub-library of ``others`` that is not
+            replaced; "" for the same file system.
+    """
     name = os.path.basename(obj.loaded_as)
     parsed = libnames.parse_name(name)
     if not parsed or parsed[1] is None:
         return None, "not a cuDNN library name"
     if parsed[0] != "cudnn":
-        v = _from_map_files(obj, name)
-        if v is not None:
-            return v, f"{parsed[0]}_version constant of the mapped file, read through /proc/self/map_files"
+        v, how = _from_map_files(obj, name, "self" if pid is None else str(pid))
+        if v is not None or pid is not None:
+            return v, how
         try:
             return _from_memory(obj, name)
         except Exception as exc:  # noqa: BLE001
             return None, f"the mapped copy could not be read ({exc})"
     folder = os.path.dirname(obj.loaded_as)
     stems = ("graph",) if parsed[1] >= 9 else ("ops_infer", "ops")
+    unread: list[str] = []
     for o in others:
         sub = libnames.parse_name(os.path.basename(o.loaded_as))
         if sub and sub[0] in (f"cudnn_{s}" for s in stems) and sub[1] == parsed[1] \
                 and os.path.dirname(o.loaded_as) == folder:
-            v, how = mapped_version(o) if o.replaced else (libnames.embedded_version(o.path), "the constant")
+            v, how = mapped_version(o, pid=pid, root=root) if o.replaced else (
+                libnames.embedded_version(root + o.path), "the constant")
             if v is not None:
                 return v, f"the release of the {os.path.basename(o.loaded_as)} mapped from the same folder ({how})"
+            unread.append(f"the release of the {os.path.basename(o.loaded_as)} mapped from the same folder (which "
+                          f"says it) could not be read: {how}")
+    if unread:
+        return None, f"{name} carries no release of its own, and " + "; ".join(unread)
     return None, (f"{name} carries no release of its own and no {stems[0]} sub-library of its folder is mapped; the "
                   "file on disk was replaced, so nothing on disk speaks for the mapped copy")
 
 
-__all__ = ["MappedObject", "link_map", "mapped_objects", "mapped_version"]
+def file_ranges(maps_path: str) -> dict[tuple[str, int], tuple[str, ...]]:
+    """The address ranges (``"start-end"`` in hex, as the kernel writes them) of each mapped
+    ``libcudnn*`` file of a process, by (its name in ``maps_path``, `` (deleted)`` kept; its inode):
+    what :attr:`MappedObject.ranges` holds. Empty when the file cannot be read. Never raises."""
+    out: dict[tuple[str, int], list[str]] = {}
+    try:
+        maps = _maps(maps_path)
+    except OSError:
+        return {}
+    for m in maps:
+        out.setdefault((m.shown, m.inode), []).append(f"{m.start:x}-{m.end:x}")
+    return {k: tuple(v) for k, v in out.items()}
+
+
+__all__ = ["MappedObject", "file_ranges", "link_map", "mapped_objects", "mapped_version"]

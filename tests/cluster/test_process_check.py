@@ -25,13 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers.real_wheels import install_wheel
+from helpers.real_wheels import install_wheel, wheel_file
 from helpers.support import (
     NOBODY,
     REPO,
+    _drop,
     build_c_library,
     have_gcc,
     require_real_cudnn,
+    require_unprivileged_child,
     run_unprivileged,
     world_readable_dir,
 )
@@ -765,33 +767,145 @@ def test_a_process_in_another_mount_namespace_is_read_where_it_sees_its_files(tm
     assert any("mount namespace" in n for n in doc["notes"]), doc["notes"]
 
 
-@pytest.mark.native
-def test_a_cudnn_file_replaced_on_disk_since_it_was_loaded_is_not_read_for_it(tmp_path):
-    """A long job loaded cuDNN 9.12, then a reinstall put 9.27's files at the same paths (pip
-    removes the old files and writes new ones): ``/proc/PID/maps`` marks the old mapping
-    `` (deleted)``. The check read the new file at that path and said the process had 9.27 mapped."""
-    from helpers.real_wheels import install_wheel
+# A long job that loaded cuDNN from a pip-installed wheel, then ``pip install -U`` of that wheel.
+LOAD_AND_WAIT = ("import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.cudnnGetVersion.restype = ctypes.c_size_t; "
+                 "print(l.cudnnGetVersion(), flush=True); sys.stdin.readline()")
 
-    old = install_wheel("nvidia-cudnn-jit-cu12", "9.12.0.46") / "nvidia" / "cudnn_jit" / "lib"
-    new = install_wheel("nvidia-cudnn-jit-cu12", "9.27.0.42") / "nvidia" / "cudnn_jit" / "lib"
-    lib = tmp_path / "lib"
-    shutil.copytree(old, lib)
-    code = ("import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); l.cudnnGetVersion.restype = ctypes.c_size_t; "
-            "print(l.cudnnGetVersion(), flush=True); sys.stdin.readline()")
-    t = Target([sys.executable, "-c", code, str(lib / "libcudnn.so.9")], _plain_env(), tmp_path)
+
+def _can_open_map_files(pid: int, prefix: list[str]) -> bool:
+    """Can a process started with ``prefix`` open ``/proc/PID/map_files/`` entries (proc(5): only
+    with CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)?"""
+    with open(f"/proc/{pid}/maps") as fh:
+        rng = next(ln.split()[0] for ln in fh if ln.split()[-1].startswith("/"))
+    code = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY))"
+    return subprocess.run([*prefix, sys.executable, "-c", code, f"/proc/{pid}/map_files/{rng}"],
+                          capture_output=True, timeout=60).returncode == 0
+
+
+def _pip(python: Path, *args: str, prefix: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+    """This venv's real pip, installing for the interpreter ``python`` (``--python``), from local
+    wheel files only."""
+    r = subprocess.run([*(prefix or []), sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                        "--no-index", "--no-cache-dir", "--disable-pip-version-check", "--no-input", *args],
+                       capture_output=True, text=True, timeout=600, env=env, cwd="/")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+
+
+def _mapped(pid: int, name: str) -> list[str]:
+    with open(f"/proc/{pid}/maps") as fh:
+        return sorted({ln.split(None, 5)[5].rstrip("\n") for ln in fh
+                       if len(ln.split(None, 5)) == 6 and f"/{name}" in ln})
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("as_nobody", [False, True], ids=["root", "nobody"])
+def test_a_cudnn_wheel_upgraded_by_pip_under_a_running_process(as_nobody):
+    """A process loaded ``libcudnn.so.9`` from a real venv's ``nvidia-cudnn-jit-cu12`` 9.12.0.46 (real
+    pip, local wheel), then a real ``pip install -U`` put 9.27.0.42 there: pip moved the old ``lib``
+    folder to its stash ``~ib`` beside it and deleted it, so ``/proc/PID/maps`` names the mapping
+    ``.../nvidia/cudnn_jit/~ib/libcudnn.so.9 (deleted)``. The check reported that stash path with
+    no version (and no finding). Now: the path it was loaded by, and 9.12.0 read from the mapped
+    file itself (``/proc/PID/map_files``), the copy marked replaced on disk (pip moved it aside), the
+    finding; the text never shows the stash. As ``nobody`` (the job's own user), ``map_files`` does
+    not open: the version is unknown and a note says why."""
+    if as_nobody:
+        if os.geteuid() != 0 or shutil.which("setpriv") is None:
+            pytest.skip("needs root and setpriv: the job and the check run as nobody")
+        require_unprivileged_child()
+    drop = _drop() if as_nobody else []
+    old_whl = wheel_file("nvidia-cudnn-jit-cu12", "9.12.0.46")
+    new_whl = wheel_file("nvidia-cudnn-jit-cu12", "9.27.0.42")
+    base = world_readable_dir()
+    try:
+        for whl in (old_whl, new_whl):  # readable by the job's user
+            (base / whl.parent.name).mkdir()
+            shutil.copy2(whl, base / whl.parent.name / whl.name)
+        maker = _system_python() if as_nobody else sys.executable  # this venv's interpreter lies under a 0700 /root
+        subprocess.run([maker, "-m", "venv", "--without-pip", str(base / "venv")], check=True, timeout=120)
+        if as_nobody:
+            subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base)], check=True)
+        python = base / "venv" / "bin" / "python"
+        pip_env = {**_plain_env(), "HOME": str(base)}
+        _pip(python, "--find-links", str(base / old_whl.parent.name), "nvidia-cudnn-jit-cu12==9.12.0.46",
+             prefix=drop, env=pip_env)
+        (site,) = (base / "venv" / "lib").glob("python3*/site-packages")
+        lib = site / "nvidia" / "cudnn_jit" / "lib"
+        t = Target([str(python), "-c", LOAD_AND_WAIT, str(lib / "libcudnn.so.9")], _plain_env(), base, prefix=drop)
+        try:
+            assert t.first.strip() == "91200"  # the job's own call: 9.12.0
+            _pip(python, "--upgrade", "--find-links", str(base / new_whl.parent.name), "nvidia-cudnn-jit-cu12",
+                 prefix=drop, env=pip_env)
+            shown = _mapped(t.pid, "libcudnn.so.9")
+            # the scenario is real: pip's stash beside the folder, deleted (pip 26.3 names it ~ib)
+            assert len(shown) == 1 and shown[0].endswith("/libcudnn.so.9 (deleted)"), shown
+            stash = os.path.basename(os.path.dirname(shown[0]))
+            assert stash.startswith("~") and stash != "lib", shown
+            readable = _can_open_map_files(t.pid, drop)
+            _rc, doc, err, _ = _check_cli(t.pid, prefix=drop, env={"HOME": str(base)})
+            text = subprocess.run([*drop, sys.executable, "-m", "cudnn_magic", "check", "--pid", str(t.pid)],
+                                  capture_output=True, text=True, timeout=120, cwd="/",
+                                  env={**_plain_env(), "PYTHONPATH": str(REPO)}).stdout
+        finally:
+            t.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert doc is not None, err
+    assert readable is not as_nobody  # root opens map_files; nobody gets EPERM (proc(5))
+    rows = {c["name"]: c for c in doc["cudnn_loaded"]}
+    assert set(rows) == {"libcudnn.so.9", "libcudnn_graph.so.9"}, rows
+    assert doc["process"]["load_order"].startswith("its dynamic linker's link map")
+    for name, c in rows.items():
+        assert c["path"] == str(lib / name)  # the path it was loaded by, not pip's stash
+        assert "pip moved its folder aside" in c["replaced_on_disk"] and "replaced on disk since it was loaded" in \
+            c["replaced_on_disk"] and "the file there now is cuDNN 9.27.0" in c["replaced_on_disk"], c
+    assert doc["cudnn_in_use"]["path"] == str(lib / "libcudnn.so.9")
+    assert stash not in text and stash not in json.dumps(doc), stash
+    assert str(lib) in text or "cudnn_jit/lib" in text
+    found = [f for f in doc["findings"] if f["id"] == "cudnn-replaced-on-disk"]
+    assert len(found) == 1, doc["findings"]
+    if readable:
+        assert rows["libcudnn.so.9"]["version"] == rows["libcudnn_graph.so.9"]["version"] == "9.12.0"
+        assert doc["cudnn_in_use"]["version"] == "9.12.0"
+        assert f"/proc/{t.pid}/map_files" in rows["libcudnn_graph.so.9"]["version_source"]
+        assert "9.12.0 (mapped; file replaced on disk)" in text
+        assert [f["id"] for f in found[0]["fixes"]] == ["restart-kernel"] and "9.27.0" in found[0]["title"]
+    else:
+        assert rows["libcudnn.so.9"]["version"] is None and rows["libcudnn_graph.so.9"]["version"] is None
+        why = [n for n in doc["notes"] if n.startswith(str(lib / "libcudnn_graph.so.9"))]
+        assert len(why) == 1 and "replaced on disk since it was loaded" in why[0], doc["notes"]
+        assert f"/proc/{t.pid}/map_files/" in why[0] and "could not be opened" in why[0], why
+        assert "CAP_SYS_ADMIN" in why[0] and found[0]["fixes"] == []
+
+
+@pytest.mark.native
+def test_a_target_folder_upgraded_by_pip_under_a_running_process_is_read_from_the_mapped_copy(tmp_path):
+    """A long job loaded cuDNN 9.12 from a ``pip install --target`` folder, then a real ``pip install
+    --target --upgrade`` of 9.27 (pip deletes the old folder and moves the new one to the same
+    path): ``/proc/PID/maps`` marks the old mapping `` (deleted)`` at the path it was loaded by. The
+    check once read the new file there (9.27); then it gave no version; now the mapped file's own
+    (``/proc/PID/map_files``, root here), never the new file's."""
+    target = tmp_path / "site"
+    old_whl = wheel_file("nvidia-cudnn-jit-cu12", "9.12.0.46")
+    new_whl = wheel_file("nvidia-cudnn-jit-cu12", "9.27.0.42")
+    _pip(Path(sys.executable), "--target", str(target), str(old_whl))
+    lib = target / "nvidia" / "cudnn_jit" / "lib"
+    t = Target([sys.executable, "-c", LOAD_AND_WAIT, str(lib / "libcudnn.so.9")], _plain_env(), tmp_path)
     try:
         assert t.first.strip() == "91200"
-        for f in lib.iterdir():  # what pip does: remove each old file, write the new one
-            f.unlink()
-        for f in new.iterdir():
-            shutil.copy2(f, lib / f.name)
+        _pip(Path(sys.executable), "--target", str(target), "--upgrade", str(new_whl))
+        assert _mapped(t.pid, "libcudnn.so.9") == [f"{lib / 'libcudnn.so.9'} (deleted)"]
+        readable = _can_open_map_files(t.pid, [])
         _rc, doc, err, _ = _check_cli(t.pid)
     finally:
         t.stop()
     assert doc is not None, err
     mains = [(c["path"], c["version"]) for c in doc["cudnn_loaded"] if c["main"]]
-    assert mains == [(str(lib / "libcudnn.so.9"), None)], mains
-    assert any("removed or replaced on disk since it was loaded" in n for n in doc["notes"]), doc["notes"]
+    assert mains == [(str(lib / "libcudnn.so.9"), "9.12.0" if readable else None)], mains
+    main = next(c for c in doc["cudnn_loaded"] if c["main"])
+    assert "removed or replaced on disk since it was loaded" in main["replaced_on_disk"]
+    assert "the file there now is cuDNN 9.27.0" in main["replaced_on_disk"] and "pip" not in main["replaced_on_disk"]
+    if not readable:
+        assert any("replaced on disk since it was loaded" in n and "map_files" in n for n in doc["notes"]), doc["notes"]
 
 
 def test_huge_variables_and_command_line_are_cut_in_the_text_and_whole_in_json(tmp_path):
