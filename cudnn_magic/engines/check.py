@@ -150,7 +150,9 @@ def _run_check(import_frameworks: bool, deep: bool, environ: dict[str, str] | No
     for fw in judged_fws:
         if fw.consumer_library:
             extra += consumer_dirs(fw.consumer_library)
-    mapped_real = {realpath(c.path) for c in loaded}
+    # A mapped copy replaced on disk since it was loaded (another inode at its path, or its file
+    # deleted: ``replaced``) is not the file at its path now: that file is another copy on disk.
+    mapped_real = {realpath(c.path) for c in loaded if not c.replaced}
     extra_dirs = tuple(dict.fromkeys(extra))
     # A framework library already loaded has bound its cuDNN calls: read where (its GOT).
     bindings: dict[str, dict[str, tuple[str, ...]]] = {}

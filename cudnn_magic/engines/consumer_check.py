@@ -190,12 +190,13 @@ def _check(rep: ConsumerReport, frameworks: list[FrameworkBuild], loaded: list[L
     rep.stats.update({f"scan_{k}": v for k, v in scan.stats.items()})
     rep.owners = scan.owner_by_path()
     resolver = _Resolver(rep, loaded, env, ldcache, top)
-    mapped_real = set(resolver.loaded_by_real)
+    # the mapped copies still the files at their paths (not replaced on disk since they were loaded)
+    on_disk = {p: c for p, c in resolver.loaded_by_real.items() if not c.replaced}
     have = {realpath(c.path) for c in installed}
     for c in scan.vendored_copies():
         if c.path not in have:
-            rep.copies.append(dataclasses.replace(c, loaded=c.path in mapped_real))
-    _query_unnamed(rep, resolver.loaded_by_real, env)
+            rep.copies.append(dataclasses.replace(c, loaded=c.path in on_disk))
+    _query_unnamed(rep, on_disk, env)
     facts, fnotes = probe_extra_frameworks(scan, paths, top=top, environ=env)
     rep.notes += fnotes
     disk: dict[str, list[tuple[str, str | None]]] = {}
@@ -340,8 +341,9 @@ def _not_installed(lib, chain, env, ldcache, provided, dist) -> tuple[str, ...]:
 
 def _query_unnamed(rep: ConsumerReport, loaded: dict[str, LibraryCopy], env: dict[str, str]) -> None:
     """A vendored main library whose name carries no full version (``libcudnn-0123abcd.so.8``):
-    its mapped copy's version when it is mapped, else its own ``cudnnGetVersion`` in a child
-    process (a copy without its sub-library aborts there, not here; that is recorded as its error)."""
+    its mapped copy's version when its file is the one mapped (not replaced on disk since), else its
+    own ``cudnnGetVersion`` in a child process (a copy without its sub-library aborts there, not
+    here; that is recorded as its error)."""
 
     todo = [i for i, c in enumerate(rep.copies) if c.version is None and c.is_main and c.error is None]
     for i in list(todo):

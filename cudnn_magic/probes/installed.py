@@ -118,7 +118,9 @@ def probe_installed(environ: dict[str, str] | None = None, mapped: set[str] | No
     Args:
         environ: environment to read ``LD_LIBRARY_PATH``/``CUDA_HOME`` from (default: this
             process's).
-        mapped: real paths already mapped here (their copies are marked ``loaded``).
+        mapped: real paths whose file now is the one mapped here (their copies are marked
+            ``loaded``); a mapped copy replaced on disk since it was loaded is left out by the
+            caller, so the file now at its path is listed as another copy.
         query_unknown: ask main libraries of unknown version in child processes, each loading
             its own folder alone.
         ldcache_path: the ``ld.so`` cache file.

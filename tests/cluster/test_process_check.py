@@ -16,6 +16,7 @@ import ast
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -863,6 +864,11 @@ def test_a_cudnn_wheel_upgraded_by_pip_under_a_running_process(as_nobody):
     assert str(lib) in text or "cudnn_jit/lib" in text
     found = [f for f in doc["findings"] if f["id"] == "cudnn-replaced-on-disk"]
     assert len(found) == 1, doc["findings"]
+    # the 9.27 file pip wrote at that path is another copy on disk, with its own release
+    now = [(c["version"], c["loaded"], c["main"]) for c in doc["cudnn_installed"] if c["path"] == str(lib / "libcudnn.so.9")]
+    assert now == [("9.27.0", False, True)], doc["cudnn_installed"]
+    on_disk = text.split("Other cuDNN copies on disk", 1)[1].split("\n\n", 1)[0]
+    assert re.search(r"libcudnn\.so\.9\W+9\.27\.0\W+pip wheel", on_disk), on_disk
     if readable:
         assert rows["libcudnn.so.9"]["version"] == rows["libcudnn_graph.so.9"]["version"] == "9.12.0"
         assert doc["cudnn_in_use"]["version"] == "9.12.0"

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cudnn_magic.engines.consumer_check import check_consumers
+from cudnn_magic.model import LibraryCopy
 from cudnn_magic.probes import loader
 from cudnn_magic.probes.frameworks.generic import scan_environment
 from helpers.builders import dist_info
@@ -332,3 +333,30 @@ def test_vendored_copy_whose_name_has_no_version_is_asked_in_a_child_process(tmp
         ("libcudnn-0123abcd.so.8", "8.9.7", "cudnnGetVersion in a child process")]
     c = rep.consumers[0]
     assert c.picked_version == "8.9.7" and c.vendored
+
+
+@pytest.mark.parametrize("replaced", [False, True], ids=["mapped", "replaced-on-disk"])
+def test_a_vendored_copy_replaced_on_disk_since_it_was_mapped_is_another_copy(tmp_path, replaced):
+    """A process mapped a vendored ``libcudnn-0123abcd.so.8`` (cuDNN 8.6.0), then an upgrade of the
+    vendoring wheel wrote another file at that path (the stand-in answering 8.9.7). The file now at
+    the path is not the mapped one: its row is not marked loaded and its release is its own (asked
+    in a child process), never the mapped copy's. While the file is still the mapped one, the
+    mapped copy's release is used and the row is marked loaded."""
+    need_gcc()
+    site = tmp_path / "site-packages"
+    lib = build_c_library("#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 8907; }\n",
+                          site / "v.libs" / "libcudnn-0123abcd.so.8", soname="libcudnn-0123abcd.so.8")
+    stub = link_stub(tmp_path, "libcudnn-0123abcd.so.8")
+    build_c_library(CONSUMER_C, site / "v" / "_ext.so", extra=[f"-L{stub}", "-l:libcudnn-0123abcd.so.8",
+                                                               "-Wl,-rpath,$ORIGIN/../v.libs", "-Wl,--disable-new-dtags"])
+    dist_info(site, "v", "0.1", ["v/_ext.so", "v.libs/libcudnn-0123abcd.so.8"])
+    why = "the file at it is another file than the one mapped; the file there now is cuDNN 8.9.7"
+    mapped = LibraryCopy(path=os.path.realpath(lib), name="libcudnn-0123abcd.so.8", soname="libcudnn-0123abcd.so.8",
+                         version="8.6.0", version_source="the mapped copy", loaded=True, is_main=True,
+                         replaced=why if replaced else None)
+    rep = check_consumers(paths=[str(site)], conda=False, environ={}, loaded=[mapped])
+    got = [(c.name, c.loaded, c.version, c.version_source) for c in rep.copies]
+    if replaced:
+        assert got == [("libcudnn-0123abcd.so.8", False, "8.9.7", "cudnnGetVersion in a child process")], got
+    else:
+        assert got == [("libcudnn-0123abcd.so.8", True, "8.6.0", "the mapped copy")], got

@@ -14,6 +14,7 @@ queries need no GPU.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -92,9 +93,16 @@ def test_upgrade_under_a_running_kernel_reports_the_mapped_release(tmp_path):
     assert [x["id"] for x in found[0]["fixes"]] == ["restart-kernel"]
     # No finding built on the new files' facts as if they were mapped (a mixed folder of 9.12 and 9.27).
     assert not any(f["id"] == "cudnn-sublibrary-load-failed" for f in after["findings"]), after["findings"]
+    # The new file at the mapped path is another copy on disk (another inode), with its own release;
+    # before the upgrade the file there was the mapped one.
+    assert [(c["version"], c["loaded"]) for c in before["cudnn_installed"] if c["path"] == shim] == [("9.12.0", True)]
+    now = [c for c in after["cudnn_installed"] if c["path"] == shim]
+    assert [(c["version"], c["loaded"], c["main"]) for c in now] == [("9.27.0", False, True)], now
 
     text = outputs_text(nb.cells[5])
     assert "9.12.0" in text and "replaced" in text
+    on_disk = text.split("Other cuDNN copies on disk", 1)[1].split("\n\n", 1)[0]
+    assert re.search(r"libcudnn\.so\.9\W+9\.27\.0\W+folder of a mapped copy", on_disk), on_disk
     annotated = outputs_text(nb.cells[6])
     assert "CUDNN_STATUS_VERSION_MISMATCH" in annotated  # the traceback is kept
     assert "9.27.0" not in annotated.split("Traceback")[0] or "replaced" in annotated
