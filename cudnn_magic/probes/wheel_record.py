@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from ..model import Unavailable
 from ..rules.wheel_folders import canonical, cudnn_folder
+from ..util.disk_cache import cache_root
 from ..util.files import atomic_write, open_regular
 from .owners import MAX_RECORD_BYTES, RecordEntry, _parse_record_line
 
@@ -185,16 +186,18 @@ def _parse(text: str) -> tuple[RecordEntry, ...]:
     return tuple(e for e in (_parse_record_line(ln) for ln in text.splitlines()) if e is not None)
 
 
-def cache_dir() -> str:
-    """``$XDG_CACHE_HOME/cudnn_magic/wheel-records`` (default ``~/.cache/...``: the XDG Base Directory spec)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cudnn_magic", "wheel-records")
+def cache_dir() -> str | None:
+    """``$XDG_CACHE_HOME/cudnn_magic/wheel-records`` (default ``~/.cache/...``: the XDG Base Directory
+    spec), or None when there is no home to keep it in (:func:`~cudnn_magic.util.disk_cache.cache_root`)."""
+    root = cache_root()
+    return None if root is None else os.path.join(root, "wheel-records")
 
 
 def _cached(sha256: str) -> str | None:
-    if not _HEX64.match(sha256):
+    folder = cache_dir()
+    if not _HEX64.match(sha256) or folder is None:
         return None
-    path = os.path.join(cache_dir(), sha256)
+    path = os.path.join(folder, sha256)
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -217,9 +220,9 @@ def _cached(sha256: str) -> str | None:
 
 def _remember(sha256: str, text: str) -> None:
     """Keep ``text`` under the cache; any failure is silent (the cache is only a speed-up)."""
-    if not _HEX64.match(sha256):
-        return
     folder = cache_dir()
+    if not _HEX64.match(sha256) or folder is None:
+        return
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         if os.path.islink(folder) or not os.path.isdir(folder):

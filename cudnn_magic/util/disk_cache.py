@@ -37,11 +37,13 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 def cache_root() -> str | None:
     """``$XDG_CACHE_HOME/cudnn_magic`` (``~/.cache/cudnn_magic`` when the variable is unset,
-    empty or relative), or None when no home is known."""
+    empty or relative), or None when no home is known or the home folder does not exist: a service
+    account's ``HOME=/nonexistent`` (Debian's ``nobody``) means "no home", and a cache never creates
+    one (as root it could)."""
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
-        if not os.path.isabs(home):
+        if not os.path.isabs(home) or not os.path.isdir(home):
             return None
         base = os.path.join(home, ".cache")
     return os.path.join(base, "cudnn_magic")

@@ -234,6 +234,26 @@ def test_store_and_load_refuse_what_they_should(tmp_path, monkeypatch):
     assert disk_cache.load("scan", "k") is None
 
 
+def test_a_home_that_does_not_exist_gets_no_cache_and_is_never_created(tmp_path, monkeypatch):
+    """A service account's ``HOME=/nonexistent`` (Debian's ``nobody``; a job started with a bare
+    environment) means no home. ``check --pid`` run as root with such an environment created
+    ``/nonexistent/.cache/cudnn_magic`` (the scan, file and code caches, and the wheel records)."""
+    from cudnn_magic.probes import wheel_record
+
+    home = tmp_path / "nonexistent"
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    assert disk_cache.cache_root() is None and wheel_record.cache_dir() is None
+    assert disk_cache.store("scan", "k", {"a": 1}) is False
+    assert disk_cache.load("scan", "k") is None
+    wheel_record._remember("0" * 64, "x")
+    assert wheel_record._cached("0" * 64) is None
+    assert not home.exists()
+    home.mkdir()  # an existing home gets its ~/.cache as before
+    assert disk_cache.cache_root() == str(home / ".cache" / "cudnn_magic")
+    assert disk_cache.store("scan", "k", {"a": 1}) is True and disk_cache.load("scan", "k") == {"a": 1}
+
+
 # ----------------------------------------------------------------------------- the loader's own facts
 
 RTLD = r"""

@@ -60,7 +60,8 @@ def test_an_nvcc_wrapper_on_path_is_read_not_run(tmp_path):
 def test_nothing_breaks_it(tmp_path):
     (tmp_path / "bin").mkdir()
     (tmp_path / "version.json").write_bytes(b"\xff{not json")
-    assert all(t.root != "/nonexistent" for t in probe_toolkits({"CUDA_HOME": "/nonexistent", "PATH": str(tmp_path)}))
+    missing = str(tmp_path / "no-such-toolkit")  # a folder that surely does not exist on this machine
+    assert all(t.root != missing for t in probe_toolkits({"CUDA_HOME": missing, "PATH": str(tmp_path)}))
     assert [t.version for t in probe_toolkits({"CUDA_HOME": str(tmp_path), "PATH": ""}) if t.root == str(tmp_path)] == [None]
 
 
