@@ -14,22 +14,22 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Finding, Fix, FrameworkBuild, WheelOverwrite
+from ..rules.wheel_folders import canonical
 from ..util import pyenv
 
 __all__ = ["canonical_name", "overwrite_findings", "pinned_names", "requirement"]
 
 
 def canonical_name(name: str) -> str:
-    """The PEP 503 form of a distribution name (``packaging.utils``, imported on first use:
-    ``packaging.requirements`` costs about 20 ms of ``cudnn-magic check --json``'s start-up)."""
-    from packaging.utils import canonicalize_name  # start-up cost: packaging's requirement parser only for pins
-
-    return canonicalize_name(name)
+    """The PEP 503 form of a distribution name (:func:`cudnn_magic.rules.wheel_folders.canonical`,
+    the rule of ``packaging.utils.canonicalize_name`` without importing it)."""
+    return canonical(name)
 
 
 def requirement(spec: str) -> Any:
     """``packaging.requirements.Requirement(spec)``, or None when ``spec`` is not one."""
-    # start-up cost: packaging's requirement parser only for pins
+    # start-up cost: packaging's requirement parser (about 30 ms with its marker grammar and the
+    # platform tags it imports) only where a pin's specifier is read, not for a pin's name
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
@@ -38,13 +38,21 @@ def requirement(spec: str) -> Any:
         return None
 
 
+#: A requirement's leading name, as PEP 508's grammar has it (``name`` comes first in both its
+#: forms), followed by what may follow a name there: the end, space, extras, a version or URL
+#: specifier, or a marker.
+_PIN_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?=$|[\s\[(<>=!~;@])")
+
+
 def pinned_names(fw: FrameworkBuild) -> set[str]:
-    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``)."""
+    """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``): each
+    pin's leading name per PEP 508 (what ``packaging.requirements.Requirement(pin).name`` gives for a
+    valid pin; a pin that does not start with a name is left out)."""
     out: set[str] = set()
     for pin in fw.pins:
-        r = requirement(pin)
-        if r is not None:
-            out.add(canonical_name(r.name))
+        m = _PIN_NAME.match(pin) if isinstance(pin, str) else None
+        if m:
+            out.add(canonical(m.group(1)))
     return out
 
 

@@ -36,6 +36,7 @@ from packaging.version import InvalidVersion, Version
 
 from ...model import Resolution
 from ...util.files import read_regular
+from .. import filefacts
 from ..loader import resolve_pathfinder
 
 __all__ = ["ORDER", "PathfinderSpec", "calls_pathfinder_for_cudnn", "pathfinder_pick", "read_pathfinder"]
@@ -101,24 +102,75 @@ def read_pathfinder(site: str, name: str = "cudnn") -> PathfinderSpec | str:
     except InvalidVersion:
         return f"cuda-pathfinder version {version!r} not understood"
     cat = os.path.join(site, "cuda", "pathfinder", "_dynamic_libs", "descriptor_catalog.py")
+    found = _catalog(cat)
+    if isinstance(found, str):
+        return found
+    kw = found.get(name)
+    if kw is None:
+        return f"cuda-pathfinder {version}: no {name} descriptor in {cat}"
+    return PathfinderSpec(
+        version=version, sonames=tuple(kw.get("linux_sonames", ())),
+        site_dirs=tuple(kw.get("site_packages_linux", ())),
+        env_vars=tuple(kw.get("install_root_env_vars_linux", ("CUDNN_PATH",))),
+        env_rel_dirs=tuple(kw.get("install_root_env_rel_dirs_linux", ("lib", "lib64"))),
+        anchor_rel_dirs=tuple(kw.get("anchor_rel_dirs_linux", ("lib64", "lib"))),
+        dependencies=tuple(kw.get("dependencies", ())),
+        source=f"cuda-pathfinder {version} cuda/pathfinder/_dynamic_libs/descriptor_catalog.py")
+
+
+#: The ``DescriptorSpec`` keywords read (each a sequence of strings).
+_FIELDS = ("linux_sonames", "site_packages_linux", "install_root_env_vars_linux", "install_root_env_rel_dirs_linux",
+           "anchor_rel_dirs_linux", "dependencies")
+#: Raised whenever what :func:`_read_catalog` keeps of a file changes (the kind it is stored under).
+READER_VERSION = 1
+_FACT = f"pathfinder-catalog-{READER_VERSION}"
+_memo: dict[tuple[str, int, int, int, int], dict[str, dict[str, tuple[str, ...]]] | str] = {}
+
+
+def _catalog(cat: str) -> dict[str, dict[str, tuple[str, ...]]] | str:
+    """Every library's descriptor in the catalogue file ``cat``: name -> {keyword: strings}, or
+    why it could not be read. Parsing the file with :mod:`ast` costs a few ms and a check asks for
+    two libraries per consumer, so what was read is kept per file identity (device, inode, size,
+    mtime in ns) in this process and on disk (:mod:`cudnn_magic.probes.filefacts`). Never raises."""
+    try:
+        st = os.stat(cat)
+    except (OSError, ValueError) as exc:
+        return f"could not read {cat}: {type(exc).__name__}: {exc}"
+    key = (cat, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    found = _memo.get(key)
+    if found is not None:
+        return found
+    kept = filefacts.get(cat, st, _FACT)
+    if isinstance(kept, dict) and all(
+            isinstance(v, dict) and all(k in _FIELDS and isinstance(x, list) and all(isinstance(i, str) for i in x)
+                                        for k, x in v.items()) for v in kept.values()):
+        found = {n: {k: tuple(x) for k, x in v.items()} for n, v in kept.items()}
+    else:
+        found = _read_catalog(cat)
+        if not isinstance(found, str):
+            filefacts.put(cat, st, _FACT, {n: {k: list(x) for k, x in v.items()} for n, v in found.items()})
+    if len(_memo) >= 64:
+        _memo.clear()
+    _memo[key] = found
+    return found
+
+
+def _read_catalog(cat: str) -> dict[str, dict[str, tuple[str, ...]]] | str:
+    """:func:`_catalog`'s reading of the file itself (the first descriptor of each name)."""
     try:
         tree = ast.parse(read_regular(cat, 4 << 20).decode("utf-8", "replace"), filename=cat)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"could not read {cat}: {type(exc).__name__}: {exc}"
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "DescriptorSpec":
             kw = _kwargs_of(node)
-            if kw.get("name") != name:
+            name = kw.get("name")
+            if not isinstance(name, str) or name in out:
                 continue
-            return PathfinderSpec(
-                version=version, sonames=tuple(kw.get("linux_sonames", ())),  # type: ignore[arg-type]
-                site_dirs=tuple(kw.get("site_packages_linux", ())),  # type: ignore[arg-type]
-                env_vars=tuple(kw.get("install_root_env_vars_linux", ("CUDNN_PATH",))),  # type: ignore[arg-type]
-                env_rel_dirs=tuple(kw.get("install_root_env_rel_dirs_linux", ("lib", "lib64"))),  # type: ignore[arg-type]
-                anchor_rel_dirs=tuple(kw.get("anchor_rel_dirs_linux", ("lib64", "lib"))),  # type: ignore[arg-type]
-                dependencies=tuple(kw.get("dependencies", ())),  # type: ignore[arg-type]
-                source=f"cuda-pathfinder {version} cuda/pathfinder/_dynamic_libs/descriptor_catalog.py")
-    return f"cuda-pathfinder {version}: no {name} descriptor in {cat}"
+            out[name] = {k: tuple(v) for k, v in kw.items() if k in _FIELDS and isinstance(v, (list, tuple))
+                         and all(isinstance(i, str) for i in v)}
+    return out
 
 
 def pathfinder_pick(site: str, consumer: str, *, environ: dict[str, str] | None = None,

@@ -39,6 +39,7 @@ from packaging.version import InvalidVersion, Version
 
 from ...model import Preload
 from ...util.files import read_regular
+from .. import filefacts
 from ..elf import ElfDynamic
 from ..loader import elf_facts
 
@@ -322,9 +323,71 @@ def _required(call: ast.Call, funcs: dict[str, ast.FunctionDef]) -> bool:
     return True  # no required parameter (2.10-2.13's driver): the per-library loader's default, True
 
 
+#: Raised whenever what :func:`read_preload_rule` derives from a file changes: a rule another
+#: reader kept on disk is then not used (it is stored under a kind named with this number).
+READER_VERSION = 1
+_FACT = f"torch-preload-{READER_VERSION}"
+#: (path, device, inode, size, mtime_ns, version) -> what was read, for this process's later checks
+_memo: dict[tuple[str, int, int, int, int, str], TorchPreloadRule | str] = {}
+
+
 def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | str:
     """The :class:`TorchPreloadRule` of the torch whose ``__init__.py`` is ``init_path``, or a
-    sentence saying why it could not be read. Never raises."""
+    sentence saying why it could not be read. Never raises.
+
+    Parsing torch 2.14's 3,000-line ``__init__.py`` with :mod:`ast` and walking it takes about
+    40 ms, so what was read is kept per file identity (device, inode, size, mtime in ns): in this
+    process, and on disk with the other facts read from files (:mod:`cudnn_magic.probes.filefacts`,
+    kind ``torch-preload-<READER_VERSION>``), served only while the file still has that identity
+    and the same ``version`` is asked for."""
+    try:
+        st = os.stat(init_path)
+    except (OSError, ValueError) as exc:
+        return f"could not read {init_path}: {type(exc).__name__}: {exc}"
+    key = (init_path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, version)
+    found = _memo.get(key)
+    if found is not None:
+        return found
+    kept = _from_json(filefacts.get(init_path, st, _FACT), version)
+    if kept is None:
+        kept = _read_preload_rule(init_path, version)
+        if isinstance(kept, TorchPreloadRule) or not kept.startswith("could not read"):
+            filefacts.put(init_path, st, _FACT, _to_json(kept, version))
+    if len(_memo) >= 64:
+        _memo.clear()
+    _memo[key] = kept
+    return kept
+
+
+def _to_json(found: TorchPreloadRule | str, version: str) -> dict[str, object]:
+    if isinstance(found, str):
+        return {"version": version, "why": found}
+    return {"version": version, "rule": [found.when, list(found.patterns), found.source,
+                                         [list(b) for b in found.before], found.success_stops,
+                                         found.nvidia_gate, found.rtld_global_env]}
+
+
+def _from_json(value: object, version: str) -> TorchPreloadRule | str | None:
+    """What :func:`_to_json` kept, when it is well formed and for ``version``; else None."""
+    if not isinstance(value, dict) or value.get("version") != version:
+        return None
+    why, rule = value.get("why"), value.get("rule")
+    if isinstance(why, str):
+        return why
+    if not (isinstance(rule, list) and len(rule) == 7):
+        return None
+    when, patterns, source, before, stops, gate, env_var = rule
+    if not (isinstance(when, str) and isinstance(source, str) and isinstance(env_var, str)
+            and isinstance(stops, bool) and isinstance(gate, bool)
+            and isinstance(patterns, list) and all(isinstance(p, str) for p in patterns)
+            and isinstance(before, list) and all(isinstance(b, list) and len(b) == 2
+                                                 and all(isinstance(x, str) for x in b) for b in before)):
+        return None
+    return TorchPreloadRule(when, tuple(patterns), source, tuple((b[0], b[1]) for b in before), stops, gate, env_var)
+
+
+def _read_preload_rule(init_path: str, version: str) -> TorchPreloadRule | str:
+    """:func:`read_preload_rule`'s reading of the file itself, every time."""
     try:
         data = read_regular(init_path, _MAX_INIT_BYTES + 1)
         if len(data) > _MAX_INIT_BYTES:
