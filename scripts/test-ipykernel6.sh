@@ -11,4 +11,5 @@ V=.venv-ipykernel6
 "$V/bin/python" -m pip install -q --disable-pip-version-check --no-deps nvidia-cudnn-jit-cu12 -e . 2>&1 | grep -v "is ignored" || true
 exec "$V/bin/python" -m pytest -q -p no:cacheprovider tests/kernel/test_memory_kernel.py tests/kernel/test_annotate_kernel.py \
   tests/kernel/test_check_kernel.py tests/unit/shell/test_annotate.py tests/unit/memory/test_memory_panel.py \
-  tests/kernel/test_cells_kernel.py tests/kernel/test_capture_kernel.py tests/unit/shell/test_extension_lazy.py "$@"
+  tests/kernel/test_cells_kernel.py tests/kernel/test_capture_kernel.py tests/unit/shell/test_extension_lazy.py \
+  tests/kernel/test_magic_usage_kernel.py "$@"

@@ -11,7 +11,7 @@ from typing import Any, TextIO, TypeVar
 
 from .. import fixes
 from ..engines.check import run_check
-from ..fixes.environment import kernel_context, kernelspec_names
+from ..fixes.environment import kernel_context, kernelspec_names, unknown_kernelspec
 from ..model import to_plain
 from ..render.where import undo_words
 from ..util.options import fix_context as _context
@@ -44,11 +44,9 @@ def cli_fix(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     ctx = _context(args)
     if ctx.get("kernel_name"):
-        specs = kernelspec_names()
-        if isinstance(specs, str) or ctx["kernel_name"] not in specs:
-            known = specs if isinstance(specs, str) else "known: " + (", ".join(sorted(specs)) or "none")
-            print(f"cudnn-magic fix: no kernelspec named {ctx['kernel_name']!r} ({known}; `jupyter kernelspec list` "
-                  "shows them)", file=sys.stderr)
+        unknown = unknown_kernelspec(ctx["kernel_name"], kernelspec_names())
+        if unknown:
+            print(f"cudnn-magic fix: {unknown}", file=sys.stderr)
             return 2
     else:
         ctx["shell"] = True  # no kernel runs here: the LD_LIBRARY_PATH judged is this shell's own

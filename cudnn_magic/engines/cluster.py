@@ -46,6 +46,15 @@ class ClusterCheckError(Exception):
     """
 
 
+class ClusterInputError(ClusterCheckError):
+    """The input names no cluster that can be asked, before anything is connected to: an address
+    of the wrong form, a port no port can be, a timeout that is no number of seconds above 0, a
+    runtime environment that is not one (or that Ray refused), an object that is no synchronous
+    ``Client``. The magic raises IPython's ``UsageError`` for these (the cell fails); the other
+    :class:`ClusterCheckError` cases (no Dask or Ray here, nothing answering, a cluster gone
+    mid-check) are said in one line and the cell goes on. The command line exits 2 for both."""
+
+
 class DaskNotInstalledError(ClusterCheckError, ImportError):
     """``distributed`` is not importable here; the message says what to install."""
 
@@ -160,7 +169,7 @@ def _check_address(address: str) -> None:
     except ValueError as exc:
         if "don't know how to extract" in str(exc):
             return
-        raise ClusterCheckError(
+        raise ClusterInputError(
             f"{address!r} is not a Dask scheduler address ({exc}): give tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786, "
             "or in a notebook the name of a dask.distributed.Client variable") from None
     except Exception:  # noqa: BLE001 - unknown scheme etc.: the Client says what is wrong
@@ -184,15 +193,17 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterRepor
     Raises:
         DaskNotInstalledError: ``distributed`` is not installed (says ``pip install
             'cudnn-magic[dask]'``).
-        ClusterCheckError: bad input, or the scheduler cannot be reached. The message is one
-            plain sentence.
+        ClusterInputError: bad input (a :class:`ClusterCheckError`). The message is one plain
+            sentence.
+        ClusterCheckError: the scheduler cannot be reached, or the cluster went away mid-check.
+            The message is one plain sentence.
     """
     try:
         timeout = float(timeout)
     except (TypeError, ValueError):
-        raise ClusterCheckError(f"timeout must be a number of seconds, got {timeout!r}") from None
+        raise ClusterInputError(f"timeout must be a number of seconds, got {timeout!r}") from None
     if not timeout > 0:
-        raise ClusterCheckError(f"timeout must be more than 0 seconds, got {timeout:g}")
+        raise ClusterInputError(f"timeout must be more than 0 seconds, got {timeout:g}")
     distributed = _import_distributed()
     t0 = time.monotonic()
     own = False
@@ -200,7 +211,7 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterRepor
     if not isinstance(client, distributed.Client):
         address = getattr(client, "scheduler_address", client)
         if not isinstance(address, str) or not address.strip():
-            raise ClusterCheckError(
+            raise ClusterInputError(
                 f"expected a dask.distributed.Client or a scheduler address like tcp://HOST:8786, "
                 f"got {type(client_or_address).__name__}")
         address = address.strip()
@@ -217,7 +228,7 @@ def cluster_check(client_or_address: Any, timeout: float = 30.0) -> ClusterRepor
         own = True
     try:
         if client.asynchronous:
-            raise ClusterCheckError("cluster_check needs a synchronous Client (this one is asynchronous=True)")
+            raise ClusterInputError("cluster_check needs a synchronous Client (this one is asynchronous=True)")
         if getattr(client, "status", "running") not in ("running", "connecting", "newly-created"):
             raise ClusterCheckError(f"the Dask client is not connected (status {client.status!r})")
         try:

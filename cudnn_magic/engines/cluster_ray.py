@@ -47,7 +47,7 @@ from typing import Any
 
 from ..model.cluster import ClusterReport, WorkerRow
 from ..util.files import read_regular
-from .cluster import ClusterCheckError, _reason_for, worker_probe
+from .cluster import ClusterCheckError, ClusterInputError, _reason_for, worker_probe
 
 __all__ = ["RAY_INSTALL_HINT", "RayNotInstalledError", "parse_runtime_env", "ray_check"]
 
@@ -74,7 +74,8 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
     requires). None and "" give None.
 
     Raises:
-        ClusterCheckError: not a JSON object, an unreadable file, or bad JSON/YAML (one sentence).
+        ClusterInputError: not a JSON object, an unreadable file, or bad JSON/YAML (one sentence).
+        ClusterCheckError: a YAML file and no PyYAML here.
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -86,7 +87,7 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
         try:
             data = read_regular(text, 4 << 20)
         except OSError as exc:
-            raise ClusterCheckError(f"--runtime-env {text}: not JSON and not a readable file "
+            raise ClusterInputError(f"--runtime-env {text}: not JSON and not a readable file "
                                     f"({exc.strerror or exc})") from None
         source, text = text, data.decode("utf-8", "replace")
         if source.endswith((".yaml", ".yml")):
@@ -98,16 +99,16 @@ def parse_runtime_env(value: Any) -> dict[str, Any] | None:
             try:
                 env = yaml.safe_load(text)
             except yaml.YAMLError as exc:
-                raise ClusterCheckError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
+                raise ClusterInputError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
             if not isinstance(env, dict):
-                raise ClusterCheckError(f"{source}: a runtime environment is a mapping (env_vars, pip, working_dir, ...)")
+                raise ClusterInputError(f"{source}: a runtime environment is a mapping (env_vars, pip, working_dir, ...)")
             return env
     try:
         env = json.loads(text)
     except ValueError as exc:
-        raise ClusterCheckError(f"{source}: not valid JSON ({exc})") from None
+        raise ClusterInputError(f"{source}: not valid JSON ({exc})") from None
     if not isinstance(env, dict):
-        raise ClusterCheckError(f"{source}: a runtime environment is a JSON object (env_vars, pip, working_dir, ...)")
+        raise ClusterInputError(f"{source}: a runtime environment is a JSON object (env_vars, pip, working_dir, ...)")
     return env
 
 
@@ -116,14 +117,14 @@ def _host_port(address: str) -> tuple[str, int] | None:
     and anything without a numeric port.
 
     Raises:
-        ClusterCheckError: the port is a number that no port can be (0, or above 65535).
+        ClusterInputError: the port is a number that no port can be (0, or above 65535).
     """
     rest = address.split("://", 1)[-1].rstrip("/")
     host, sep, port = rest.rpartition(":")
     if not sep or not port.isdigit() or not host:
         return None
     if not 0 < int(port) < 65536:
-        raise ClusterCheckError(f"{address}: {port} is not a port number (1-65535)")
+        raise ClusterInputError(f"{address}: {port} is not a port number (1-65535)")
     return host.strip("[]"), int(port)
 
 
@@ -132,7 +133,8 @@ def _reachable(where: str, timeout: float) -> None:
     there is one sentence at once rather than a ``ray.init`` that retries for minutes.
 
     Raises:
-        ClusterCheckError: not a port number, or nothing answers there.
+        ClusterInputError: not a port number.
+        ClusterCheckError: nothing answers there.
     """
     hp = _host_port(where)
     if hp is None:
@@ -195,7 +197,7 @@ def _connect(ray: Any, address: str | None, runtime_env: dict[str, Any] | None, 
         if runtime_env is not None and isinstance(exc, (ValueError, TypeError)) and not isinstance(exc, ConnectionError):
             # ray.init validates the runtime environment before it connects (RuntimeEnv's checks):
             # the cluster was not the problem
-            raise ClusterCheckError(f"Ray refused the runtime environment (--runtime-env): {type(exc).__name__}: {text}")
+            raise ClusterInputError(f"Ray refused the runtime environment (--runtime-env): {type(exc).__name__}: {text}")
         raise ClusterCheckError(f"could not connect to the Ray cluster at {where}: {type(exc).__name__}: {text}")
     return True
 
@@ -245,8 +247,10 @@ def ray_check(address: str | None = None, runtime_env: Any = None, timeout: floa
 
     Raises:
         RayNotInstalledError: Ray is not installed here (says ``pip install 'cudnn-magic[ray]'``).
-        ClusterCheckError: bad input, the cluster cannot be reached, Ray refused the runtime
-            environment, or the connected one is another cluster. The message is one plain sentence.
+        ClusterInputError: bad input (a :class:`ClusterCheckError`): a timeout or port that is
+            none, a runtime environment that is not one or that Ray refused. One plain sentence.
+        ClusterCheckError: the cluster cannot be reached, or the connected one is another
+            cluster. The message is one plain sentence.
         KeyboardInterrupt: interrupted; the probe tasks were cancelled (and the child process,
             when there was one, ended) first.
     """
@@ -265,9 +269,9 @@ def _timeout(timeout: Any) -> float:
     try:
         seconds = float(timeout)
     except (TypeError, ValueError):
-        raise ClusterCheckError(f"timeout must be a number of seconds, got {timeout!r}") from None
+        raise ClusterInputError(f"timeout must be a number of seconds, got {timeout!r}") from None
     if not seconds > 0:
-        raise ClusterCheckError(f"timeout must be more than 0 seconds, got {seconds:g}")
+        raise ClusterInputError(f"timeout must be more than 0 seconds, got {seconds:g}")
     return seconds
 
 
@@ -283,14 +287,15 @@ _INTERRUPT_GRACE_S = 10.0  # after an interrupt, what the child gets to cancel i
 
 
 def _child_main(fd: int, params: dict[str, Any]) -> None:
-    """In the child process: connect, check, write ``{"report": ...}`` or ``{"error": ...}`` to
-    ``fd``, disconnect. An interrupt (SIGINT from the parent) cancels the pending tasks first."""
+    """In the child process: connect, check, write ``{"report": ...}`` or ``{"error": ...,
+    "bad_input": bool}`` (a :class:`ClusterInputError`) to ``fd``, disconnect. An interrupt
+    (SIGINT from the parent) cancels the pending tasks first."""
     try:
         ray = _import_ray()
         rep = _check_here(ray, params.get("address"), params.get("runtime_env"), float(params["timeout"]))
         answer: dict[str, Any] = {"report": rep.to_json()}
     except ClusterCheckError as exc:
-        answer = {"error": str(exc)}
+        answer = {"error": str(exc), "bad_input": isinstance(exc, ClusterInputError)}
     except KeyboardInterrupt:
         answer = {"interrupted": True}
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -350,7 +355,7 @@ def _check_in_child(address: str | None, env: dict[str, Any] | None, timeout: fl
             raise ClusterCheckError(f"the process that checks the Ray cluster ended without an answer (exit "
                                     f"{proc.returncode}){': ' + lines[-1][:300] if lines else ''}")
     if "error" in answer:
-        raise ClusterCheckError(str(answer["error"]))
+        raise (ClusterInputError if answer.get("bad_input") is True else ClusterCheckError)(str(answer["error"]))
     return ClusterReport.from_json(answer["report"])
 
 

@@ -136,6 +136,15 @@ def kernelspec_names() -> dict[str, str] | str:
         return f"listing kernelspecs failed: {exc}"
 
 
+def unknown_kernelspec(name: str, specs: dict[str, str] | str) -> str | None:
+    """Why ``--kernel NAME`` names no kernelspec, given :func:`kernelspec_names`' answer (one
+    sentence: the names known, or why none could be listed), or None when ``name`` is one. Pure."""
+    if isinstance(specs, dict) and name in specs:
+        return None
+    known = specs if isinstance(specs, str) else "known: " + (", ".join(sorted(specs)) or "none")
+    return f"no kernelspec named {name!r} ({known}; `jupyter kernelspec list` shows them)"
+
+
 def kernelspecs_setting(name: str) -> list[tuple[str, dict[str, Any]]]:
     """``(kernelspec name, spec)`` of every kernelspec whose ``env`` sets the variable ``name``
     (what a kernel started from it gets on top of the server's environment); unreadable specs

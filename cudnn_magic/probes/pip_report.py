@@ -65,6 +65,20 @@ class PipError:
     def __bool__(self) -> bool:  # an error is never a usable result
         return False
 
+    @property
+    def bad_input(self) -> bool:
+        """True when the words given cannot be a what-if at all (:data:`INPUT_KINDS`: a requirement
+        that does not parse, an option a what-if does not pass, one that needs a build); False when
+        pip answered that nothing can be installed (``conflict``, ``no-match``) or pip or the index
+        did not answer (``index-unreachable``, ``pip-too-old``, ``pip-failed``)."""
+        return self.kind in INPUT_KINDS
+
+
+#: The :class:`PipError` kinds that are the user's input, not pip's answer: the words were refused
+#: before pip ran (:func:`split_requirements`) or pip refused the requirement itself ("Invalid
+#: requirement", :func:`classify_failure`). A magic raises IPython's ``UsageError`` for these.
+INPUT_KINDS = frozenset({"bad-requirement", "needs-build"})
+
 
 @dataclass(frozen=True)
 class PlannedInstall:

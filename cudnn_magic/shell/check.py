@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
 from ..engines.check import run_check
-from ..engines.cluster import ClusterCheckError, cluster_check
+from ..engines.cluster import ClusterCheckError, ClusterInputError, cluster_check
 from ..engines.cluster_ray import ray_check
 from ..engines.manifest import NotAManifest, compare, drift_json, live_manifest, read_error, read_manifest
 from ..engines.whatif import what_if
@@ -22,8 +22,7 @@ from ..render.manifest import DriftView
 from ..render.report import ReportView, report_json
 from ..render.whatif import WhatIfView, whatif_json
 from ..util.options import timeout_seconds
-from ..util.safetext import safe_text
-from .args import parse_magic_line
+from .args import parse_magic_line, usage_error
 from .magics import register, unregister
 
 
@@ -82,19 +81,21 @@ class CudnnMagics(Magics):
                 rep = ray_check(_unquote(args.ray) or None, runtime_env=_unquote(args.runtime_env or "") or None,
                                 timeout=args.timeout)
             except ClusterCheckError as exc:
-                print(f"cudnn-magic: {exc}")
+                _cluster_unchecked(exc)
                 return None
             return rep.to_json() if args.json else rep
-        if args.dask:
-            target = self.shell.user_ns.get(args.dask, args.dask) if self.shell is not None else args.dask
-            if target is args.dask and args.dask.isidentifier():
-                print(f"cudnn-magic: no variable {args.dask!r} in this kernel, and {args.dask!r} is not a scheduler "
-                      "address: pass a dask.distributed.Client variable or tcp://HOST:8786")
-                return None
+        if args.dask is not None:
+            name = _unquote(args.dask)
+            if not name:
+                raise UsageError("--dask needs the cluster's address (tcp://HOST:8786) or a Client variable")
+            target = self.shell.user_ns.get(name, name) if self.shell is not None else name
+            if target is name and name.isidentifier():
+                raise usage_error(f"no variable {name!r} in this kernel, and {name!r} is not a scheduler "
+                                  "address: pass a dask.distributed.Client variable or tcp://HOST:8786")
             try:
                 rep = cluster_check(target, timeout=args.timeout)
             except ClusterCheckError as exc:
-                print(f"cudnn-magic: {exc}")
+                _cluster_unchecked(exc)
                 return None
             return rep.to_json() if args.json else rep
 
@@ -102,6 +103,15 @@ class CudnnMagics(Magics):
         if args.json:
             return report_json(report)
         return ReportView(report)
+
+
+def _cluster_unchecked(exc: ClusterCheckError) -> None:
+    """A cluster that could not be checked: bad input (:class:`ClusterInputError`) fails the cell
+    with a ``UsageError``; anything else (no Dask or Ray here, nothing answering, the cluster gone
+    mid-check) is one printed line, and the cell goes on (returns None)."""
+    if isinstance(exc, ClusterInputError):
+        raise usage_error(str(exc)) from None
+    print(f"cudnn-magic: {exc}")
 
 
 def _unquote(text: str) -> str:
@@ -112,11 +122,22 @@ def _unquote(text: str) -> str:
 
 def check_what_if(requirements: str, as_json: bool) -> Any:
     """``%cudnn_check --what-if REQS``: the prediction (a :class:`~cudnn_magic.render.whatif.WhatIfView`),
-    its JSON (a dict), or None after one printed line for bad input (``{"error": ...}`` with
-    ``--json``). Nothing is installed."""
+    or its JSON (a dict). Nothing is installed.
+
+    Raises:
+        UsageError: the words cannot be a what-if (:attr:`PipError.bad_input`: a requirement that
+            does not parse, an option a what-if does not pass, one that needs a build); one line,
+            ``what-if: ...``, also with ``--json``.
+
+    When pip answered that nothing can be installed (a conflict, no matching release) or could not
+    answer (the index unreachable, pip too old or failing), one line is printed and None returned
+    (with ``--json``, ``{"error": {"kind", "message"}}``): a finding about the environment, not the
+    input."""
 
     result = what_if(_unquote(requirements))
     if isinstance(result, PipError):
+        if result.bad_input:
+            raise usage_error(f"what-if: {result.message}")
         print(f"cudnn-magic: what-if: {result.message}")
         return {"error": {"kind": result.kind, "message": result.message}} if as_json else None
     return whatif_json(result) if as_json else WhatIfView(result)
@@ -124,16 +145,18 @@ def check_what_if(requirements: str, as_json: bool) -> Any:
 
 def check_against(path: str, as_json: bool) -> Any:
     """``%cudnn_check --against FILE``: the drift (a :class:`~cudnn_magic.render.manifest.DriftView`,
-    or with ``as_json`` ``{"manifest", "drift", "unchanged"}``), or None after one printed line
-    when the file cannot be read (also: not a regular file, e.g. a FIFO, which never blocks the
-    kernel) or is not a manifest (also: a field of the wrong type)."""
+    or with ``as_json`` ``{"manifest", "drift", "unchanged"}``).
+
+    Raises:
+        UsageError: the file cannot be read (missing, not readable, not a regular file: a FIFO
+            never blocks the kernel) or is not a manifest (also: a field of the wrong type); one
+            line, also with ``--json``."""
 
     path = _unquote(path)
     try:
         saved = read_manifest(path)
     except (OSError, NotAManifest) as exc:
-        print(safe_text(f"cudnn-magic: {read_error(path, exc)[1]}", keep_newlines=False))
-        return None
+        raise usage_error(read_error(path, exc)[1]) from None
     live, _ = live_manifest()
     drift = compare(saved, live)
     if as_json:

@@ -20,6 +20,7 @@ from ..render.paths import PathNames
 from ..util.safetext import safe_text
 from ..util.textinput import binary_kind
 from .annotate import _display_safe_log, annotator
+from .args import usage_error
 from .magics import register, unregister
 
 __all__ = ["AnnotateMagics", "Explanation", "load_ipython_extension", "unload"]
@@ -133,8 +134,8 @@ class AnnotateMagics(Magics):
         if cell is not None:
             text = (text + "\n" + cell) if text.strip() else cell
         kind = binary_kind(text) if text.strip() else None
-        if kind:
-            return Explanation([], message=f"cudnn-magic: the text is {kind}, not a log: nothing to explain.")
+        if kind:  # what the command line refuses with exit 2: input, not a log
+            raise usage_error(f"the text is {kind}, not a log: nothing to explain")
         if not text.strip():
             return explain_last()
         report = _report() if use_facts else None

@@ -18,13 +18,13 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from .. import fixes
 from ..engines.check import cached_report, run_check
-from ..fixes.environment import kernel_context
+from ..fixes.environment import kernel_context, kernelspec_names, unknown_kernelspec
 from ..model import Fix
 from ..ui.fallback import display_with_controls
 from ..ui.fix_buttons import fix_box, result_html
 from ..util.kernelinfo import connection_file
 from ..util.options import fix_context as _context
-from .args import parse_magic_line
+from .args import parse_magic_line, usage_error
 from .magics import register, unregister
 
 __all__ = ["FixMagics", "PlanView", "ResultView", "load_ipython_extension", "unload"]
@@ -94,6 +94,11 @@ class FixMagics(Magics):
             raise UsageError("name a fix: " + ", ".join(fixes.FIXES))
         if args.fix_id not in fixes.FIXES:
             raise UsageError(f"unknown fix id {args.fix_id!r}; known: {', '.join(fixes.FIXES)}")
+        if args.kernel and not args.undo:  # as the command line: --undo reverts what was applied, wherever
+            specs = kernelspec_names()  # listing them failed: not the input; the plan says why
+            unknown = unknown_kernelspec(args.kernel, specs) if isinstance(specs, dict) else None
+            if unknown:
+                raise usage_error(unknown)
         try:
             return self._cudnn_fix(args)
         except UsageError:

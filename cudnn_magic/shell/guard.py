@@ -8,6 +8,10 @@ what-if (:func:`cudnn_magic.engines.whatif.what_if`, pip's dry run in this kerne
 interpreter) and stops with the prediction when the install would add an error finding;
 ``%pip install --force ...`` drops ``--force`` and runs pip as asked. Every other ``%pip``
 command passes through unchanged. ``off`` (and ``%unload_ext``) puts IPython's ``%pip`` back.
+
+A stop never fails the cell: IPython's ``%pip`` never does (it prints pip's output and the cell
+succeeds, a failed install too), and the guard keeps ``%pip``'s contract. Bad input to
+``%cudnn_guard`` itself (``%cudnn_guard maybe``) is a ``UsageError``, as for every magic of ours.
 """
 
 from __future__ import annotations

@@ -339,20 +339,26 @@ def test_unreachable_scheduler_and_bad_input_give_one_clear_message():
     import socket
 
     from cudnn_magic.cli.cluster import cli_cluster
-    from cudnn_magic.engines.cluster import ClusterCheckError, cluster_check
+    from cudnn_magic.engines.cluster import ClusterCheckError, ClusterInputError, cluster_check
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     t0 = time.monotonic()
-    with pytest.raises(ClusterCheckError, match="could not connect to the Dask scheduler"):
+    with pytest.raises(ClusterCheckError, match="could not connect to the Dask scheduler") as unreachable:
         cluster_check(f"tcp://127.0.0.1:{port}", timeout=2)
     assert time.monotonic() - t0 < 15
-    with pytest.raises(ClusterCheckError, match=r"expected a dask\.distributed\.Client"):
+    # nothing answering is not the input (the magic says it in one line and the cell goes on) ...
+    assert not isinstance(unreachable.value, ClusterInputError)
+    # ... an object or a value that names no cluster is (the magic raises UsageError)
+    with pytest.raises(ClusterInputError, match=r"expected a dask\.distributed\.Client"):
         cluster_check(42)
-    with pytest.raises(ClusterCheckError, match="timeout"):
+    with pytest.raises(ClusterInputError, match="timeout"):
         cluster_check("tcp://127.0.0.1:1", timeout=0)
+    with pytest.raises(ClusterInputError, match="is not a Dask scheduler address"):
+        cluster_check("tcp://127.0.0.1:notaport", timeout=2)
     assert cli_cluster(f"tcp://127.0.0.1:{port}", timeout=1, out=io.StringIO()) == 2
+    assert cli_cluster("tcp://127.0.0.1:notaport", timeout=1, out=io.StringIO()) == 2  # the command line: exit 2 for both
 
 
 def test_without_dask_the_error_says_what_to_install():

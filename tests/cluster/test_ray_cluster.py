@@ -175,7 +175,9 @@ def test_without_ray_the_error_says_what_to_install():
 
 
 def test_runtime_env_input_and_bad_timeouts_are_one_clear_sentence(tmp_path):
-    from cudnn_magic.engines.cluster import ClusterCheckError
+    """Each is the input (``ClusterInputError``: the magic raises ``UsageError``), found before Ray is
+    imported or anything connected."""
+    from cudnn_magic.engines.cluster import ClusterInputError
     from cudnn_magic.engines.cluster_ray import parse_runtime_env, ray_check
 
     assert parse_runtime_env(None) is None and parse_runtime_env("") is None
@@ -185,9 +187,9 @@ def test_runtime_env_input_and_bad_timeouts_are_one_clear_sentence(tmp_path):
     assert parse_runtime_env(str(f)) == {"pip": ["x"]}
     for bad, words in (("[1, 2]", "JSON object"), ("{nope", "not valid JSON"), (str(tmp_path / "missing.json"),
                                                                                  "not JSON and not a readable file")):
-        with pytest.raises(ClusterCheckError, match=words):
+        with pytest.raises(ClusterInputError, match=words):
             parse_runtime_env(bad)
-    with pytest.raises(ClusterCheckError, match="more than 0"):
+    with pytest.raises(ClusterInputError, match="more than 0"):
         ray_check("auto", timeout=0)
 
 
@@ -252,18 +254,25 @@ def test_address_typos_are_one_sentence_at_once():
     import time
 
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'cudnn-magic[ray]'")
-    from cudnn_magic.engines.cluster import ClusterCheckError
-    from cudnn_magic.engines.cluster_ray import ray_check
+    from cudnn_magic.engines.cluster import ClusterCheckError, ClusterInputError
+    from cudnn_magic.engines.cluster_ray import _check_in_child, ray_check
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    for addr, words in (("127.0.0.1:99999", "99999 is not a port number"), ("127.0.0.1:0", "0 is not a port number"),
-                        (f" 127.0.0.1:{port} ", f"nothing answers at 127.0.0.1:{port}")):
+    for addr, words, bad_input in (("127.0.0.1:99999", "99999 is not a port number", True),
+                                   ("127.0.0.1:0", "0 is not a port number", True),
+                                   (f" 127.0.0.1:{port} ", f"nothing answers at 127.0.0.1:{port}", False)):
         t0 = time.monotonic()
-        with pytest.raises(ClusterCheckError, match=words):
+        with pytest.raises(ClusterCheckError, match=words) as info:
             ray_check(addr, timeout=30)
         assert time.monotonic() - t0 < 10, addr
+        assert isinstance(info.value, ClusterInputError) is bad_input, addr  # the magic: UsageError, or one line
+    # the check's own process (when this one is not connected) sends back which of the two it was
+    for addr, bad_input in (("127.0.0.1:0", True), (f"127.0.0.1:{port}", False)):
+        with pytest.raises(ClusterCheckError) as info:
+            _check_in_child(addr, None, 5)
+        assert isinstance(info.value, ClusterInputError) is bad_input, (addr, info.value)
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "RAY_ADDRESS")}
     env["PYTHONPATH"] = str(REPO)
     for flag in ("--ray", "--dask"):

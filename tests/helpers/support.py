@@ -148,19 +148,25 @@ def kernel_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]
 
 
 def run_notebook(cells: list[str], tmp: Path, env: dict[str, str] | None = None, timeout: int = 120,
-                 allow_errors: bool = True, save_as: Path | None = None):
+                 allow_errors: bool = True, save_as: Path | None = None, replies: dict | None = None):
     """Execute ``cells`` in a real ipykernel through nbclient and return the executed notebook.
 
-    The kernel runs this interpreter (``sys.executable``) with :func:`kernel_env`.
+    The kernel runs this interpreter (``sys.executable``) with :func:`kernel_env`. ``replies``,
+    when given, receives each cell's ``execute_reply`` content by cell index (``status`` "ok" or
+    "error", with ``ename``/``evalue``: what a front end's Run All stops on; a ``UsageError``
+    leaves only a stderr line among the outputs).
     """
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    hooks = {} if replies is None else {
+        "on_cell_executed": lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index,
+                                                                                       execute_reply["content"])}
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-        resources={"metadata": {"path": str(tmp)}},
+        resources={"metadata": {"path": str(tmp)}}, **hooks,
     )
     # nbclient hands extra execute() kwargs to KernelManager.start_kernel (Popen env).
     client.execute(env=kernel_env(tmp, env))

@@ -82,9 +82,9 @@ def test_unknown_options_and_bad_timeouts_are_usage_errors_and_a_missing_client_
         'ex = %cudnn_explain --facts CUDNN_STATUS_INTERNAL_ERROR\nprint("ALIVE", len(ex.diagnoses))',
         'ex = %cudnn_explain ---- CUDNN_STATUS_INTERNAL_ERROR\nprint("DASHES", len(ex.diagnoses))',
     ])
-    assert out.count("UsageError") == 4 and "Traceback" not in out, out
+    assert out.count("UsageError") == 5 and "Traceback" not in out, out
     assert "unknown option '--bogus'" in out and "the timeout must be more than 0" in out
-    assert "no variable 'nosuchvar' in this kernel" in out
+    assert "UsageError: no variable 'nosuchvar' in this kernel" in out  # bad input fails the cell
     assert "ALIVE 1" in out and "DASHES 1" in out, out
 
 

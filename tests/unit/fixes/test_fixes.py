@@ -255,6 +255,19 @@ def test_remove_shadowing_dir_prepends_when_the_dir_holds_other_libraries(jupyte
     assert p.steps[0].env == (("LD_LIBRARY_PATH", f"{real}:{shadow}"),)
 
 
+def test_a_kernel_name_that_names_no_kernelspec_is_one_sentence_with_the_known_ones():
+    """``--kernel NAME``: the command line exits 2 with it, the magic raises ``UsageError`` (the
+    magic only when the kernelspecs could be listed: a listing that failed is not the input)."""
+    from cudnn_magic.fixes.environment import unknown_kernelspec
+
+    assert unknown_kernelspec("py", {"py": "/k/py"}) is None
+    assert unknown_kernelspec("nope", {"b": "/k/b", "a": "/k/a"}) == (
+        "no kernelspec named 'nope' (known: a, b; `jupyter kernelspec list` shows them)")
+    assert unknown_kernelspec("nope", {}) == "no kernelspec named 'nope' (known: none; `jupyter kernelspec list` shows them)"
+    why = "jupyter_client is not installed, so kernelspecs cannot be found"
+    assert unknown_kernelspec("py", why) == f"no kernelspec named 'py' ({why}; `jupyter kernelspec list` shows them)"
+
+
 def test_remove_shadowing_dir_not_applicable_cases(jupyter_home, monkeypatch):
     shadow, real = _shadow_dirs(jupyter_home)
     env = {"LD_LIBRARY_PATH": f"{shadow}:{real}"}

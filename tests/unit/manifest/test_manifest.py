@@ -340,13 +340,15 @@ def test_against_what_is_not_a_regular_file_is_refused_at_once(tmp_path, kind):
 
 
 def test_the_magic_does_not_block_on_a_fifo_either(tmp_path):
-    """``%cudnn_check --against FIFO`` ran the same blocking ``open()`` in the kernel."""
+    """``%cudnn_check --against FIFO`` ran the same blocking ``open()`` in the kernel. Now it is
+    refused at once, as bad input: a ``UsageError`` (the cell fails with that one line)."""
     fifo = tmp_path / "stack.json"
     os.mkfifo(fifo)
-    p = _cli(code=f"from cudnn_magic.shell.check import check_against\nprint(check_against({str(fifo)!r}, False))",
-             timeout=30)
+    code = ("from IPython.core.error import UsageError\nfrom cudnn_magic.shell.check import check_against\n"
+            f"try:\n    check_against({str(fifo)!r}, False)\nexcept UsageError as exc:\n    print('UsageError:', exc)")
+    p = _cli(code=code, timeout=30)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == f"cudnn-magic: cannot read {fifo}: not a regular file (a FIFO, a device or a folder)\nNone\n"
+    assert p.stdout == f"UsageError: cannot read {fifo}: not a regular file (a FIFO, a device or a folder)\n"
 
 
 def test_a_file_over_the_size_bound_is_refused_by_its_size(tmp_path):

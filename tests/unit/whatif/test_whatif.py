@@ -117,6 +117,22 @@ def test_conflict_keeps_pips_explanation_bounded_and_clean():
     assert "\x1b" not in err.message and "\x07" not in err.message and "To fix" not in err.message
 
 
+def test_only_words_that_cannot_be_a_what_if_are_bad_input():
+    """``PipError.bad_input``: the magic raises ``UsageError`` for these (the cell fails). What pip
+    answered (a conflict, no release) and pip or the index not answering are said in one line and
+    the cell goes on; the command line exits 2 for all of them."""
+    from cudnn_magic.probes.pip_report import PipError, classify_failure, split_requirements
+
+    for text in ("x=1", "", "x --target /tmp/x", "x -i", "-e ./src", "./dist/x-1.0.tar.gz", "'x"):
+        err = split_requirements(text)
+        assert isinstance(err, PipError) and err.bad_input, (text, err)
+    assert classify_failure("ERROR: Invalid requirement: 'x=1'").bad_input  # pip refused the words
+    for output in ("Failed to establish a new connection", "ERROR: ResolutionImpossible",
+                   "ERROR: No matching distribution found for x==9", "ERROR: something else"):
+        assert not classify_failure(output).bad_input, output
+    assert not PipError("pip-too-old", "pip 21.0 is too old").bad_input
+
+
 def test_unreachable_index_is_a_clear_error(venv):
     url = f"http://127.0.0.1:{closed_port()}/simple"
     # pip's configuration isolated: a pip.conf find-links/extra-index-url (or PIP_FIND_LINKS) is another
