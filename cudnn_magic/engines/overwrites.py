@@ -47,7 +47,8 @@ _PIN_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?=$|[\s
 def pinned_names(fw: FrameworkBuild) -> set[str]:
     """Canonical names of the distributions ``fw``'s metadata requires (``Requires-Dist``): each
     pin's leading name per PEP 508 (what ``packaging.requirements.Requirement(pin).name`` gives for a
-    valid pin; a pin that does not start with a name is left out)."""
+    valid pin; a pin that does not start with a name is left out, and one whose specifier or
+    marker ``packaging`` would reject still names its distribution)."""
     out: set[str] = set()
     for pin in fw.pins:
         m = _PIN_NAME.match(pin) if isinstance(pin, str) else None

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..util.disk_cache import load, store
 
-__all__ = ["MISSING", "flush", "get", "put"]
+__all__ = ["MISSING", "flush", "get", "put", "racy"]
 
 #: What :func:`get` answers when nothing valid is stored.
 MISSING = object()

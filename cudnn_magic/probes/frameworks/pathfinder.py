@@ -147,11 +147,13 @@ def _catalog(cat: str) -> dict[str, dict[str, tuple[str, ...]]] | str:
         found = {n: {k: tuple(x) for k, x in v.items()} for n, v in kept.items()}
     else:
         found = _read_catalog(cat)
-        if not isinstance(found, str):
-            filefacts.put(cat, st, _FACT, {n: {k: list(x) for k, x in v.items()} for n, v in found.items()})
-    if len(_memo) >= 64:
-        _memo.clear()
-    _memo[key] = found
+        if isinstance(found, str):
+            return found  # a read that failed is tried again next time
+        filefacts.put(cat, st, _FACT, {n: {k: list(x) for k, x in v.items()} for n, v in found.items()})
+    if not filefacts.racy(st):  # a file changed within the timestamps' granularity is read every time
+        if len(_memo) >= 64:
+            _memo.clear()
+        _memo[key] = found
     return found
 
 

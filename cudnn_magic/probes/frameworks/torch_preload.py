@@ -351,11 +351,13 @@ def read_preload_rule(init_path: str, version: str = "") -> TorchPreloadRule | s
     kept = _from_json(filefacts.get(init_path, st, _FACT), version)
     if kept is None:
         kept = _read_preload_rule(init_path, version)
-        if isinstance(kept, TorchPreloadRule) or not kept.startswith("could not read"):
-            filefacts.put(init_path, st, _FACT, _to_json(kept, version))
-    if len(_memo) >= 64:
-        _memo.clear()
-    _memo[key] = kept
+        if isinstance(kept, str) and kept.startswith("could not read"):
+            return kept  # a read that failed (a FIFO, too many open files) is tried again next time
+        filefacts.put(init_path, st, _FACT, _to_json(kept, version))
+    if not filefacts.racy(st):  # a file changed within the timestamps' granularity is read every time
+        if len(_memo) >= 64:
+            _memo.clear()
+        _memo[key] = kept
     return kept
 
 

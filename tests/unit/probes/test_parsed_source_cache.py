@@ -77,6 +77,14 @@ def test_torch_preload_rule_read_once_then_from_disk_until_the_file_changes(cach
     assert isinstance(first, TorchPreloadRule) and first.when == "always" and len(calls) == 2
     assert read_preload_rule(str(init), "2.14.1") == first and len(calls) == 2  # the process remembers it
 
+    # the file changes under this process (pip install -U torch in a running kernel): read again
+    init.write_bytes((FIXTURES / "2.9.1" / "__init__.py").read_bytes())
+    _settled(init, 45.0)
+    assert read_preload_rule(str(init), "2.9.1").when == "on-error" and len(calls) == 3
+    init.write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
+    _settled(init, 40.0)
+    assert read_preload_rule(str(init), "2.14.1") == first and len(calls) == 4
+
     _new_process()
     _refusing(monkeypatch, torch_preload, "_read_preload_rule")
     assert read_preload_rule(str(init), "2.14.1") == first  # from disk, equal field for field
@@ -96,22 +104,55 @@ def test_a_bad_or_foreign_stored_rule_is_not_used(cache, monkeypatch):
     init.write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
     _settled(init)
     st = os.stat(init)
-    for bad in ({"version": "2.14.1", "rule": ["always", "not a list", "", [], False, False, ""]},
-                {"version": "2.14.1", "rule": ["always"]},
+    for bad in ({"version": "2.14.1", "rule": ["never", "not a list", "", [], False, False, ""]},
+                {"version": "2.14.1", "rule": ["never", [1], "", [], False, False, ""]},
+                {"version": "2.14.1", "rule": ["never", [], "", [["a"]], False, False, ""]},
+                {"version": "2.14.1", "rule": ["never", [], "", [], "no", False, ""]},
+                {"version": "2.14.1", "rule": ["never"]},
                 {"version": "2.13.0", "why": "kept for another version"},
                 "not a mapping"):
         _new_process()
         filefacts.put(str(init), st, torch_preload._FACT, bad)
         got = read_preload_rule(str(init), "2.14.1")
-        assert isinstance(got, TorchPreloadRule) and got.when == "always", bad
+        assert isinstance(got, TorchPreloadRule) and got.when == "always" and got.patterns, bad
+    # a well-formed stored rule is used as it is (what makes the rows above meaningful)
+    _new_process()
+    filefacts.put(str(init), st, torch_preload._FACT,
+                  {"version": "2.14.1", "rule": ["never", ["x/{lib_name}"], "kept", [["a", "b"]], True, True, ""]})
+    assert read_preload_rule(str(init), "2.14.1") == TorchPreloadRule("never", ("x/{lib_name}",), "kept",
+                                                                       (("a", "b"),), True, True, "")
 
 
-def test_a_file_that_cannot_be_read_is_not_remembered(cache):
-    missing = cache / "gone" / "__init__.py"
-    assert "could not read" in read_preload_rule(str(missing), "2.14.1")
-    missing.parent.mkdir()
-    missing.write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
-    assert isinstance(read_preload_rule(str(missing), "2.14.1"), TorchPreloadRule)
+def test_a_read_that_failed_is_tried_again(cache, monkeypatch):
+    """A read that failed (too many open files, a FIFO named like the file) is not remembered, in the
+    process or on disk: the same file read again a moment later gives its rule."""
+    init = cache / "__init__.py"
+    init.write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
+    _settled(init)
+    real = torch_preload.read_regular
+    failures = [OSError(24, "Too many open files")]
+
+    def flaky(*a):
+        if failures:
+            raise failures.pop()
+        return real(*a)
+
+    monkeypatch.setattr(torch_preload, "read_regular", flaky)
+    assert "Too many open files" in read_preload_rule(str(init), "2.14.1")
+    filefacts.flush()
+    assert not any(torch_preload._FACT in str(v) for d in filefacts._docs.values() for v in d.values())
+    assert read_preload_rule(str(init), "2.14.1").when == "always"
+
+
+def test_a_file_changed_just_now_is_read_every_time(cache, monkeypatch):
+    """Within the timestamps' granularity (the "racy" rule) a rewrite can keep size and mtime:
+    such a file is neither remembered nor stored."""
+    init = cache / "__init__.py"
+    init.write_bytes((FIXTURES / "2.14.1" / "__init__.py").read_bytes())
+    calls = _counting(monkeypatch, torch_preload, "_read_preload_rule")
+    read_preload_rule(str(init), "2.14.1")
+    read_preload_rule(str(init), "2.14.1")
+    assert len(calls) == 2 and not torch_preload._memo
 
 
 CATALOG = '''
@@ -121,6 +162,7 @@ DESCRIPTOR_CATALOG = (
                    site_packages_linux=("nvidia/cu13/lib", "nvidia/cublas/lib")),
     DescriptorSpec(name="cudnn", linux_sonames=("libcudnn.so.9",), site_packages_linux=("nvidia/cudnn/lib",),
                    dependencies=("cublasLt",), install_root_env_vars_linux=("CUDNN_PATH",)),
+    DescriptorSpec(name="cudnn", linux_sonames=("libcudnn.so.8",), site_packages_linux=("later/lib",)),
 )
 '''
 

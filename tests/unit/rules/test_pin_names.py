@@ -49,3 +49,17 @@ def test_every_pin_of_a_framework_and_canonical_names():
 
 def test_a_pin_that_does_not_start_with_a_name_is_left_out():
     assert pinned_names(FrameworkBuild("X", "x", "1", pins=(">=1.0", "", "-dash-first", "; extra == 'a'"))) == set()
+
+
+def test_reading_pin_names_does_not_import_packaging_requirement_parser():
+    """What the change is for: a check whose frameworks are all fine never imports
+    ``packaging.requirements`` (its marker grammar and platform tags)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from cudnn_magic.engines.overwrites import pinned_names; "
+            "from cudnn_magic.model import FrameworkBuild; "
+            "print(sorted(pinned_names(FrameworkBuild('X', 'x', '1', pins=('nvidia-cudnn-cu12>=9; extra == \"a\"',))))); "
+            "print('packaging.requirements' in sys.modules, 'packaging.markers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "['nvidia-cudnn-cu12']" and out[1] == "False False"
