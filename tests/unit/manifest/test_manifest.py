@@ -454,7 +454,8 @@ def test_the_drift_view_plain_text_and_html_of_a_hostile_manifest_are_safe(base,
 @pytest.mark.kernel
 def test_in_a_kernel_the_drift_view_is_safe_and_a_fifo_does_not_block(base, tmp_path):
     """In a real kernel: ``%cudnn_check --against`` a hostile manifest sends a display-safe
-    ``text/plain``; ``--against`` a FIFO prints one line at once instead of hanging the kernel."""
+    ``text/plain``; ``--against`` a FIFO fails the cell at once with one line (a ``UsageError``)
+    instead of hanging the kernel."""
     from helpers.kernel_session import KernelSession
 
     f = _write(tmp_path / "stack.json", _hostile(base))
@@ -468,9 +469,10 @@ def test_in_a_kernel_the_drift_view_is_safe_and_a_fifo_does_not_block(base, tmp_
         data = next(m["content"]["data"] for m in c.messages if m["msg_type"] == "execute_result")
         _display_safe(data["text/plain"])
         assert "<script>" not in data["text/html"]
-        c2 = ks.run(f"%cudnn_check --against {fifo}", timeout=30)
-        assert c2.reply["status"] == "ok", c2.text()
-        assert "not a regular file" in c2.stream("stdout"), c2.text()
+        c2 = ks.run(f"%cudnn_check --against {fifo}", timeout=30)  # bad input: the cell fails at once
+        assert c2.reply["status"] == "error" and c2.reply["ename"] == "UsageError", c2.text()
+        assert "not a regular file" in c2.text(), c2.text()
+        assert ks.run("1 + 1").reply["status"] == "ok"  # and the kernel answers
     finally:
         ks.close()
 
